@@ -1,0 +1,51 @@
+# hooklab — `make help` lists the targets.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+INSTALLED := $(VENV)/.installed
+ASSIGNMENTS := $(notdir $(wildcard solutions/*))
+
+# nbgrader and the JupyterLab extensions read the course configuration from autograder/,
+# Jupyter prefers this virtual environment's kernel over any user-wide one, and the tools
+# nbgrader starts by name (alembic) come from the virtual environment.
+export PATH := $(CURDIR)/$(BIN):$(PATH)
+export JUPYTER_CONFIG_PATH := $(CURDIR)/autograder
+export JUPYTER_PREFER_ENV_PATH := 1
+
+.PHONY: help install lab test release execute lock clean
+
+help: ## list the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "} {printf "  make %-9s %s\n", $$1, $$2}'
+
+$(INSTALLED): pyproject.toml requirements.lock
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --constraint requirements.lock --editable '.[test]'
+	touch $@
+
+install: $(INSTALLED) ## create .venv and install the pack, pinned by requirements.lock (fast when done)
+
+lab: $(INSTALLED) ## start JupyterLab on the student notebooks
+	$(BIN)/jupyter lab --ServerApp.root_dir=notebooks
+
+test: $(INSTALLED) ## run the whole test suite
+	$(BIN)/pytest
+
+release: $(INSTALLED) ## regenerate notebooks/ (student release) from solutions/
+	for assignment in $(ASSIGNMENTS); do \
+		$(BIN)/nbgrader generate_assignment "$$assignment" --force --log-level=WARN || exit 1; \
+	done
+
+execute: $(INSTALLED) ## re-run every solution notebook and store its outputs
+	$(BIN)/jupyter nbconvert --to notebook --execute --inplace \
+		--ExecutePreprocessor.record_timing=False solutions/*/*.ipynb
+
+lock: ## re-resolve the newest allowed versions into requirements.lock (keeps its torch pin)
+	rm -rf build/lock-venv
+	$(PYTHON) -m venv build/lock-venv
+	build/lock-venv/bin/python -m pip install --quiet "$$(grep '^torch==' requirements.lock)" '.[test]'
+	build/lock-venv/bin/python -m pip freeze --exclude-editable \
+		| sed -e 's/+cpu$$//' | grep -v '^hooklab' > requirements.lock
+	rm -rf build/lock-venv
+
+clean: ## remove the virtual environment and nbgrader's working files
+	rm -rf $(VENV) build autograder/gradebook.db autograder/submitted autograder/autograded autograder/feedback

@@ -1,0 +1,70 @@
+"""Shared paths and helpers for the test suite."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+COURSE_CONFIG = REPO / "autograder" / "nbgrader_config.py"
+
+# As in the Makefile: nbgrader reads the course config, Jupyter uses this environment's kernel,
+# and the tools nbgrader starts by name (alembic) are this environment's.
+os.environ.setdefault("JUPYTER_CONFIG_PATH", str(COURSE_CONFIG.parent))
+os.environ.setdefault("JUPYTER_PREFER_ENV_PATH", "1")
+os.environ["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), os.environ["PATH"]])
+
+
+def solution_notebooks() -> list[Path]:
+    """Every nbgrader source notebook: solutions/<assignment>/<notebook>.ipynb."""
+    return sorted(REPO.glob("solutions/*/*.ipynb"))
+
+
+def notebook_id(path: Path) -> str:
+    """'<assignment>/<notebook>', the id used for parametrised tests."""
+    return f"{path.parent.name}/{path.stem}"
+
+
+def nbgrader_cells(nb: nbformat.NotebookNode, kind: str) -> list[nbformat.NotebookNode]:
+    """The cells nbgrader marks as ``kind``: "solution" or "grade" (test cells)."""
+    return [cell for cell in nb.cells if cell.metadata.get("nbgrader", {}).get(kind)]
+
+
+def run_nbgrader(args: list[str], course: Path) -> subprocess.CompletedProcess:
+    """Run an nbgrader command in a course folder whose nbgrader_config.py is its only config."""
+    env = {**os.environ, "JUPYTER_CONFIG_PATH": str(course)}
+    result = subprocess.run(
+        [sys.executable, "-m", "nbgrader", *args], cwd=course, env=env, capture_output=True, text=True, timeout=600
+    )
+    assert result.returncode == 0, f"nbgrader {' '.join(args)} failed:\n{result.stdout}\n{result.stderr}"
+    return result
+
+
+def make_course(root: Path) -> Path:
+    """A scratch copy of the course: solutions/ plus a config that includes the real one."""
+    (root / "solutions").mkdir(parents=True)
+    for notebook in solution_notebooks():
+        target = root / "solutions" / notebook.parent.name
+        target.mkdir(exist_ok=True)
+        target.joinpath(notebook.name).write_bytes(notebook.read_bytes())
+    root.joinpath("nbgrader_config.py").write_text(
+        "c = get_config()\n"
+        f"load_subconfig({str(COURSE_CONFIG)!r})\n"
+        f"c.CourseDirectory.root = {str(root)!r}\n"
+        f"c.CourseDirectory.db_url = {'sqlite:///' + str(root / 'gradebook.db')!r}\n"
+    )
+    return root
+
+
+@pytest.fixture(scope="module")
+def released_course(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A scratch course with every assignment generated (release written, gradebook filled)."""
+    course = make_course(tmp_path_factory.mktemp("course"))
+    for assignment in sorted({path.parent.name for path in solution_notebooks()}):
+        run_nbgrader(["generate_assignment", assignment, "--force"], course)
+    return course

@@ -1,0 +1,60 @@
+"""The student release in notebooks/ is exactly nbgrader's output, and the sources are well formed."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from conftest import REPO, nbgrader_cells, notebook_id, solution_notebooks
+
+SOLUTIONS = solution_notebooks()
+
+
+def test_there_are_solution_notebooks():
+    assert SOLUTIONS, "no notebooks found under solutions/"
+
+
+@pytest.mark.parametrize("source", SOLUTIONS, ids=notebook_id)
+def test_release_is_up_to_date(source: Path, released_course: Path):
+    relative = source.relative_to(REPO / "solutions")
+    generated = json.loads((released_course / "notebooks" / relative).read_text())
+    committed_path = REPO / "notebooks" / relative
+    assert committed_path.exists(), f"notebooks/{relative} is missing: run `make release`"
+    committed = json.loads(committed_path.read_text())
+    assert committed == generated, f"notebooks/{relative} differs from nbgrader's release of solutions/: run `make release`"
+
+
+def test_release_has_no_extra_notebooks():
+    released = {path.relative_to(REPO / "notebooks") for path in REPO.glob("notebooks/*/*.ipynb")}
+    sources = {path.relative_to(REPO / "solutions") for path in SOLUTIONS}
+    assert released == sources, f"notebooks/ without a source in solutions/: {sorted(map(str, released - sources))}"
+
+
+@pytest.mark.parametrize("source", SOLUTIONS, ids=notebook_id)
+def test_every_exercise_has_tests_with_points_and_hidden_tests(source: Path):
+    nb = nbformat.read(source, as_version=4)
+    solutions = [cell.metadata.nbgrader.grade_id for cell in nbgrader_cells(nb, "solution")]
+    tests = nbgrader_cells(nb, "grade")
+    assert len(solutions) >= 1, "a notebook needs at least one exercise"
+    for cell in tests:
+        grade_id = cell.metadata.nbgrader.grade_id
+        assert cell.metadata.nbgrader.get("points", 0) > 0, f"{grade_id}: a test cell needs points"
+        assert "### BEGIN HIDDEN TESTS" in cell.source, f"{grade_id}: no hidden tests on fresh inputs"
+        assert any(grade_id.startswith(f"{solution}_test") for solution in solutions), (
+            f"{grade_id}: name a test cell '<solution grade_id>_test…' so it is tied to its exercise"
+        )
+    untested = [s for s in solutions if not any(c.metadata.nbgrader.grade_id.startswith(f"{s}_test") for c in tests)]
+    assert not untested, f"exercises without a test cell: {untested}"
+
+
+@pytest.mark.parametrize("source", SOLUTIONS, ids=notebook_id)
+def test_solutions_are_executed_and_seeded(source: Path):
+    nb = nbformat.read(source, as_version=4)
+    code = [cell for cell in nb.cells if cell.cell_type == "code"]
+    assert "torch.manual_seed(" in code[0].source, "seed torch in the first code cell so outputs are deterministic"
+    unexecuted = [i for i, cell in enumerate(code) if cell.execution_count is None]
+    assert not unexecuted, f"code cells {unexecuted} have no stored outputs: run `make execute`"
+    assert nb.metadata.kernelspec.name == "python3"

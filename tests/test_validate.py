@@ -1,0 +1,37 @@
+"""`nbgrader validate` passes every solution; `validate --invert` finds no test passing on a blank template.
+
+nbgrader's command exits 0 either way, so these tests read the validator's results instead.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from nbgrader.validator import Validator
+from traitlets.config.loader import PyFileConfigLoader
+
+from conftest import COURSE_CONFIG, REPO, notebook_id, solution_notebooks
+
+SOLUTIONS = solution_notebooks()
+
+
+def validator(*, invert: bool) -> Validator:
+    config = PyFileConfigLoader(COURSE_CONFIG.name, path=str(COURSE_CONFIG.parent)).load_config()
+    return Validator(config=config, invert=invert)
+
+
+@pytest.mark.parametrize("source", SOLUTIONS, ids=notebook_id)
+def test_solution_passes_validate(source: Path):
+    results = validator(invert=False).validate(str(source))
+    failures = "\n\n".join(f"{item['source'][:200]}\n{item.get('raw_error', '')}" for item in results.get("failed", []))
+    assert not results, f"validate found problems in {source.name}: {sorted(results)}\n{failures}"
+
+
+@pytest.mark.parametrize("source", SOLUTIONS, ids=notebook_id)
+def test_no_test_passes_on_the_blank_template(source: Path):
+    release = REPO / "notebooks" / source.relative_to(REPO / "solutions")
+    results = validator(invert=True).validate(str(release))
+    passing = [item["source"].splitlines()[0] for item in results.get("passed", [])]
+    assert not passing, f"test cells that pass on the blank template of {release.name}: {passing}"
+    assert not results, f"validate --invert found problems: {results}"

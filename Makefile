@@ -24,8 +24,9 @@ $(INSTALLED): pyproject.toml requirements.lock
 
 install: $(INSTALLED) ## create .venv and install the pack, pinned by requirements.lock (fast when done)
 
-lab: $(INSTALLED) ## start JupyterLab on the student notebooks
-	$(BIN)/jupyter lab --ServerApp.root_dir=notebooks
+LAB_ROOT ?= notebooks
+lab: $(INSTALLED) ## start JupyterLab on notebooks/ (instructors: make lab LAB_ROOT=.)
+	$(BIN)/jupyter lab --ServerApp.root_dir=$(LAB_ROOT) $(if $(filter 0,$(shell id -u)),--allow-root)
 
 test: $(INSTALLED) ## run the whole test suite
 	$(BIN)/pytest

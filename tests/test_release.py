@@ -51,10 +51,12 @@ def test_every_exercise_has_tests_with_points_and_hidden_tests(source: Path):
 
 
 @pytest.mark.parametrize("source", SOLUTIONS, ids=notebook_id)
-def test_solutions_are_executed_and_seeded(source: Path):
+def test_solutions_are_executed_seeded_and_quiet(source: Path):
     nb = nbformat.read(source, as_version=4)
     code = [cell for cell in nb.cells if cell.cell_type == "code"]
     assert "torch.manual_seed(" in code[0].source, "seed torch in the first code cell so outputs are deterministic"
     unexecuted = [i for i, cell in enumerate(code) if cell.execution_count is None]
     assert not unexecuted, f"code cells {unexecuted} have no stored outputs: run `make execute`"
     assert nb.metadata.kernelspec.name == "python3"
+    noisy = [i for i, cell in enumerate(code) for out in cell.outputs if out.get("name") == "stderr"]
+    assert not noisy, f"code cells {noisy} write to stderr (nbgrader scores a test cell with stderr as failed)"

@@ -35,6 +35,11 @@ def nbgrader_cells(nb: nbformat.NotebookNode, kind: str) -> list[nbformat.Notebo
     return [cell for cell in nb.cells if cell.metadata.get("nbgrader", {}).get(kind)]
 
 
+def belongs_to_exercise(test_id: str, solution_id: str) -> bool:
+    """Whether a test cell belongs to an exercise: it is named '<solution grade_id>_test…'."""
+    return test_id.startswith(f"{solution_id}_test")
+
+
 def run_nbgrader(args: list[str], course: Path) -> subprocess.CompletedProcess:
     """Run an nbgrader command in a course folder whose nbgrader_config.py is its only config."""
     env = {**os.environ, "JUPYTER_CONFIG_PATH": str(course)}

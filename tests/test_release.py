@@ -8,7 +8,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from conftest import REPO, nbgrader_cells, notebook_id, solution_notebooks
+from conftest import REPO, nbgrader_cells, notebook_id, solution_notebooks, belongs_to_exercise
 
 SOLUTIONS = solution_notebooks()
 
@@ -43,10 +43,10 @@ def test_every_exercise_has_tests_with_points_and_hidden_tests(source: Path):
         grade_id = cell.metadata.nbgrader.grade_id
         assert cell.metadata.nbgrader.get("points", 0) > 0, f"{grade_id}: a test cell needs points"
         assert "### BEGIN HIDDEN TESTS" in cell.source, f"{grade_id}: no hidden tests on fresh inputs"
-        assert any(grade_id.startswith(f"{solution}_test") for solution in solutions), (
+        assert any(belongs_to_exercise(grade_id, solution) for solution in solutions), (
             f"{grade_id}: name a test cell '<solution grade_id>_test…' so it is tied to its exercise"
         )
-    untested = [s for s in solutions if not any(c.metadata.nbgrader.grade_id.startswith(f"{s}_test") for c in tests)]
+    untested = [s for s in solutions if not any(belongs_to_exercise(c.metadata.nbgrader.grade_id, s) for c in tests)]
     assert not untested, f"exercises without a test cell: {untested}"
 
 

@@ -13,7 +13,7 @@ import nbformat
 import pytest
 from nbgrader.api import Gradebook
 
-from conftest import nbgrader_cells, notebook_id, run_nbgrader, solution_notebooks
+from conftest import nbgrader_cells, notebook_id, run_nbgrader, solution_notebooks, belongs_to_exercise
 
 SOLUTIONS = solution_notebooks()
 SOLUTION_MARKERS = re.compile(r"^[ \t]*### (BEGIN|END) SOLUTION[ \t]*\n?", re.MULTILINE)
@@ -34,7 +34,7 @@ def expected_scores(source: nbformat.NotebookNode, grade_ids: set[str]) -> dict[
     scores = {}
     for cell in nbgrader_cells(source, "grade"):
         grade_id = cell.metadata.nbgrader.grade_id
-        solved = any(grade_id.startswith(f"{solution}_test") for solution in grade_ids)
+        solved = any(belongs_to_exercise(grade_id, solution) for solution in grade_ids)
         scores[grade_id] = float(cell.metadata.nbgrader.points) if solved else 0.0
     return scores
 

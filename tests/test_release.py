@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import nbformat
 import pytest
+
+from hooklab import checks
 
 from conftest import REPO, nbgrader_cells, notebook_id, solution_notebooks, belongs_to_exercise
 
@@ -43,6 +46,12 @@ def test_every_exercise_has_tests_with_points_and_hidden_tests(source: Path):
         grade_id = cell.metadata.nbgrader.grade_id
         assert cell.metadata.nbgrader.get("points", 0) > 0, f"{grade_id}: a test cell needs points"
         assert "### BEGIN HIDDEN TESTS" in cell.source, f"{grade_id}: no hidden tests on fresh inputs"
+        hidden = cell.source.split("### BEGIN HIDDEN TESTS\n", 1)[1]
+        used = sorted(name for name in checks.__all__ if re.search(rf"\b{name}\b", cell.source))
+        assert hidden.startswith(f"from hooklab.checks import {', '.join(used)}"), (
+            f"{grade_id}: the hidden tests must start by re-importing the checkers the cell uses ({', '.join(used)}), "
+            "so that an answer cell cannot replace them"
+        )
         assert any(belongs_to_exercise(grade_id, solution) for solution in solutions), (
             f"{grade_id}: name a test cell '<solution grade_id>_test…' so it is tied to its exercise"
         )

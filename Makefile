@@ -12,7 +12,7 @@ export PATH := $(CURDIR)/$(BIN):$(PATH)
 export JUPYTER_CONFIG_PATH := $(CURDIR)/autograder
 export JUPYTER_PREFER_ENV_PATH := 1
 
-.PHONY: help install lab test release execute lock clean
+.PHONY: help install lab test release execute autograde bench lock clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "} {printf "  make %-9s %s\n", $$1, $$2}'
@@ -40,6 +40,14 @@ execute: $(INSTALLED) ## re-run every solution notebook and store its outputs
 	$(BIN)/jupyter nbconvert --to notebook --execute --inplace \
 		--ExecutePreprocessor.record_timing=False solutions/*/*.ipynb
 
+autograde: $(INSTALLED) ## grade a class: make autograde SUBMISSIONS=<folder or zip> (hooklab autograde --help)
+	@test -n "$(SUBMISSIONS)" || { echo "usage: make autograde SUBMISSIONS=<folder or zip>"; exit 2; }
+	$(BIN)/hooklab autograde "$(SUBMISSIONS)"
+
+BENCH_N ?= 24
+bench: $(INSTALLED) ## throughput of hooklab autograde vs sequential nbgrader autograde (BENCH_N submissions)
+	$(BIN)/python benchmarks/bench_autograde.py $(BENCH_N)
+
 lock: ## re-resolve the newest allowed versions into requirements.lock (keeps its torch pin)
 	rm -rf build/lock-venv
 	$(PYTHON) -m venv build/lock-venv
@@ -49,4 +57,5 @@ lock: ## re-resolve the newest allowed versions into requirements.lock (keeps it
 	rm -rf build/lock-venv
 
 clean: ## remove the virtual environment and nbgrader's working files
-	rm -rf $(VENV) build autograder/gradebook.db autograder/submitted autograder/autograded autograder/feedback
+	rm -rf $(VENV) build autograder/gradebook.db autograder/submitted autograder/autograded autograder/feedback \
+		autograder/release autograder/grading.json autograder/grading.log autograder/grades.csv

@@ -28,3 +28,16 @@ c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedE
 # Every notebook runs in seconds; a cell that takes longer is a student's infinite loop.
 c.Execute.timeout = 30
 c.Execute.interrupt_on_timeout = True
+
+# Close nbgrader's grading traps (see tests/test_autograde.py):
+# a deleted test cell is put back, so it runs and fails instead of silently vanishing;
+c.OverwriteCells.add_missing_cells = True
+# a warning or progress bar on stderr would zero a passing test cell, so drop such stderr outputs;
+c.IgnorePattern.enabled = True
+c.IgnorePattern.pattern = r"\w*Warning: |\d+%\|"
+# feedback shows each test's result and message, not the hidden tests' code.
+c.GenerateFeedback.preprocessors = [
+    "nbgrader.preprocessors.GetGrades",
+    "nbconvert.preprocessors.CSSHTMLHeaderPreprocessor",
+    "hooklab.feedback.HideHiddenTests",
+]

@@ -1,0 +1,81 @@
+"""Throughput of `hooklab autograde` against plain sequential nbgrader, side by side.
+
+hooklab autograde writes grades and feedback, so it is compared with what an instructor runs for
+the same result, `nbgrader autograde` then `nbgrader generate_feedback`; the autograde step alone
+is reported too. Both grade the same N submissions of the forward-hooks assignment (solved, partly solved, blank,
+rewritten: tests/corpus.py) in two identical scratch courses; the scores must agree cell by cell.
+Usage: python benchmarks/bench_autograde.py [N]   (make bench)
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO / "tests"))
+
+from nbgrader.api import Gradebook  # noqa: E402
+
+import corpus  # noqa: E402
+from conftest import make_course  # noqa: E402
+
+KINDS = ("full", "partial", "blank", "rewritten")
+
+
+def nbgrader(course: Path, *args: str) -> None:
+    env = {**os.environ, "JUPYTER_CONFIG_PATH": str(course)}
+    subprocess.run([sys.executable, "-m", "nbgrader", *args, "--log-level=ERROR"], cwd=course, env=env, check=True)
+
+
+def scores(course: Path) -> dict[tuple[str, str], float]:
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gradebook:
+        return {
+            (submission.student_id, grade.name): grade.score
+            for submission in gradebook.find_assignment(corpus.ASSIGNMENT).submissions
+            for notebook in submission.notebooks
+            for grade in notebook.grades
+        }
+
+
+def main(count: int) -> int:
+    by_kind = {case.student: case for case in corpus.cases() if case.student in KINDS}
+    students = [corpus.Case(f"s{i:03d}", by_kind[KINDS[i % len(KINDS)]].files, {}) for i in range(count)]
+    with tempfile.TemporaryDirectory(prefix="hooklab-bench-") as scratch:
+        plain, ours = make_course(Path(scratch) / "nbgrader"), make_course(Path(scratch) / "hooklab")
+        for course in (plain, ours):
+            nbgrader(course, "generate_assignment", corpus.ASSIGNMENT)
+        corpus.write(plain / "autograder" / "submitted", students)
+        inbox = corpus.write(Path(scratch) / "inbox", students)
+
+        start = time.perf_counter()
+        nbgrader(plain, "autograde", corpus.ASSIGNMENT, "--create")
+        autograde_only = time.perf_counter() - start
+        nbgrader(plain, "generate_feedback", corpus.ASSIGNMENT)
+        sequential = time.perf_counter() - start
+
+        start = time.perf_counter()
+        subprocess.run(
+            [sys.executable, "-m", "hooklab.cli", "autograde", "--config", str(ours / "nbgrader_config.py"), str(inbox)],
+            check=True, stdout=subprocess.DEVNULL,
+        )
+        parallel = time.perf_counter() - start
+
+        if scores(plain) != scores(ours):
+            print("scores differ between nbgrader and hooklab", file=sys.stderr)
+            return 1
+    print(f"{count} submissions, {os.cpu_count()} cores; scores identical")
+    print(f"nbgrader autograde + generate_feedback: {count / sequential:5.2f} submissions/s ({sequential:.1f} s)")
+    print(f"  (nbgrader autograde alone:            {count / autograde_only:5.2f} submissions/s, {autograde_only:.1f} s)")
+    print(f"hooklab autograde ({os.cpu_count()} workers):           {count / parallel:5.2f} submissions/s ({parallel:.1f} s)")
+    print(f"ratio: {sequential / parallel:.2f}x (autograde alone: {autograde_only / parallel:.2f}x)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(int(sys.argv[1]) if len(sys.argv) > 1 else 24))

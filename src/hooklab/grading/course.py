@@ -1,0 +1,72 @@
+"""The course being graded: its nbgrader configuration, paths and assignments."""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+
+from nbgrader.coursedir import CourseDirectory
+from traitlets.config import Config, PyFileConfigLoader
+
+
+@dataclass(frozen=True)
+class Course:
+    """An nbgrader course, described by its ``nbgrader_config.py``, with grading settings on top."""
+
+    config_file: Path
+    timeout: int | None = None  # per-cell seconds; None keeps the configured value
+
+    @cached_property
+    def _configured(self) -> Config:
+        loader = PyFileConfigLoader(self.config_file.name, path=str(self.config_file.parent))
+        return loader.load_config()
+
+    @cached_property
+    def coursedir(self) -> CourseDirectory:
+        return CourseDirectory(config=self._configured)
+
+    @property
+    def root(self) -> Path:
+        return Path(self.coursedir.root)
+
+    @property
+    def db_url(self) -> str:
+        return self.coursedir.db_url
+
+    @property
+    def work_dir(self) -> Path:
+        """hooklab's own files (ledger, grades CSV, worker gradebooks) live beside the gradebook."""
+        return Path(self.db_url.removeprefix("sqlite:///")).parent
+
+    def config(self, db_url: str | None = None) -> Config:
+        """The course's nbgrader config with the grading settings, optionally on another gradebook."""
+        config = copy.deepcopy(self._configured)
+        # Releases made only to register assignments in the gradebook go to a scratch folder,
+        # so grading never rewrites the published release.
+        config.CourseDirectory.release_directory = str(self.work_dir / "release")
+        if self.timeout is not None:
+            config.Execute.timeout = self.timeout
+        if db_url is not None:
+            config.CourseDirectory.db_url = db_url
+        return config
+
+    def step_dir(self, step: str) -> Path:
+        """Where nbgrader keeps a step: ``submitted``, ``autograded`` or ``feedback``."""
+        return self.root / getattr(self.coursedir, f"{step}_directory")
+
+    @cached_property
+    def notebooks(self) -> dict[str, list[str]]:
+        """Assignment → file names of its notebooks, from the source folder."""
+        source = self.root / self.coursedir.source_directory
+        return {
+            folder.name: sorted(path.name for path in folder.glob("*.ipynb"))
+            for folder in sorted(source.iterdir())
+            if folder.is_dir() and any(folder.glob("*.ipynb"))
+        }
+
+    def assignment_of(self, notebook_name: str) -> str | None:
+        """The assignment that has a notebook of this file name, if exactly one has."""
+        owners = [assignment for assignment, names in self.notebooks.items() if notebook_name in names]
+        return owners[0] if len(owners) == 1 else None

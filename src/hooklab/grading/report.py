@@ -1,0 +1,89 @@
+"""What grading produces for the instructor: the grades CSV and the end-of-run summary."""
+
+from __future__ import annotations
+
+import csv
+from collections import defaultdict
+from html import escape
+from pathlib import Path
+
+from nbgrader.api import Gradebook
+from nbgrader.plugins import ExportPlugin
+from traitlets import Dict
+
+from hooklab.grading.gradebook import Entry
+
+
+class CellScoresExportPlugin(ExportPlugin):
+    """nbgrader export plugin: one row per submission, one column per test cell.
+
+    Also usable on its own: ``nbgrader export --exporter=hooklab.grading.report.CellScoresExportPlugin``.
+    """
+
+    reasons = Dict(help="'student/assignment' → why it could not be graded").tag(config=True)
+
+    def export(self, gradebook: Gradebook) -> None:
+        columns, rows = [], []
+        for assignment in sorted(gradebook.assignments, key=lambda a: a.name):
+            cells = [f"{nb.name}/{cell.name}" for nb in assignment.notebooks for cell in nb.grade_cells]
+            columns += [c for c in cells if c not in columns]
+            for submission in sorted(assignment.submissions, key=lambda s: s.student_id):
+                row = {
+                    "student": submission.student_id,
+                    "assignment": assignment.name,
+                    "score": submission.score,
+                    "max_score": submission.max_score,
+                    "reason": self.reasons.get(f"{submission.student_id}/{assignment.name}", ""),
+                }
+                for notebook in submission.notebooks:
+                    for grade in notebook.grades:
+                        row[f"{notebook.name}/{grade.name}"] = grade.score
+                rows.append(row)
+        with open(self.to or "grades.csv", "w", newline="") as handle:
+            writer = csv.DictWriter(handle, ["student", "assignment", "score", "max_score", "reason", *columns])
+            writer.writeheader()
+            writer.writerows(rows)
+
+
+def pass_rates(gradebook: Gradebook, keys: set[str]) -> dict[str, tuple[float, int]]:
+    """"assignment/notebook/grade_id" → (share of the submissions in ``keys`` with full points, how many)."""
+    outcomes: dict[str, list[bool]] = defaultdict(list)
+    for assignment in gradebook.assignments:
+        for submission in assignment.submissions:
+            if f"{submission.student_id}/{assignment.name}" not in keys:
+                continue
+            for notebook in submission.notebooks:
+                for grade in notebook.grades:
+                    outcomes[f"{assignment.name}/{notebook.name}/{grade.name}"].append(grade.score >= grade.max_score)
+    return {cell: (sum(passed) / len(passed), len(passed)) for cell, passed in outcomes.items()}
+
+
+def summary(entries: dict[str, Entry], rates: dict[str, tuple[float, int]], skipped: int, problems: list[str]) -> str:
+    """The report printed at the end of a run."""
+    failed = {key: entry.reason for key, entry in sorted(entries.items()) if not entry.ok}
+    head = f"Graded {len(entries) - len(failed)} of {len(entries)} submissions; {len(failed)} could not be run"
+    lines = [head + (f" ({skipped} unchanged since the last run, not regraded)." if skipped else ".")]
+    if failed:
+        lines.append("Could not be run (scored 0):")
+        lines += [f"  {key}: {reason}" for key, reason in failed.items()]
+    if problems:
+        lines.append("Input that was not graded:")
+        lines += [f"  {problem}" for problem in problems]
+    if rates:
+        lines.append("Test cells, hardest first (share of submissions with full points):")
+        width = max(map(len, rates))
+        for cell, (rate, count) in sorted(rates.items(), key=lambda item: (item[1][0], item[0])):
+            lines.append(f"  {cell:<{width}}  {rate:4.0%} of {count}")
+    return "\n".join(lines)
+
+
+def write_failure_feedback(folder: Path, notebooks: list[str], reason: str, max_score: float) -> None:
+    """Feedback for a submission that could not be run: the reason, and the score 0."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for name in notebooks:
+        page = (
+            f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{escape(name)}</title></head><body>"
+            f"<h1>{escape(name)}: not graded</h1><p>Your submission could not be run: {escape(reason)}.</p>"
+            f"<p>Score: 0 / {max_score:g}</p></body></html>\n"
+        )
+        (folder / name).with_suffix(".html").write_text(page)

@@ -48,14 +48,10 @@ def record(gradebook_url: str, result: GradingResult) -> None:
         gradebook.db.commit()
 
 
-def cells_of(gradebook_url: str, assignment: str) -> list[tuple[str, str, float]]:
-    """(notebook, grade_id, max score) of every test cell of an assignment."""
+def max_scores(gradebook_url: str, assignments: list[str]) -> dict[str, float]:
+    """Assignment → the points its test cells are worth."""
     with Gradebook(gradebook_url) as gradebook:
-        return [
-            (notebook.name, cell.name, cell.max_score)
-            for notebook in gradebook.find_assignment(assignment).notebooks
-            for cell in notebook.grade_cells
-        ]
+        return {assignment: gradebook.find_assignment(assignment).max_score for assignment in assignments}
 
 
 @dataclass

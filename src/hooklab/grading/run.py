@@ -16,9 +16,9 @@ from tqdm import tqdm
 
 from hooklab.grading import worker
 from hooklab.grading.course import Course
-from hooklab.grading.gradebook import Entry, Ledger, cells_of, ensure_assignments, record
+from hooklab.grading.gradebook import Entry, Ledger, ensure_assignments, max_scores, record
 from hooklab.grading.report import CellScoresExportPlugin, pass_rates, summary, write_failure_feedback
-from hooklab.grading.submissions import DEFAULT_FILENAME_REGEX, digest, files_in, find, opened, place
+from hooklab.grading.submissions import DEFAULT_FILENAME_REGEX, find, opened, place
 from hooklab.grading.worker import GradingResult
 
 LEDGER = "grading.json"
@@ -65,16 +65,17 @@ def autograde(
             if submission.assignment in broken:
                 continue
             seen.add(submission.key)
-            target = place(submission, course)
-            fingerprint = digest(files_in(target))
+            target, fingerprint = place(submission, course)
             if not force and ledger.is_current(submission.key, fingerprint):
                 skipped += 1
             else:
                 todo.append((submission.student, submission.assignment, target, fingerprint))
 
+    points = max_scores(course.db_url, sorted({assignment for _, assignment, _, _ in todo}))
+
     def finish(result: GradingResult, fingerprint: str) -> None:
         record(course.db_url, result)
-        max_score = sum(points for _, _, points in cells_of(course.db_url, result.assignment))
+        max_score = points[result.assignment]
         if not result.ok:
             feedback = course.step_dir("feedback") / result.student / result.assignment
             write_failure_feedback(feedback, course.notebooks[result.assignment], result.reason, max_score)

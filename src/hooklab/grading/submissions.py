@@ -116,17 +116,19 @@ def files_in(folder: Path) -> dict[str, Path]:
     return {p.relative_to(folder).as_posix(): p for p in sorted(folder.rglob("*")) if p.is_file()}
 
 
-def place(submission: Submission, course: Course) -> Path:
+def place(submission: Submission, course: Course) -> tuple[Path, str]:
     """Copy a submission into ``submitted/<student>/<assignment>/`` unless it is already there.
 
-    A changed submission replaces the previous copy in one rename, so a crash never leaves half of one.
+    Returns the folder and the submission's fingerprint (:func:`digest`). A changed submission
+    replaces the previous copy in one rename, so a crash never leaves half of one.
     """
     target = course.step_dir("submitted") / submission.student / submission.assignment
     sources = {name: path.resolve() for name, path in submission.files.items()}
+    fingerprint = digest(sources)
     if target.is_dir() and all(path.is_relative_to(target.resolve()) for path in sources.values()):
-        return target  # the input is the course's own submitted folder
-    if target.is_dir() and digest(files_in(target)) == digest(sources):
-        return target
+        return target, fingerprint  # the input is the course's own submitted folder
+    if target.is_dir() and digest(files_in(target)) == fingerprint:
+        return target, fingerprint
     target.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{submission.assignment}-", dir=target.parent))
     for name, path in sources.items():
@@ -135,4 +137,4 @@ def place(submission: Submission, course: Course) -> Path:
     if target.exists():
         shutil.rmtree(target)
     shutil.move(staging, target)
-    return target
+    return target, fingerprint

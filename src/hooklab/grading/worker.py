@@ -27,7 +27,6 @@ class CellResult:
     notebook: str
     grade_id: str
     score: float
-    max_score: float
     message: str = ""  # the test's error, "" when it passed
 
 
@@ -88,7 +87,7 @@ def read_scores(course: Course, student: str, assignment: str) -> GradingResult:
             messages = test_messages(graded)
             for grade in notebook.grades:
                 result.cells.append(
-                    CellResult(notebook.name, grade.name, grade.auto_score or 0.0, grade.max_score, messages.get(grade.name, ""))
+                    CellResult(notebook.name, grade.name, grade.auto_score or 0.0, messages.get(grade.name, ""))
                 )
             for comment in notebook.comments:
                 result.comments[(notebook.name, comment.name)] = comment.auto_comment

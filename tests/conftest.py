@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -33,6 +34,14 @@ def notebook_id(path: Path) -> str:
 def nbgrader_cells(nb: nbformat.NotebookNode, kind: str) -> list[nbformat.NotebookNode]:
     """The cells nbgrader marks as ``kind``: "solution" or "grade" (test cells)."""
     return [cell for cell in nb.cells if cell.metadata.get("nbgrader", {}).get(kind)]
+
+
+SOLUTION_MARKERS = re.compile(r"^[ \t]*### (BEGIN|END) SOLUTION[ \t]*\n?", re.MULTILINE)
+
+
+def solution_sources(source: nbformat.NotebookNode) -> dict[str, str]:
+    """grade_id → a solution cell's code as a student would write it (without nbgrader's markers)."""
+    return {cell.metadata.nbgrader.grade_id: SOLUTION_MARKERS.sub("", cell.source) for cell in nbgrader_cells(source, "solution")}
 
 
 def belongs_to_exercise(test_id: str, solution_id: str) -> bool:

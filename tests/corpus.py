@@ -7,18 +7,16 @@ submission cannot be run at all).
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import nbformat
 
-from conftest import REPO, nbgrader_cells
+from conftest import REPO, solution_sources
 
 ASSIGNMENT = "02_forward_hooks"
 NOTEBOOK = "forward_hooks.ipynb"
 POINTS = {"collect_hooks_test": 3, "change_hooks_test": 2, "leaf_shapes_test": 3}
-SOLUTION_MARKERS = re.compile(r"^[ \t]*### (BEGIN|END) SOLUTION[ \t]*\n?", re.MULTILINE)
 
 
 @dataclass
@@ -35,8 +33,7 @@ def _release() -> nbformat.NotebookNode:
 
 
 def _solutions() -> dict[str, str]:
-    source = nbformat.read(REPO / "solutions" / ASSIGNMENT / NOTEBOOK, as_version=4)
-    return {c.metadata.nbgrader.grade_id: SOLUTION_MARKERS.sub("", c.source) for c in nbgrader_cells(source, "solution")}
+    return solution_sources(nbformat.read(REPO / "solutions" / ASSIGNMENT / NOTEBOOK, as_version=4))
 
 
 def notebook(answers: dict[str, str], *, drop_tests: tuple[str, ...] = (), edit_tests: str | None = None) -> bytes:
@@ -69,6 +66,10 @@ def cases() -> list[Case]:
     def with_(**answers: str) -> dict[str, str]:
         return {**everything, **answers}
 
+    def wrong_collect_hooks(student: str, answer: str, why: str) -> Case:
+        """Everything solved except collect_hooks, answered with ``answer``, which must score 0."""
+        return Case(student, {NOTEBOOK: notebook(with_(collect_hooks=answer))}, scores(collect_hooks=0), why=why)
+
     other = nbformat.read(REPO / "solutions" / "01_module_basics" / "module_basics.ipynb", as_version=4)
     return [
         Case("full", {NOTEBOOK: notebook(everything)}, scores()),
@@ -83,9 +84,9 @@ def cases() -> list[Case]:
         Case("blank", {NOTEBOOK: notebook({})}, scores(**zero)),
         Case("syntax_error", {NOTEBOOK: notebook(with_(change_hooks="def double_inputs(module, args)\n    return args\n"))},
              scores(change_hooks=0)),
-        Case("exception", {NOTEBOOK: notebook(with_(collect_hooks=(
+        wrong_collect_hooks("exception", (
             "def pre_hook(module, args):\n    raise RuntimeError('oops')\n\n\ndef hook(module, args, output):\n    pass\n"
-        )))}, scores(collect_hooks=0)),
+        ), why="an answer that raises"),
         Case("infinite_loop", {NOTEBOOK: notebook(with_(leaf_shapes="while True:\n    pass\n"))}, scores(leaf_shapes=0)),
         Case("exits", {NOTEBOOK: notebook(with_(collect_hooks="import os\nos._exit(1)\n"))}, scores(**zero), reason="kernel died"),
         Case("segfault", {NOTEBOOK: notebook(with_(collect_hooks="import ctypes\nctypes.string_at(0)\n"))}, scores(**zero),
@@ -103,21 +104,21 @@ def cases() -> list[Case]:
             "def double_inputs(module, args):\n    return torch.tensor([2.0]), torch.tensor([4.0])\n\n\n"
             "def plus_five(module, args, output):\n    return output + 5\n"
         )))}, scores(change_hooks=0), why="the visible test's numbers typed in: hidden tests use fresh inputs"),
-        Case("fake_checker", {NOTEBOOK: notebook(with_(collect_hooks=(
+        wrong_collect_hooks("fake_checker", (
             "def pre_hook(module, args):\n    pass\n\n\ndef hook(module, args, output):\n    pass\n\n\n"
             "check_answer = check_tensor = lambda *args, **kwargs: None\n"
-        )))}, scores(collect_hooks=0), why="checkers redefined in the notebook"),
-        Case("monkeypatch", {NOTEBOOK: notebook(with_(collect_hooks=(
+        ), why="checkers redefined in the notebook"),
+        wrong_collect_hooks("monkeypatch", (
             "torch.allclose = torch.equal = lambda *args, **kwargs: True\n"
             "torch.Tensor.__eq__ = lambda self, other: torch.ones((), dtype=torch.bool)\n\n\n"
             "def pre_hook(module, args):\n    answer.extend(torch.zeros(1) for _ in args)\n\n\n"
             "def hook(module, args, output):\n    answer.append(torch.zeros(1))\n"
-        )))}, scores(collect_hooks=0), why="torch's comparisons patched to always agree"),
-        Case("subclass", {NOTEBOOK: notebook(with_(collect_hooks=(
+        ), why="torch's comparisons patched to always agree"),
+        wrong_collect_hooks("subclass", (
             "class Anything(torch.Tensor):\n    def __eq__(self, other):\n        return True\n\n\n"
             "def pre_hook(module, args):\n    answer.extend(torch.zeros(1).as_subclass(Anything) for _ in args)\n\n\n"
             "def hook(module, args, output):\n    answer.append(torch.zeros(1).as_subclass(Anything))\n"
-        )))}, scores(collect_hooks=0), why="a tensor subclass equal to anything"),
+        ), why="a tensor subclass equal to anything"),
         Case("warns", {NOTEBOOK: notebook(with_(collect_hooks="import warnings\n\n\n" + solved["collect_hooks"].replace(
             "answer.append(output)", "warnings.warn('hooks are fun')\n    answer.append(output)")))},
              scores(), why="a warning on stderr in a passing test cell"),

@@ -6,26 +6,24 @@ answers only its first exercise scores exactly that exercise's tests.
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import nbformat
 import pytest
 from nbgrader.api import Gradebook
 
-from conftest import nbgrader_cells, notebook_id, run_nbgrader, solution_notebooks, belongs_to_exercise
+from conftest import belongs_to_exercise, nbgrader_cells, notebook_id, run_nbgrader, solution_notebooks, solution_sources
 
 SOLUTIONS = solution_notebooks()
-SOLUTION_MARKERS = re.compile(r"^[ \t]*### (BEGIN|END) SOLUTION[ \t]*\n?", re.MULTILINE)
 
 
 def answered(release: nbformat.NotebookNode, source: nbformat.NotebookNode, grade_ids: set[str]) -> nbformat.NotebookNode:
     """The release with the solution cells in ``grade_ids`` filled in as a student would."""
-    solutions = {cell.metadata.nbgrader.grade_id: cell.source for cell in nbgrader_cells(source, "solution")}
+    solutions = solution_sources(source)
     submission = nbformat.from_dict(release)
     for cell in nbgrader_cells(submission, "solution"):
         if cell.metadata.nbgrader.grade_id in grade_ids:
-            cell.source = SOLUTION_MARKERS.sub("", solutions[cell.metadata.nbgrader.grade_id])
+            cell.source = solutions[cell.metadata.nbgrader.grade_id]
     return submission
 
 

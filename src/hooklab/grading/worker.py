@@ -15,10 +15,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import nbformat
+from jupyter_client.provisioning import KernelProvisionerFactory
 from nbgrader.api import Gradebook
 from nbgrader.apps import NbGraderAPI
 from nbgrader.coursedir import CourseDirectory
 
+from hooklab.grading import kernels
 from hooklab.grading.course import Course
 
 
@@ -50,8 +52,9 @@ _db_url = ""
 
 
 def start(course: Course, gradebook_copy: Path, memory_bytes: int | None, log: Path) -> None:
-    """Pool initializer: a private gradebook, the memory limit every kernel inherits, and a log
-    file that takes this process's and its kernels' stderr (kept away from the progress display)."""
+    """Pool initializer: a private gradebook, the memory limit every kernel inherits, a log file
+    that takes this process's and its kernels' stderr (kept away from the progress display), and
+    kernels forked from a preloaded server where the system allows (:mod:`hooklab.grading.kernels`)."""
     global _api, _db_url
     with open(log, "a") as handle:
         os.dup2(handle.fileno(), 2)
@@ -63,6 +66,8 @@ def start(course: Course, gradebook_copy: Path, memory_bytes: int | None, log: P
     config = course.config(db_url=_db_url)
     _api = NbGraderAPI(coursedir=CourseDirectory(config=config), config=config)
     _api.log_level = "WARN"
+    if kernels.SUPPORTED:
+        KernelProvisionerFactory.instance().default_provisioner_name = kernels.PROVISIONER
 
 
 def grade(course: Course, student: str, assignment: str) -> GradingResult:

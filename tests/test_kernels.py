@@ -1,0 +1,81 @@
+"""Grading kernels forked from the preloaded kernel server (hooklab.grading.kernels)."""
+
+from __future__ import annotations
+
+import signal
+import sys
+import time
+
+import pytest
+from jupyter_client import KernelManager
+
+from hooklab.grading import kernels
+
+pytestmark = pytest.mark.skipif(not kernels.SUPPORTED, reason="needs os.fork and pidfd (Linux)")
+
+
+def run(manager: KernelManager, code: str) -> str:
+    """Execute ``code`` in the kernel and return what it printed."""
+    client = manager.client()
+    client.start_channels()
+    try:
+        client.wait_for_ready(timeout=30)
+        printed = []
+        reply = client.execute_interactive(code, timeout=30, output_hook=lambda msg: printed.append(msg["content"].get("text", "")))
+        assert reply["content"]["status"] == "ok", reply["content"]
+        return "".join(printed).strip()
+    finally:
+        client.stop_channels()
+
+
+@pytest.fixture
+def start_kernel():
+    managers = []
+
+    def start() -> KernelManager:
+        manager = KernelManager(kernel_name="python3")
+        manager.kernel_spec.metadata["kernel_provisioner"] = {"provisioner_name": kernels.PROVISIONER}
+        manager.start_kernel()
+        managers.append(manager)
+        return manager
+
+    yield start
+    for manager in managers:
+        manager.shutdown_kernel(now=True)
+
+
+def test_kernel_is_a_fork_with_torch_already_imported(start_kernel):
+    manager = start_kernel()
+    assert isinstance(manager.provisioner, kernels.PreloadedProvisioner)
+    assert isinstance(manager.provisioner.process, kernels.ForkedKernel), "the kernel was started as a new process, not forked"
+    assert run(manager, "import sys; print('torch' in sys.modules)") == "True"
+
+
+def test_forked_kernels_share_no_state(start_kernel):
+    first, second = start_kernel(), start_kernel()
+    run(first, "import torch; torch.allclose = lambda *a, **k: True; leaked = 1")
+    assert run(second, "import torch; print(torch.allclose(torch.zeros(1), torch.ones(1)), 'leaked' in dir())") == "False False"
+    draws = {run(manager, "import numpy, random; print(numpy.random.randint(2**62), random.getrandbits(62))") for manager in (first, second)}
+    assert len(draws) == 2, "two forks drew the same 'random' numbers"
+
+
+def test_interrupt_and_kill_reach_the_fork(start_kernel):
+    manager = start_kernel()
+    client = manager.client()
+    client.start_channels()
+    client.wait_for_ready(timeout=30)
+    client.execute("import time\nwhile True: time.sleep(0.01)")
+    time.sleep(1)
+    manager.interrupt_kernel()
+    reply = client.get_shell_msg(timeout=10)
+    client.stop_channels()
+    assert reply["content"]["ename"] == "KeyboardInterrupt"
+    manager.provisioner.process.send_signal(signal.SIGKILL)
+    manager.provisioner.process.wait(timeout=10)
+    assert not manager.is_alive()
+
+
+def test_other_kernels_start_as_usual():
+    assert kernels.preloadable([sys.executable, "-m", "ipykernel_launcher", "-f", "c.json"])
+    assert not kernels.preloadable(["/usr/bin/env", "-m", "ipykernel_launcher", "-f", "c.json"])
+    assert not kernels.preloadable([sys.executable, "-m", "other_kernel", "-f", "c.json"])

@@ -1,0 +1,93 @@
+"""The order in which ``Module.apply`` visits a module tree, against ``children()`` and ``modules()``."""
+
+from __future__ import annotations
+
+import html
+from dataclasses import dataclass
+
+import ipywidgets as widgets
+from torch import nn
+
+from hooklab.widgets.view import Stepper, View
+
+
+@dataclass
+class Node:
+    """A module in the tree: its path from the root ("" for the root), depth and visit number (1-based)."""
+
+    path: str
+    type: str
+    depth: int
+    module: nn.Module
+    visit: int = 0
+
+    @property
+    def label(self) -> str:
+        return f"{self.path.rsplit('.', 1)[-1] or 'model'}: {self.type}"
+
+
+def tree(model: nn.Module) -> list[Node]:
+    """Every module, in preorder, through ``named_children`` (a shared module appears under each parent)."""
+    nodes: list[Node] = []
+
+    def walk(module: nn.Module, path: str, depth: int) -> None:
+        nodes.append(Node(path, type(module).__name__, depth, module))
+        for name, child in module.named_children():
+            walk(child, f"{path}.{name}" if path else name, depth + 1)
+
+    walk(model, "", 0)
+    return nodes
+
+
+class ApplyOrder(View):
+    """``model.apply`` run with a function that records its argument.
+
+    ``visits`` lists the module paths in the order apply called the function (children first:
+    postorder); ``children`` and ``modules`` list what ``model.children()`` and
+    ``model.named_modules()`` yield, for contrast. ``step`` is the number of visits shown (0 at first).
+    """
+
+    def __init__(self, model: nn.Module) -> None:
+        visited: list[nn.Module] = []
+        model.apply(visited.append)
+        self.nodes = tree(model)
+        for number, module in enumerate(visited, start=1):
+            node = next(n for n in self.nodes if n.module is module and not n.visit)
+            node.visit = number
+        self.visits = [node.path for node in sorted(self.nodes, key=lambda n: n.visit)]
+        self.children = [name for name, _ in model.named_children()]
+        self.modules = [name for name, _ in model.named_modules()]
+        self.stepper = Stepper(len(self.visits) + 1, lambda _: self._render(), description="visits")
+        self.drawing = widgets.HTML()
+        orders = widgets.HTML(
+            "<b>children()</b><br>" + "<br>".join(map(html.escape, self.children))
+            + "<br><br><b>modules()</b> (preorder)<br>" + "<br>".join(html.escape(p or "(model)") for p in self.modules)
+        )
+        self.widget = widgets.VBox([self.stepper.widget, widgets.HBox([self.drawing, orders])])
+        self._render()
+
+    @property
+    def step(self) -> int:
+        return self.stepper.value
+
+    @step.setter
+    def step(self, value: int) -> None:
+        self.stepper.value = value
+
+    def _render(self) -> None:
+        lines = []
+        for node in self.nodes:
+            shown = node.visit <= self.step
+            style = "background:#ffe08a;font-weight:bold" if node.visit == self.step else "" if shown else "color:#aaa"
+            badge = f"[{node.visit}]" if shown else "[ ]"
+            lines.append(f"<div style='margin-left:{2 * node.depth}em;{style}'>{badge} {html.escape(node.label)}</div>")
+        caption = f"apply has visited {self.step} of {len(self.visits)} modules"
+        self.drawing.value = f"<div style='font-family:monospace;min-width:24em'><i>{caption}</i>{''.join(lines)}</div>"
+
+    def text(self) -> str:
+        tree_lines = [f"{'  ' * n.depth}[{n.visit}] {n.label}" for n in self.nodes]
+        return "\n".join(
+            ["apply visits (numbered, postorder):", *tree_lines,
+             f"children(): {', '.join(self.children)}",
+             f"modules():  {', '.join(p or '(model)' for p in self.modules)}"]
+        )

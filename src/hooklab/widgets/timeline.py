@@ -1,0 +1,151 @@
+"""Hook timeline: every hook event of one forward and backward pass, in the order it happened."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import ipywidgets as widgets
+import torch
+from torch import nn
+
+from hooklab.widgets.view import Stepper, View, html_table, text_table
+
+HEADER = ("#", "phase", "event", "where", "tensors")
+
+
+@dataclass(frozen=True)
+class Event:
+    """One hook call: ``kind`` is "forward pre-hook", "forward" (a forward returned), "forward hook",
+    "backward pre-hook", "backward hook", "tensor hook" or "grad accumulated"; ``where`` is a module
+    ("name (Type)", the root is "model") or a parameter name; ``tensors`` describes what the hook saw."""
+
+    index: int
+    phase: str
+    kind: str
+    where: str
+    tensors: str
+
+    def row(self) -> tuple[object, ...]:
+        return (self.index, self.phase, self.kind, self.where, self.tensors)
+
+
+def describe(value: object) -> str:
+    """Shapes of the tensors in ``value`` (values too for tensors of at most 4 elements)."""
+    if isinstance(value, (tuple, list)):
+        return "(" + ", ".join(describe(item) for item in value) + ("," if len(value) == 1 else "") + ")"
+    if isinstance(value, torch.Tensor):
+        shape = "×".join(map(str, value.shape)) or "scalar"
+        if value.numel() <= 4:
+            values = ", ".join(f"{v:.4g}" for v in value.detach().flatten().tolist())
+            return f"{shape} [{values}]"
+        return shape
+    return repr(value)
+
+
+def record_events(
+    model: nn.Module, *inputs: torch.Tensor, loss: Callable[[torch.Tensor], torch.Tensor] = torch.sum
+) -> list[Event]:
+    """Run ``loss(model(*inputs)).backward()`` with hooks on every module, parameter and input; return
+    the events. The hooks are removed and the parameters' ``.grad`` restored afterwards.
+
+    Floating-point inputs are detached copies that require grad: a full backward hook whose
+    module's inputs need no gradient fires early, with ``grad_input`` all None (PyTorch warns).
+    """
+    events: list[Event] = []
+
+    def add(phase: str, kind: str, where: str, tensors: object) -> None:
+        events.append(Event(len(events), phase, kind, where, describe(tensors)))
+
+    def module_hooks(where: str) -> dict[str, Callable[..., None]]:
+        def pre(module: nn.Module, args: tuple) -> None:
+            add("forward", "forward pre-hook", where, args)
+
+        def post(module: nn.Module, args: tuple, output: object) -> None:
+            add("forward", "forward", where, output)
+            add("forward", "forward hook", where, output)
+
+        def backward_pre(module: nn.Module, grad_output: tuple) -> None:
+            add("backward", "backward pre-hook", where, grad_output)
+
+        def backward(module: nn.Module, grad_input: tuple, grad_output: tuple) -> None:
+            add("backward", "backward hook", where, grad_input)
+
+        return {"pre": pre, "post": post, "backward_pre": backward_pre, "backward": backward}
+
+    def tensor_hooks(name: str) -> tuple[Callable[..., None], Callable[..., None]]:
+        def on_grad(grad: torch.Tensor) -> None:
+            add("backward", "tensor hook", name, grad)
+
+        def on_accumulated(parameter: torch.Tensor) -> None:
+            add("backward", "grad accumulated", name, parameter.grad)
+
+        return on_grad, on_accumulated
+
+    handles = []
+    for name, module in model.named_modules():
+        hooks = module_hooks(f"{name or 'model'} ({type(module).__name__})")
+        handles += [
+            module.register_forward_pre_hook(hooks["pre"]),
+            module.register_forward_hook(hooks["post"]),
+            module.register_full_backward_pre_hook(hooks["backward_pre"]),
+            module.register_full_backward_hook(hooks["backward"]),
+        ]
+    saved = {}
+    for name, parameter in model.named_parameters():
+        on_grad, on_accumulated = tensor_hooks(name)
+        handles += [parameter.register_hook(on_grad), parameter.register_post_accumulate_grad_hook(on_accumulated)]
+        saved[name] = (parameter, parameter.grad)
+        parameter.grad = None
+    inputs = tuple(x.detach().requires_grad_() if x.is_floating_point() else x for x in inputs)
+    for index, x in enumerate(inputs):
+        if x.requires_grad:
+            handles.append(x.register_hook(tensor_hooks(f"input {index}")[0]))
+    try:
+        loss(model(*inputs)).backward()
+    finally:
+        for handle in handles:
+            handle.remove()
+        for parameter, grad in saved.values():
+            parameter.grad = grad
+    return events
+
+
+class HookTimeline(View):
+    """The events of :func:`record_events` for ``model(*inputs)``, steppable one at a time.
+
+    ``events`` holds them; ``step`` is the event shown (set it, or click Back / Next).
+    """
+
+    def __init__(
+        self, model: nn.Module, *inputs: torch.Tensor, loss: Callable[[torch.Tensor], torch.Tensor] = torch.sum
+    ) -> None:
+        self.events = record_events(model, *inputs, loss=loss)
+        self.stepper = Stepper(len(self.events), lambda _: self._render(), description="event")
+        self.current = widgets.HTML()
+        self.table = widgets.HTML()
+        self.widget = widgets.VBox([self.stepper.widget, self.current, self.table])
+        self._render()
+
+    @property
+    def step(self) -> int:
+        return self.stepper.value
+
+    @step.setter
+    def step(self, value: int) -> None:
+        self.stepper.value = value
+
+    def _render(self) -> None:
+        event = self.events[self.step]
+        self.current.value = (
+            f"<b>{event.index + 1}/{len(self.events)}</b> · {event.phase} · <b>{event.kind}</b> "
+            f"on <code>{event.where}</code> · {event.tensors}"
+        )
+        styles = [
+            "background:#ffe08a;font-weight:bold" if e.index == self.step else "" if e.index < self.step else "color:#aaa"
+            for e in self.events
+        ]
+        self.table.value = html_table(HEADER, [e.row() for e in self.events], styles)
+
+    def text(self) -> str:
+        return text_table(HEADER, [e.row() for e in self.events])

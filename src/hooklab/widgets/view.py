@@ -1,0 +1,82 @@
+"""What every view shares: a widget shown with a text fallback, a step control, figures as images."""
+
+from __future__ import annotations
+
+import html
+import io
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import ipywidgets as widgets
+from matplotlib.figure import Figure
+
+
+class View:
+    """Base of the views: ``widget`` is what Jupyter shows; ``text()`` is the same state as text.
+
+    The text is also the display's ``text/plain``, so a notebook's stored output stays readable
+    without the widget and nbval compares it (it ignores the widget's view data).
+    """
+
+    widget: widgets.Widget
+
+    def text(self) -> str:
+        raise NotImplementedError
+
+    def __str__(self) -> str:
+        return self.text()
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
+        bundle = self.widget._repr_mimebundle_(**kwargs)
+        bundle["text/plain"] = self.text()
+        return bundle
+
+
+class Stepper:
+    """A slider with Back / Next buttons over the steps ``0 … count - 1``."""
+
+    def __init__(self, count: int, on_step: Callable[[int], None], description: str = "step") -> None:
+        self.slider = widgets.IntSlider(value=0, min=0, max=max(count - 1, 0), description=description)
+        self.back = widgets.Button(description="Back", icon="step-backward", tooltip="previous step")
+        self.next = widgets.Button(description="Next", icon="step-forward", tooltip="next step")
+        self.back.on_click(lambda _: self.move(-1))
+        self.next.on_click(lambda _: self.move(+1))
+        self.slider.observe(lambda change: on_step(change["new"]), names="value")
+        self.widget = widgets.HBox([self.back, self.slider, self.next])
+
+    @property
+    def value(self) -> int:
+        return self.slider.value
+
+    @value.setter
+    def value(self, step: int) -> None:
+        self.slider.value = min(max(step, self.slider.min), self.slider.max)
+
+    def move(self, delta: int) -> None:
+        self.value = self.value + delta
+
+
+def png(figure: Figure) -> bytes:
+    """A matplotlib figure as PNG bytes (for an ``ipywidgets.Image``)."""
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", dpi=80, bbox_inches="tight")
+    return buffer.getvalue()
+
+
+def html_table(header: Sequence[str], rows: Sequence[Sequence[object]], styles: Sequence[str] = ()) -> str:
+    """An HTML table; ``styles[i]`` is the CSS of row ``i``."""
+    head = "".join(f"<th style='text-align:left;padding:0 8px'>{html.escape(h)}</th>" for h in header)
+    body = "".join(
+        f"<tr style='{styles[i] if i < len(styles) else ''}'>"
+        + "".join(f"<td style='padding:0 8px'>{html.escape(str(cell))}</td>" for cell in row)
+        + "</tr>"
+        for i, row in enumerate(rows)
+    )
+    return f"<table style='font-family:monospace;font-size:12px'><tr>{head}</tr>{body}</table>"
+
+
+def text_table(header: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
+    """A fixed-width text table."""
+    cells = [list(map(str, header))] + [list(map(str, row)) for row in rows]
+    widths = [max(len(row[i]) for row in cells) for i in range(len(header))]
+    return "\n".join("  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip() for row in cells)

@@ -12,10 +12,10 @@ export PATH := $(CURDIR)/$(BIN):$(PATH)
 export JUPYTER_CONFIG_PATH := $(CURDIR)/autograder
 export JUPYTER_PREFER_ENV_PATH := 1
 
-.PHONY: help install lab test release execute autograde bench lock clean
+.PHONY: help install lab test test-browser release execute autograde bench lock clean
 
 help: ## list the targets
-	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "} {printf "  make %-9s %s\n", $$1, $$2}'
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "} {printf "  make %-13s %s\n", $$1, $$2}'
 
 $(INSTALLED): pyproject.toml requirements.lock
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -28,8 +28,11 @@ LAB_ROOT ?= notebooks
 lab: $(INSTALLED) ## start JupyterLab on notebooks/ (instructors: make lab LAB_ROOT=.)
 	$(BIN)/jupyter lab --ServerApp.root_dir=$(LAB_ROOT) $(if $(filter 0,$(shell id -u)),--allow-root)
 
-test: $(INSTALLED) ## run the whole test suite
+test: $(INSTALLED) ## run the whole test suite (the browser test too, when Chromium is installed)
 	$(BIN)/pytest
+
+test-browser: $(INSTALLED) ## only the JupyterLab + Chromium test (screenshot in build/browser/)
+	$(BIN)/pytest tests/test_browser.py
 
 release: $(INSTALLED) ## regenerate notebooks/ (student release) from solutions/
 	for assignment in $(ASSIGNMENTS); do \
@@ -38,7 +41,7 @@ release: $(INSTALLED) ## regenerate notebooks/ (student release) from solutions/
 
 execute: $(INSTALLED) ## re-run every solution notebook and store its outputs
 	$(BIN)/jupyter nbconvert --to notebook --execute --inplace \
-		--ExecutePreprocessor.record_timing=False solutions/*/*.ipynb
+		--ExecutePreprocessor.record_timing=False --ExecutePreprocessor.store_widget_state=False solutions/*/*.ipynb
 
 autograde: $(INSTALLED) ## grade a class: make autograde SUBMISSIONS=<folder or zip> (hooklab autograde --help)
 	@test -n "$(SUBMISSIONS)" || { echo "usage: make autograde SUBMISSIONS=<folder or zip>"; exit 2; }

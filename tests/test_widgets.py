@@ -125,6 +125,8 @@ def test_gradient_flow_records_per_layer_norms_at_each_optimizer_step(two_layers
     handle.remove()
     optimizer.step()
     assert len(flow.norms) == 3 and flow.layers == ["0", "1"]
+    flow.refresh()
+    assert flow.step == 2
     image = flow.image.value
     flow.stepper.back.click()
     assert flow.step == 1 and flow.image.value != image, "the chart follows the slider"
@@ -137,6 +139,7 @@ def test_gradient_flow_flags_vanishing_and_exploding_layers(two_layers):
     two_layers[1].weight.grad, two_layers[1].bias.grad = torch.full((1, 2), 1e4), torch.zeros(1)
     flow.record()
     assert flow.flags(0) == {"0": "vanishing", "1": "exploding"}
+    flow.refresh()
     assert "vanishing" in flow.caption.value
 
 

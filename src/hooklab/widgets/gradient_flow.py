@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import ipywidgets as widgets
 import torch
@@ -20,7 +21,8 @@ class GradientFlow(View):
 
     A layer is a module with parameters of its own; its norm is that of all its parameters'
     gradients together. Call :meth:`record` after each ``backward()``, or :meth:`watch` an
-    optimizer to record just before each of its steps. ``norms[step][layer]`` holds the values.
+    optimizer to record just before each of its steps. ``norms[step][layer]`` holds the values;
+    the widget shows them when displayed, or after :meth:`refresh`.
     """
 
     def __init__(self, model: nn.Module) -> None:
@@ -42,9 +44,17 @@ class GradientFlow(View):
             layer: math.sqrt(sum(float(p.grad.detach().pow(2).sum()) for p in parameters if p.grad is not None))
             for layer, parameters in self.parameters.items()
         })
-        self.stepper.slider.max = len(self.norms) - 1
-        self.stepper.value = len(self.norms) - 1
+
+    def refresh(self) -> None:
+        """Show the steps recorded so far, at the last one (done on display; drawing at every
+        recorded step would slow training down)."""
+        self.stepper.slider.max = max(len(self.norms) - 1, 0)
+        self.stepper.value = self.stepper.slider.max
         self._render()
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
+        self.refresh()
+        return super()._repr_mimebundle_(**kwargs)
 
     def watch(self, optimizer: torch.optim.Optimizer) -> RemovableHandle:
         """Record before every ``optimizer.step()``; remove the returned handle to stop."""

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import ipywidgets as widgets
 from torch import nn
 
-from hooklab.widgets.view import Stepper, View
+from hooklab.widgets.view import SteppedView, Stepper
 
 
 @dataclass
@@ -39,7 +39,7 @@ def tree(model: nn.Module) -> list[Node]:
     return nodes
 
 
-class ApplyOrder(View):
+class ApplyOrder(SteppedView):
     """``model.apply`` run with a function that records its argument.
 
     ``visits`` lists the module paths in the order apply called the function (children first:
@@ -65,14 +65,6 @@ class ApplyOrder(View):
         )
         self.widget = widgets.VBox([self.stepper.widget, widgets.HBox([self.drawing, orders])])
         self._render()
-
-    @property
-    def step(self) -> int:
-        return self.stepper.value
-
-    @step.setter
-    def step(self, value: int) -> None:
-        self.stepper.value = value
 
     def _render(self) -> None:
         lines = []

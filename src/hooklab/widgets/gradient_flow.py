@@ -11,12 +11,12 @@ from matplotlib.figure import Figure
 from torch import nn
 from torch.utils.hooks import RemovableHandle
 
-from hooklab.widgets.view import Stepper, View, png, text_table
+from hooklab.widgets.view import SteppedView, Stepper, png, text_table
 
 VANISHING, EXPLODING = 1e-6, 1e3
 
 
-class GradientFlow(View):
+class GradientFlow(SteppedView):
     """Per-layer gradient norms of ``model`` over training steps.
 
     A layer is a module with parameters of its own; its norm is that of all its parameters'
@@ -59,14 +59,6 @@ class GradientFlow(View):
     def watch(self, optimizer: torch.optim.Optimizer) -> RemovableHandle:
         """Record before every ``optimizer.step()``; remove the returned handle to stop."""
         return optimizer.register_step_pre_hook(lambda optimizer, args, kwargs: self.record())
-
-    @property
-    def step(self) -> int:
-        return self.stepper.value
-
-    @step.setter
-    def step(self, value: int) -> None:
-        self.stepper.value = value
 
     def flags(self, step: int) -> dict[str, str]:
         """Layers whose gradient norm at ``step`` looks vanishing or exploding."""

@@ -9,7 +9,7 @@ import ipywidgets as widgets
 import torch
 from torch import nn
 
-from hooklab.widgets.view import Stepper, View, html_table, text_table
+from hooklab.widgets.view import SteppedView, Stepper, html_table, text_table
 
 HEADER = ("#", "phase", "event", "where", "tensors")
 
@@ -111,7 +111,7 @@ def record_events(
     return events
 
 
-class HookTimeline(View):
+class HookTimeline(SteppedView):
     """The events of :func:`record_events` for ``model(*inputs)``, steppable one at a time.
 
     ``events`` holds them; ``step`` is the event shown (set it, or click Back / Next).
@@ -126,14 +126,6 @@ class HookTimeline(View):
         self.table = widgets.HTML()
         self.widget = widgets.VBox([self.stepper.widget, self.current, self.table])
         self._render()
-
-    @property
-    def step(self) -> int:
-        return self.stepper.value
-
-    @step.setter
-    def step(self, value: int) -> None:
-        self.stepper.value = value
 
     def _render(self) -> None:
         event = self.events[self.step]

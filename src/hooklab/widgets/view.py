@@ -56,6 +56,20 @@ class Stepper:
         self.value = self.value + delta
 
 
+class SteppedView(View):
+    """A view moved through by a :class:`Stepper`; ``step`` is where it stands."""
+
+    stepper: Stepper
+
+    @property
+    def step(self) -> int:
+        return self.stepper.value
+
+    @step.setter
+    def step(self, value: int) -> None:
+        self.stepper.value = value
+
+
 def png(figure: Figure) -> bytes:
     """A matplotlib figure as PNG bytes (for an ``ipywidgets.Image``)."""
     buffer = io.BytesIO()

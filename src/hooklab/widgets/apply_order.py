@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import ipywidgets as widgets
 from torch import nn
 
-from hooklab.widgets.view import SteppedView, Stepper
+from hooklab.widgets.view import SteppedView, Stepper, step_style
 
 
 @dataclass
@@ -69,9 +69,8 @@ class ApplyOrder(SteppedView):
     def _render(self) -> None:
         lines = []
         for node in self.nodes:
-            shown = node.visit <= self.step
-            style = "background:#ffe08a;font-weight:bold" if node.visit == self.step else "" if shown else "color:#aaa"
-            badge = f"[{node.visit}]" if shown else "[ ]"
+            badge = f"[{node.visit}]" if node.visit <= self.step else "[ ]"
+            style = step_style(node.visit, self.step)
             lines.append(f"<div style='margin-left:{2 * node.depth}em;{style}'>{badge} {html.escape(node.label)}</div>")
         caption = f"apply has visited {self.step} of {len(self.visits)} modules"
         self.drawing.value = f"<div style='font-family:monospace;min-width:24em'><i>{caption}</i>{''.join(lines)}</div>"

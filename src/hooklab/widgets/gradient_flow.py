@@ -48,9 +48,12 @@ class GradientFlow(SteppedView):
     def refresh(self) -> None:
         """Show the steps recorded so far, at the last one (done on display; drawing at every
         recorded step would slow training down)."""
-        self.stepper.slider.max = max(len(self.norms) - 1, 0)
-        self.stepper.value = self.stepper.slider.max
-        self._render()
+        last = max(len(self.norms) - 1, 0)
+        self.stepper.slider.max = last
+        if self.step == last:
+            self._render()  # otherwise moving the slider draws it
+        else:
+            self.step = last
 
     def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
         self.refresh()

@@ -9,7 +9,7 @@ import ipywidgets as widgets
 import torch
 from torch import nn
 
-from hooklab.widgets.view import SteppedView, Stepper, html_table, text_table
+from hooklab.widgets.view import SteppedView, Stepper, html_table, step_style, text_table
 
 HEADER = ("#", "phase", "event", "where", "tensors")
 
@@ -91,11 +91,11 @@ def record_events(
             module.register_full_backward_pre_hook(hooks["backward_pre"]),
             module.register_full_backward_hook(hooks["backward"]),
         ]
-    saved = {}
+    saved = []
     for name, parameter in model.named_parameters():
         on_grad, on_accumulated = tensor_hooks(name)
         handles += [parameter.register_hook(on_grad), parameter.register_post_accumulate_grad_hook(on_accumulated)]
-        saved[name] = (parameter, parameter.grad)
+        saved.append((parameter, parameter.grad))
         parameter.grad = None
     inputs = tuple(x.detach().requires_grad_() if x.is_floating_point() else x for x in inputs)
     for index, x in enumerate(inputs):
@@ -106,7 +106,7 @@ def record_events(
     finally:
         for handle in handles:
             handle.remove()
-        for parameter, grad in saved.values():
+        for parameter, grad in saved:
             parameter.grad = grad
     return events
 
@@ -133,10 +133,7 @@ class HookTimeline(SteppedView):
             f"<b>{event.index + 1}/{len(self.events)}</b> · {event.phase} · <b>{event.kind}</b> "
             f"on <code>{event.where}</code> · {event.tensors}"
         )
-        styles = [
-            "background:#ffe08a;font-weight:bold" if e.index == self.step else "" if e.index < self.step else "color:#aaa"
-            for e in self.events
-        ]
+        styles = [step_style(e.index, self.step) for e in self.events]
         self.table.value = html_table(HEADER, [e.row() for e in self.events], styles)
 
     def text(self) -> str:

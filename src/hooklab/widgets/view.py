@@ -70,6 +70,11 @@ class SteppedView(View):
         self.stepper.value = value
 
 
+def step_style(index: int, step: int) -> str:
+    """CSS for an item of a stepped view: the current one highlighted, those not reached yet greyed."""
+    return "background:#ffe08a;font-weight:bold" if index == step else "" if index < step else "color:#aaa"
+
+
 def png(figure: Figure) -> bytes:
     """A matplotlib figure as PNG bytes (for an ``ipywidgets.Image``)."""
     buffer = io.BytesIO()

@@ -29,12 +29,27 @@ c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedE
 c.Execute.timeout = 30
 c.Execute.interrupt_on_timeout = True
 
-# Close nbgrader's grading traps (see tests/test_autograde.py):
-# a deleted test cell is put back, so it runs and fails instead of silently vanishing;
-c.OverwriteCells.add_missing_cells = True
-# a warning or progress bar on stderr would zero a passing test cell, so drop such stderr outputs;
-c.IgnorePattern.enabled = True
-c.IgnorePattern.pattern = r"\w*Warning: |\d+%\|"
+# Grading that can be trusted (see src/hooklab/grading/ and tests/test_autograde.py). Before running:
+# put the cells back in the assignment's shape (restored in place, pasted copies dropped), then, after
+# nbgrader's own sanitising, scan the student's code for tampering. Running: integrity checks around
+# every test cell and proof that each ran, a dying or hung kernel costs only the cells after it, and a
+# test cell is scored by its errors (its stderr shows in the feedback but does not zero it).
+c.Autograde.sanitize_preprocessors = [
+    "nbgrader.preprocessors.ClearOutput",
+    "hooklab.grading.repair.RepairCells",
+    "nbgrader.preprocessors.DeduplicateIds",
+    "nbgrader.preprocessors.OverwriteKernelspec",
+    "nbgrader.preprocessors.OverwriteCells",
+    "nbgrader.preprocessors.CheckCellMetadata",
+    "hooklab.grading.integrity.ScanSubmission",
+]
+c.Autograde.autograde_preprocessors = [
+    "hooklab.grading.execute.GuardedExecute",
+    "nbgrader.preprocessors.LimitOutput",
+    "hooklab.grading.execute.SaveAutoGradesByErrors",
+    "nbgrader.preprocessors.AssignLatePenalties",
+    "nbgrader.preprocessors.CheckCellMetadata",
+]
 # feedback shows each test's result and message, not the hidden tests' code.
 c.GenerateFeedback.preprocessors = [
     "nbgrader.preprocessors.GetGrades",

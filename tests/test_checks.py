@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 import torch
@@ -210,3 +212,45 @@ def test_equal_passes_and_fails():
 def test_random_generator_is_fresh_each_time():
     draws = {tuple(torch.randint(0, 2**31, (4,), generator=random_generator()).tolist()) for _ in range(3)}
     assert len(draws) == 3
+
+
+# what a student sees ---------------------------------------------------------------------
+
+
+def test_a_failed_check_shows_the_students_call_and_the_message_not_hooklabs_frames():
+    nbclient = pytest.importorskip("nbclient")
+    import nbformat
+
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(
+        "import torch\nfrom hooklab.checks import check_answer\n\n"
+        "def my_test():\n    check_answer([torch.ones(1)], {'x1': torch.ones(1), 'x2': torch.zeros(1)})\n\nmy_test()"
+    )]
+    nbclient.NotebookClient(nb, allow_errors=True, timeout=120).execute()
+    (error,) = [o for o in nb.cells[0].outputs if o.output_type == "error"]
+    shown = re.sub(r"\x1b\[[0-9;]*m", "", "\n".join(error.traceback))  # without the colours
+    assert error.ename == "AnswerError" and "answer has 1 item, expected 2: [x1, x2]" in shown
+    assert "my_test()" in shown and "check_answer([torch.ones(1)]" in shown, "the student's calls are shown"
+    assert "checks.py" not in shown, f"hooklab's own frames are shown:\n{shown}"
+
+
+def test_check_equal_takes_a_numpy_count_for_an_int_but_nothing_that_claims_equality():
+    check_equal(np.prod((3, 4)), 12, "count")
+    with fails_with("count should be 12, got 11"):
+        check_equal(np.int64(11), 12, "count")
+
+    class Same(list):
+        def __eq__(self, other):
+            return True
+
+    with fails_with("is a .*Same, expected a list"):
+        check_equal(Same(), [1, 2], "shapes")
+
+    class Anything:
+        def __eq__(self, other):
+            return True
+
+    with fails_with("holds a .*Anything; expected plain Python values"):
+        check_equal([Anything()], [("layer", (2,))], "shapes")
+    with fails_with("holds a .*Anything; expected names"):
+        check_names([Anything()], ["weight"], "names")

@@ -9,7 +9,7 @@ import time
 import pytest
 from jupyter_client import KernelManager
 
-from hooklab.grading import kernels
+from hooklab.grading import kernels, sandbox
 
 pytestmark = pytest.mark.skipif(not kernels.SUPPORTED, reason="needs os.fork and pidfd (Linux)")
 
@@ -29,13 +29,13 @@ def run(manager: KernelManager, code: str) -> str:
 
 
 @pytest.fixture
-def start_kernel():
+def start_kernel(tmp_path):
     managers = []
 
     def start() -> KernelManager:
         manager = KernelManager(kernel_name="python3")
         manager.kernel_spec.metadata["kernel_provisioner"] = {"provisioner_name": kernels.PROVISIONER}
-        manager.start_kernel()
+        manager.start_kernel(cwd=tmp_path)
         managers.append(manager)
         return manager
 
@@ -47,7 +47,7 @@ def start_kernel():
 def test_kernel_is_a_fork_with_torch_already_imported(start_kernel):
     manager = start_kernel()
     assert isinstance(manager.provisioner, kernels.PreloadedProvisioner)
-    assert isinstance(manager.provisioner.process, kernels.ForkedKernel), "the kernel was started as a new process, not forked"
+    assert isinstance(manager.provisioner.process, sandbox.Kernel), "the kernel was not started by the kernel server"
     assert run(manager, "import sys; print('torch' in sys.modules)") == "True"
 
 
@@ -75,7 +75,8 @@ def test_interrupt_and_kill_reach_the_fork(start_kernel):
     assert not manager.is_alive()
 
 
-def test_other_kernels_start_as_usual():
+def test_only_this_interpreters_ipykernel_is_forked():
+    """Other kernels are executed, in the sandbox too (tests/test_sandbox.py)."""
     assert kernels.preloadable([sys.executable, "-m", "ipykernel_launcher", "-f", "c.json"])
     assert not kernels.preloadable(["/usr/bin/env", "-m", "ipykernel_launcher", "-f", "c.json"])
     assert not kernels.preloadable([sys.executable, "-m", "other_kernel", "-f", "c.json"])

@@ -13,8 +13,10 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Iterable, Mapping, Sequence
+from types import TracebackType
 from typing import Any
 
+import numpy
 import torch
 
 __all__ = [
@@ -29,6 +31,8 @@ __all__ = [
 
 # Captured at import: later monkeypatching of torch cannot change how answers are read.
 _PLAIN_TENSOR_TYPES = (torch.Tensor, torch.nn.Parameter)
+_PLAIN_SCALARS = (str, int, float, bool, complex, type(None))
+_NUMPY_INTEGERS = tuple(numpy.dtype(code).type for code in numpy.typecodes["AllInteger"])
 _size = torch.Tensor.size
 _detach = torch.Tensor.detach
 _to = torch.Tensor.to
@@ -42,6 +46,28 @@ _isnan = math.isnan
 
 class AnswerError(AssertionError):
     """A student's answer is wrong; the message says how."""
+
+    def _render_traceback_(self) -> list[str]:
+        """IPython's hook for showing an error: the traceback up to the checker's call, then the
+        message, without the frames inside this module (they say nothing about the answer)."""
+        from IPython import get_ipython  # here, not at import: the checkers work outside IPython
+
+        shell = get_ipython()
+        tb = _outside_checks(self.__traceback__)
+        if shell is None:
+            return [f"{type(self).__name__}: {self}"]
+        return shell.InteractiveTB.structured_traceback(type(self), self, tb)
+
+
+def _outside_checks(tb: TracebackType | None) -> TracebackType | None:
+    """The traceback cut before its first frame in this module."""
+    head, last = tb, None
+    while tb is not None and tb.tb_frame.f_code.co_filename != __file__:
+        last, tb = tb, tb.tb_next
+    if last is None:
+        return None
+    last.tb_next = None
+    return head
 
 
 def _describe_type(value: Any) -> str:
@@ -79,8 +105,30 @@ def _same_values(actual: torch.Tensor, expected: torch.Tensor, atol: float, rtol
     return _first_mismatch(_values(actual), _values(expected), atol, rtol) is None
 
 
+def _is_one_of(value: Any, kinds: tuple[type, ...]) -> bool:
+    """``type(value)`` is exactly one of ``kinds`` (by identity: a metaclass cannot claim equality)."""
+    kind = type(value)
+    return any(kind is plain for plain in kinds)
+
+
+def _require_plain(value: Any, what: str) -> None:
+    """Plain Python data all the way down, so comparing it runs no code of the student's."""
+    if _is_one_of(value, _PLAIN_SCALARS):
+        return
+    if _is_one_of(value, (list, tuple)):
+        for item in value:
+            _require_plain(item, what)
+        return
+    if _is_one_of(value, (dict,)):
+        for key, item in value.items():
+            _require_plain(key, what)
+            _require_plain(item, what)
+        return
+    raise AnswerError(f"{what} holds {_describe_type(value)}; expected plain Python values (str, numbers, lists, tuples, dicts)")
+
+
 def _require_tensor(value: Any, name: str) -> None:
-    if type(value) in _PLAIN_TENSOR_TYPES:
+    if _is_one_of(value, _PLAIN_TENSOR_TYPES):
         return
     if isinstance(value, torch.Tensor):
         raise AnswerError(
@@ -192,6 +240,9 @@ def _matching_name(
 def check_names(actual: Iterable[Any], expected: Sequence[str], what: str) -> None:
     """Check a sequence of names (e.g. from ``named_parameters()``) against the expected order."""
     got = list(actual)
+    for name in got:
+        if not _is_one_of(name, (str,)):
+            raise AnswerError(f"{what} holds {_describe_type(name)}; expected names (str)")
     missing = [name for name in expected if name not in got]
     if missing:
         raise AnswerError(f"{what} is missing {', '.join(map(repr, missing))}; got {got}")
@@ -220,9 +271,14 @@ def check_parameter(module: torch.nn.Module, name: str, shape: Sequence[int]) ->
 
 
 def check_equal(actual: Any, expected: Any, what: str) -> None:
-    """Check exact equality of plain Python values (strings, numbers, lists), showing both."""
+    """Check exact equality of plain Python values (strings, numbers, lists), showing both.
+
+    A NumPy integer counts as the int it holds (``np.prod`` of a shape is an honest count)."""
+    if type(expected) is int and _is_one_of(actual, _NUMPY_INTEGERS):
+        actual = int(actual)
     if type(actual) is not type(expected):
         raise AnswerError(f"{what} is {_describe_type(actual)}, expected {_describe_type(expected)}")
+    _require_plain(actual, what)
     if actual != expected:
         if isinstance(expected, str) and "\n" in expected + actual:
             raise AnswerError(f"{what} differs.\nexpected:\n{expected}\ngot:\n{actual}")

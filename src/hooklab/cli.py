@@ -9,7 +9,10 @@ import sys
 from pathlib import Path
 
 from hooklab.grading.course import Course
-from hooklab.grading.run import GRADES_CSV, autograde
+from hooklab.grading.gradebook import Ledger
+from hooklab.grading.review import listing, release
+from hooklab.grading.run import GRADES_CSV, LEDGER, autograde, export
+from hooklab.grading.sandbox import Sandbox, unavailable
 from hooklab.grading.submissions import DEFAULT_FILENAME_REGEX
 
 _UNITS = {"": 1, "K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
@@ -21,6 +24,25 @@ def memory_size(text: str) -> int:
     if not match:
         raise argparse.ArgumentTypeError(f"not a memory size: {text!r} (try 4G or 512M)")
     return int(float(match[1]) * _UNITS[match[2].upper()])
+
+
+def _size(count: int) -> str:
+    """bytes → '4G' (the largest unit that divides it)."""
+    unit = next(unit for unit in reversed(_UNITS) if count % _UNITS[unit] == 0)
+    return f"{count // _UNITS[unit]}{unit}"
+
+
+def _default(name: str) -> object:
+    return Sandbox.class_traits()[name].default_value
+
+
+_LIMITS = {  # option → (Sandbox setting, type, help); the defaults are Sandbox's
+    "--memory": ("memory", memory_size, f"address space of each kernel, e.g. 4G; 0 for none (default: {_size(_default('memory'))})"),
+    "--wall-clock": ("wall_clock", float, f"seconds each notebook's kernel may live; 0 for no limit (default: {_default('wall_clock'):g})"),
+    "--processes": ("processes", int, f"processes and threads of each kernel (default: {_default('processes')})"),
+    "--file-size": ("file_size", memory_size, f"largest file a kernel may write (default: {_size(_default('file_size'))})"),
+    "--threads": ("threads", int, f"CPU threads of torch and BLAS in each kernel; 0 for their defaults (default: {_default('threads')})"),
+}
 
 
 def parser() -> argparse.ArgumentParser:
@@ -47,11 +69,45 @@ def parser() -> argparse.ArgumentParser:
     grade.add_argument("--force", action="store_true", help="regrade submissions that were graded already")
     grade.add_argument("--timeout", type=int, default=None,
                        help="seconds a notebook cell may run before it is interrupted (default: the course's, 30)")
-    grade.add_argument("--memory", type=memory_size, default=memory_size("4G"),
-                       help="memory limit of each submission's kernel, e.g. 4G; 0 for none (default: 4G)")
+    limits = grade.add_argument_group(
+        "sandbox", "each kernel runs in a sandbox: it sees its own copy of the submission, not the course, other "
+        "students or the network, as an unprivileged user, within these limits (set others with c.Sandbox in the config)",
+    )
+    limits.add_argument("--no-sandbox", action="store_true",
+                        help="run kernels with the grader's rights where no sandbox can be made (the limits still apply)")
+    for option, (name, kind, text) in _LIMITS.items():
+        limits.add_argument(option, dest=name, type=kind, default=None, help=text)
     grade.add_argument("--filename-regex", default=DEFAULT_FILENAME_REGEX,
                        help="for flat input: regex with named groups student_id and file_id (default: %(default)s)")
+    review = commands.add_parser(
+        "review",
+        help="list the notebooks held for review; release them after a look",
+        description=(
+            "A notebook whose code tampers with grading (or only looks like it) is held: its tests run, but it "
+            "scores 0 until released. Without --release, list the held notebooks with the reasons and the score "
+            "each would get. --release gives it those scores as manual scores in nbgrader's gradebook."
+        ),
+    )
+    review.add_argument("--config", type=Path, default=Path("autograder/nbgrader_config.py"),
+                        help="the course's nbgrader_config.py (default: %(default)s)")
+    review.add_argument("--release", metavar="STUDENT/ASSIGNMENT", action="append", default=[],
+                        help="release this held submission (repeatable)")
     return main
+
+
+def review(course: Course, keys: list[str]) -> int:
+    ledger = Ledger(course.work_dir / LEDGER)
+    for key in keys:
+        try:
+            entry = release(course.db_url, ledger, key)
+        except KeyError as error:
+            print(f"hooklab: {error.args[0]}", file=sys.stderr)
+            return 2
+        print(f"{key}: released with {sum(entry.would_be.values()):g} / {entry.max_score:g}")
+    if keys:
+        export(course, ledger, set(ledger.entries))
+    print(listing(ledger))
+    return 0
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -59,15 +115,28 @@ def main(argv: list[str] | None = None) -> int:
     if not args.config.is_file():
         print(f"hooklab: no nbgrader config at {args.config} (use --config)", file=sys.stderr)
         return 2
+    if args.command == "review":
+        return review(Course(args.config.resolve()), args.release)
     if not args.submissions.exists():
         print(f"hooklab: no such file or folder: {args.submissions}", file=sys.stderr)
         return 2
     # nbgrader starts `alembic` by name when it creates a gradebook: use this environment's.
     os.environ["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
-    course = Course(args.config.resolve(), timeout=args.timeout)
-    report = autograde(args.submissions, course, max(1, args.jobs), force=args.force,
-                       memory_bytes=args.memory or None, filename_regex=args.filename_regex)
+    settings = {name: getattr(args, name) for name, _, _ in _LIMITS.values() if getattr(args, name) is not None}
+    if args.no_sandbox:
+        settings["isolate"] = False
+    course = Course(args.config.resolve(), timeout=args.timeout, sandbox=settings)
+    sandbox = Sandbox(config=course.config())
+    problem = unavailable(sandbox)
+    if problem:
+        print(f"hooklab: kernels cannot be started {'in a sandbox ' if sandbox.isolate else ''}here: {problem}", file=sys.stderr)
+        if sandbox.isolate:
+            print("hooklab: grade without one with --no-sandbox (student code then runs with the grader's rights)", file=sys.stderr)
+        return 2
+    report = autograde(args.submissions, course, max(1, args.jobs), force=args.force, filename_regex=args.filename_regex)
     print(report)
+    if not sandbox.isolate:
+        print("Graded WITHOUT a sandbox (--no-sandbox): student code ran with the grader's rights.")
     print(f"Grades: {course.work_dir / GRADES_CSV}   Feedback: {course.step_dir('feedback')}")
     return 0
 

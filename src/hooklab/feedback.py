@@ -4,20 +4,64 @@ from __future__ import annotations
 
 from nbconvert.exporters.exporter import ResourcesDict
 from nbformat import NotebookNode
+from nbgrader import utils
 from nbgrader.preprocessors import ClearHiddenTests
+
+REDACTED = "[hidden test redacted]"
+MIN_LINE = 10  # shorter hidden lines (a bracket, "else:") say nothing and would redact innocent output
 
 
 class HideHiddenTests(ClearHiddenTests):
-    """Remove hidden tests from test cells, as the release does, and reduce errors to their message.
+    """Remove hidden tests from test cells, as the release does, and keep them out of every output.
 
     nbgrader's ``generate_feedback`` renders the autograded notebook, whose test cells still hold
-    the hidden tests; a traceback would also quote their lines. This keeps pass/fail and the message.
+    the hidden tests. A test cell's error is reduced to its message; any output line of any cell
+    that quotes a hidden-test line (a hook that prints the running cell, an exception message
+    carrying its source) is replaced by a redaction mark.
     """
+
+    def preprocess(self, nb: NotebookNode, resources: ResourcesDict) -> tuple[NotebookNode, ResourcesDict]:
+        self._hidden = sorted(
+            {line.strip() for cell in nb.cells if utils.is_grade(cell) for line in self._hidden_lines(cell.source)}
+            - {""},
+            key=len,
+            reverse=True,
+        )
+        return super().preprocess(nb, resources)
+
+    def _hidden_lines(self, source: str) -> list[str]:
+        lines, inside = [], False
+        for line in source.splitlines():
+            if self.begin_test_delimeter in line:
+                inside = True
+            elif self.end_test_delimeter in line:
+                inside = False
+            elif inside and len(line.strip()) >= MIN_LINE:
+                lines.append(line)
+        return lines
 
     def preprocess_cell(self, cell: NotebookNode, resources: ResourcesDict, index: int) -> tuple[NotebookNode, ResourcesDict]:
         cell, resources = super().preprocess_cell(cell, resources, index)
-        if cell.cell_type == "code" and cell.metadata.get("nbgrader", {}).get("grade"):
-            for output in cell.get("outputs", []):
-                if output.output_type == "error":
-                    output.traceback = [f"{output.ename}: {output.evalue}"]
+        for output in cell.get("outputs", []):
+            if output.output_type == "error" and utils.is_grade(cell):
+                output.traceback = [f"{output.ename}: {output.evalue}"]
+            self._redact(output)
         return cell, resources
+
+    def _redact(self, output: NotebookNode) -> None:
+        if "text" in output:
+            output.text = self._clean(output.text)
+        if output.output_type == "error":
+            output.evalue = self._clean(output.evalue)
+            output.traceback = [self._clean(line) for line in output.traceback]
+        for mime, value in output.get("data", {}).items():
+            if isinstance(value, str):
+                output.data[mime] = self._clean(value)
+            elif isinstance(value, list):
+                output.data[mime] = [self._clean(v) if isinstance(v, str) else v for v in value]
+
+    def _clean(self, text: str) -> str:
+        if not any(hidden in text for hidden in self._hidden):
+            return text
+        lines = text.split("\n")
+        return "\n".join(REDACTED if any(hidden in line for hidden in self._hidden) else line for line in lines)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import copy
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
@@ -17,6 +17,7 @@ class Course:
 
     config_file: Path
     timeout: int | None = None  # per-cell seconds; None keeps the configured value
+    sandbox: dict[str, object] = field(default_factory=dict, hash=False)  # Sandbox settings over the configured ones
 
     @cached_property
     def _configured(self) -> Config:
@@ -50,7 +51,16 @@ class Course:
             config.Execute.timeout = self.timeout
         if db_url is not None:
             config.CourseDirectory.db_url = db_url
+        config.Sandbox.update(self.sandbox)
+        config.Sandbox.hidden = [*config.Sandbox.get("hidden", []), *map(str, self.private_paths)]
         return config
+
+    @property
+    def private_paths(self) -> list[Path]:
+        """What no student's kernel may see (:mod:`hooklab.grading.sandbox`): the course, the gradebook and
+        hooklab's files, and every step's folder; a kernel sees only its own working folder inside them."""
+        steps = [self.root / self.coursedir.source_directory, *map(self.step_dir, ("submitted", "autograded", "feedback"))]
+        return [self.root, self.work_dir, Path(self.db_url.removeprefix("sqlite:///")), *steps]
 
     def step_dir(self, step: str) -> Path:
         """Where nbgrader keeps a step: ``submitted``, ``autograded`` or ``feedback``."""

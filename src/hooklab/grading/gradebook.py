@@ -5,24 +5,49 @@ from __future__ import annotations
 import json
 import os
 import warnings
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from nbgrader.api import Gradebook
+import nbformat
+from nbgrader import utils
+from nbgrader.api import Gradebook, MissingEntry
 from sqlalchemy.exc import SAWarning
 
 from hooklab.grading.worker import GradingResult
 
 
-def ensure_assignments(gradebook_url: str, assignments: list[str], generate) -> list[str]:
-    """Register missing assignments (nbgrader's generate_assignment); returns those it failed on."""
-    with Gradebook(gradebook_url) as gradebook:
-        known = {a.name for a in gradebook.assignments if a.notebooks}
+def ensure_assignments(gradebook_url: str, sources: dict[str, list[Path]], generate, *, force: bool = False) -> list[str]:
+    """Register each assignment (nbgrader's generate_assignment) that is missing from the gradebook, or
+    whose test cells there differ from its source notebooks (a hidden test was changed), or all with
+    ``force``; returns those it failed on."""
     failed = []
-    for assignment in assignments:
-        if assignment not in known and not generate(assignment)["success"]:
+    for assignment, notebooks in sources.items():
+        if (force or not registered(gradebook_url, assignment, notebooks)) and not generate(assignment)["success"]:
             failed.append(assignment)
     return failed
+
+
+def registered(gradebook_url: str, assignment: str, notebooks: list[Path]) -> bool:
+    """Whether the gradebook holds these source notebooks' current test cells (code and points)."""
+    with Gradebook(gradebook_url) as gradebook:
+        try:
+            for path in notebooks:
+                for cell in nbformat.read(path, as_version=4).cells:
+                    if utils.is_grade(cell):
+                        grade_id, notebook = cell.metadata.nbgrader["grade_id"], path.stem
+                        stored = gradebook.find_source_cell(grade_id, notebook, assignment)
+                        points = gradebook.find_grade_cell(grade_id, notebook, assignment).max_score
+                        if stored.source != cell.source or points != float(cell.metadata.nbgrader["points"]):
+                            return False
+        except MissingEntry:
+            return False
+    return True
+
+
+def graded_keys(gradebook_url: str) -> set[str]:
+    """'student/assignment' of every submission the gradebook holds."""
+    with Gradebook(gradebook_url) as gradebook:
+        return {f"{s.student_id}/{a.name}" for a in gradebook.assignments for s in a.submissions}
 
 
 def record(gradebook_url: str, result: GradingResult) -> None:
@@ -58,11 +83,28 @@ def max_scores(gradebook_url: str, assignments: list[str]) -> dict[str, float]:
 class Entry:
     """What the ledger remembers of one submission."""
 
-    digest: str
+    digest: str  # the submission's files and the grader's side (see run.grading_fingerprint)
     ok: bool
     reason: str
     score: float
     max_score: float
+    files: str = ""  # the submission's files alone: a release holds while they are unchanged
+    held: list[str] = field(default_factory=list)  # why it is held for review; empty when it is not
+    would_be: dict[str, float] = field(default_factory=dict)  # "notebook/grade_id" → points once released
+    notes: list[str] = field(default_factory=list)  # repaired cells, a kernel that stopped
+    released: bool = False  # an instructor released it after review (hooklab review --release)
+
+    @property
+    def is_held(self) -> bool:
+        return bool(self.held) and not self.released
+
+    def explanation(self) -> str:
+        """What the CSV's reason column says about this submission."""
+        if not self.ok:
+            return self.reason
+        if self.is_held:
+            return "held for review: " + "; ".join(self.held)
+        return "; ".join((["released after review"] if self.released else []) + self.notes)
 
 
 class Ledger:

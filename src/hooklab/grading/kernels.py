@@ -1,176 +1,209 @@
-"""Grading kernels forked from a process that has already imported torch.
+"""Grading kernels forked from a process that has already imported torch, each in a sandbox.
 
 Starting a Python kernel and importing torch is almost all of the cost of grading a small notebook.
-A kernel server imports them once; each kernel nbgrader asks for is a fork of it: a fresh process
-holding nothing of any other submission, in a session of its own, that skips those imports.
-nbgrader reaches it through jupyter_client's provisioner mechanism (:class:`PreloadedProvisioner`,
-registered as ``hooklab-preloaded``); a kernel that is not this interpreter's ipykernel is started
-as usual.
+A kernel server imports them once; each kernel nbgrader asks for is a fork of it that skips those
+imports and then looks like a fresh process: the requested working directory, environment and
+``sys.path``, its own torch and numpy random states (Python's ``random`` reseeds itself at a fork),
+thread pools created after the fork. Its str hash seed is the server's: a fork cannot change it (every
+existing dict depends on it), so the server is started with the PYTHONHASHSEED the kernels ask for — a
+fixed one is theirs; "random" or none gives the kernels of one server one random seed. Kernels that are
+not this interpreter's ipykernel are executed instead of forked. Every kernel is started and watched by
+:mod:`hooklab.grading.sandbox`, and talks to the grader over ZeroMQ ``ipc`` sockets in a folder of its
+own (its network namespace has no route to the grader).
+
+nbgrader reaches the server through jupyter_client's provisioner mechanism
+(:class:`PreloadedProvisioner`, registered as ``hooklab-preloaded``).
 """
 
 from __future__ import annotations
 
+import importlib
+import importlib.util
 import json
 import os
 import select
 import shutil
-import signal
+import socket
 import subprocess
 import sys
-import traceback
+import tempfile
+import threading
+import time
 from typing import Any
 
 from jupyter_client.connect import KernelConnectionInfo
 from jupyter_client.provisioning import LocalProvisioner
 
+from hooklab.grading.sandbox import Kernel, Sandbox, SandboxError, spawn
+
 PROVISIONER = "hooklab-preloaded"
 PRELOAD = ("torch", "numpy", "ipykernel.kernelapp")
-SUPPORTED = hasattr(os, "fork") and hasattr(os, "pidfd_open")
+_MESSAGE = 1 << 20  # largest request (environment included)
 
 
-def serve() -> None:
-    """Kernel server loop: preload, then fork one kernel per request line read from stdin.
+def _pidfds() -> bool:
+    try:
+        os.close(os.pidfd_open(os.getpid()))
+    except (AttributeError, OSError):
+        return False
+    return True
 
-    A request is ``{"argv": [...], "cwd": ..., "env": {...}}``; the reply line is the kernel's pid.
-    Children are reaped by the system (SIGCHLD ignored); the server exits when stdin closes.
+
+SUPPORTED = hasattr(os, "fork") and _pidfds()
+
+
+def serve(channel_fd: int) -> None:
+    """Kernel server loop: preload, then start one kernel per request on the channel (a SEQPACKET socket).
+
+    A request is ``{"argv", "cwd", "env", "sockets", "fork", "sandbox"}``; the reply is ``{"pid"}`` with a
+    pidfd of the kernel's supervisor attached, or ``{"error"}``. The server reaps its supervisors as they
+    end, and exits when the channel closes (its owner ended), which ends every kernel it started.
     """
-    import importlib
-
     for name in PRELOAD:
         importlib.import_module(name)
-    signal.signal(signal.SIGCHLD, signal.SIG_IGN)
-    for line in sys.stdin:
-        request = json.loads(line)
-        pid = os.fork()
-        if pid == 0:
-            _become_kernel(request)
-        print(pid, flush=True)
+    channel = socket.socket(fileno=channel_fd)
+    supervisors: set[int] = set()
+    while True:
+        ready = select.select([channel, *supervisors], [], [])[0]
+        for pidfd in supervisors.intersection(ready):
+            os.waitid(os.P_PIDFD, pidfd, os.WEXITED)
+            os.close(pidfd)
+            supervisors.remove(pidfd)
+        if channel in ready:
+            message = channel.recv(_MESSAGE)
+            if not message:
+                return
+            request = json.loads(message)
+            try:
+                pid, pidfd = spawn(Sandbox(**request["sandbox"]), request["cwd"], request["sockets"], lambda: _become_kernel(request))
+            except (SandboxError, OSError) as error:
+                channel.send(json.dumps({"error": str(error)}).encode())
+                continue
+            supervisors.add(pidfd)
+            socket.send_fds(channel, [json.dumps({"pid": pid}).encode()], [pidfd])
 
 
 def _become_kernel(request: dict[str, Any]) -> None:
-    """In the forked child: detach, take the requested environment, and run ipykernel. Never returns."""
-    code = 1
-    try:
-        os.setsid()
-        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-        devnull = os.open(os.devnull, os.O_RDWR)
-        os.dup2(devnull, 0)
-        os.dup2(2, 1)  # the kernel's own output goes where the server's stderr goes (the grading log)
-        os.chdir(request["cwd"])
-        os.environ.clear()
-        os.environ.update(request["env"])
-        _reseed()
-        sys.argv = ["ipykernel_launcher", *request["argv"]]
-        from ipykernel import kernelapp
+    """In the forked kernel, confined already: take the requested environment and run ipykernel
+    (or execute the requested command)."""
+    os.environ.clear()
+    os.environ.update(request["env"])
+    if not request["fork"]:
+        os.execvpe(request["argv"][0], request["argv"], request["env"])
+    sys.argv = [importlib.util.find_spec("ipykernel_launcher").origin, *request["argv"][3:]]
+    del sys.path[0]  # the server's folder, where `python -m ipykernel_launcher` would have the kernel's (and drop it)
+    _freshen(request["sandbox"]["threads"])
+    from ipykernel import kernelapp
 
-        kernelapp.launch_new_instance()
-        code = 0
-    except SystemExit as stop:
-        code = stop.code if isinstance(stop.code, int) else 1
-    except BaseException:
-        traceback.print_exc()
-    finally:
-        os._exit(code)
+    # the app read JPY_PARENT_PID when the server imported it: give it the kernel's
+    kernelapp.launch_new_instance(parent_handle=int(os.environ.get("JPY_PARENT_PID", 0)))
 
 
-def _reseed() -> None:
-    """Give the fork its own numpy global random state, as a fresh interpreter would have
-    (Python's ``random`` reseeds itself after a fork; torch's default seed is fixed anyway)."""
+def _freshen(threads: int) -> None:
+    """Give the fork what a new process would have: its own torch and numpy global random states, and
+    torch's thread pool sized for it (created at its first use, after the fork)."""
     import numpy
+    import torch
 
     numpy.random.seed()
-
-
-class ForkedKernel:
-    """The ``subprocess.Popen`` surface jupyter_client uses, for a kernel the server forked.
-
-    The kernel is the server's child, so it is watched through a pidfd; its exit status belongs
-    to the server and is reported as -1.
-    """
-
-    stdin = stdout = stderr = None
-
-    def __init__(self, pid: int) -> None:
-        self.pid = pid
-        self._pidfd = os.pidfd_open(pid)
-        self.returncode: int | None = None
-
-    def poll(self) -> int | None:
-        if self.returncode is None and select.select([self._pidfd], [], [], 0)[0]:
-            self.returncode = -1
-            os.close(self._pidfd)
-        return self.returncode
-
-    def wait(self, timeout: float | None = None) -> int:
-        if self.returncode is None:
-            if not select.select([self._pidfd], [], [], timeout)[0]:
-                raise subprocess.TimeoutExpired(f"kernel {self.pid}", timeout or 0)
-        return self.poll()  # type: ignore[return-value]
-
-    def send_signal(self, signum: int) -> None:
-        if self.poll() is None:
-            signal.pidfd_send_signal(self._pidfd, signum)
-
-    def terminate(self) -> None:
-        self.send_signal(signal.SIGTERM)
-
-    def kill(self) -> None:
-        self.send_signal(signal.SIGKILL)
+    torch.seed()
+    if threads:
+        torch.set_num_threads(threads)
 
 
 class KernelServer:
-    """A running kernel server, started on first use by the process that asks for kernels."""
+    """A running kernel server, started on first use by the process that asks for kernels; one per
+    hash seed and thread count it starts kernels with."""
 
-    _instance: KernelServer | None = None
+    _instances: dict[tuple[str | None, int], KernelServer] = {}
 
-    def __init__(self) -> None:
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "hooklab.grading.kernels"],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            text=True,
-        )
+    def __init__(self, hash_seed: str | None, sandbox: Sandbox) -> None:
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        env = {**os.environ, **sandbox.thread_environment()}
+        env.pop("PYTHONHASHSEED", None)
+        if hash_seed is not None:
+            env["PYTHONHASHSEED"] = hash_seed
+        with theirs:
+            self.process = subprocess.Popen(
+                [sys.executable, "-m", "hooklab.grading.kernels", str(theirs.fileno())],
+                stdin=subprocess.DEVNULL, pass_fds=[theirs.fileno()], env=env,
+            )
+        self.channel = ours
+        self.lock = threading.Lock()
 
     @classmethod
-    def instance(cls) -> KernelServer:
-        if cls._instance is None or cls._instance.process.poll() is not None:
-            cls._instance = cls()
-        return cls._instance
+    def instance(cls, hash_seed: str | None, sandbox: Sandbox) -> KernelServer:
+        key = (hash_seed, sandbox.threads)
+        server = cls._instances.get(key)
+        if server is None or server.process.poll() is not None:
+            server = cls._instances[key] = cls(hash_seed, sandbox)
+        return server
 
-    def fork(self, argv: list[str], cwd: str, env: dict[str, str]) -> ForkedKernel:
-        assert self.process.stdin and self.process.stdout
-        self.process.stdin.write(json.dumps({"argv": argv, "cwd": cwd, "env": env}) + "\n")
-        self.process.stdin.flush()
-        reply = self.process.stdout.readline()
-        if not reply:
+    def start(self, request: dict[str, Any]) -> Kernel:
+        started = time.monotonic()
+        with self.lock:
+            self.channel.send(json.dumps(request).encode())
+            message, fds, _, _ = socket.recv_fds(self.channel, _MESSAGE, 1)
+        if not message:
             raise RuntimeError("the kernel server exited (see the grading log)")
-        return ForkedKernel(int(reply))
+        reply = json.loads(message)
+        if "error" in reply:
+            raise SandboxError(f"hooklab could not sandbox the kernel: {reply['error']}")
+        return Kernel(reply["pid"], fds[0], request["cwd"], request["sandbox"]["wall_clock"], started)
 
 
 def preloadable(cmd: list[str]) -> bool:
     """Whether ``cmd`` starts this interpreter's ipykernel, which the server can fork instead."""
     executable = shutil.which(cmd[0]) if cmd else None
     return (
-        SUPPORTED
-        and executable is not None
+        executable is not None
         and os.path.abspath(executable) == os.path.abspath(sys.executable)
         and cmd[1:3] == ["-m", "ipykernel_launcher"]
     )
 
 
 class PreloadedProvisioner(LocalProvisioner):  # type: ignore[misc]
-    """jupyter_client's local provisioner, launching Python kernels as forks of the kernel server."""
+    """jupyter_client's local provisioner, starting kernels through the kernel server, each in a sandbox
+    (``c.Sandbox``) and on ``ipc`` sockets in a folder of its own."""
+
+    sockets: str | None = None
+
+    async def pre_launch(self, **kwargs: Any) -> dict[str, Any]:
+        manager = self.parent
+        if SUPPORTED and manager is not None and self.sockets is None:
+            self.sockets = tempfile.mkdtemp(prefix="hooklab-kernel-")
+            manager.transport, manager.cache_ports = "ipc", False
+            manager.ip = os.path.join(self.sockets, "ipc")
+            manager.connection_file = os.path.join(self.sockets, "connection.json")
+        return await super().pre_launch(**kwargs)
 
     async def launch_kernel(self, cmd: list[str], **kwargs: Any) -> KernelConnectionInfo:
-        if not preloadable(cmd):
+        if not SUPPORTED:
             return await super().launch_kernel(cmd, **kwargs)
-        env = kwargs.get("env") or dict(os.environ)
-        cwd = str(kwargs.get("cwd") or os.getcwd())
-        self.process = KernelServer.instance().fork(cmd[3:], cwd, env)
-        self.pid = self.pgid = self.process.pid  # the fork leads a session (and process group) of its own
-        self.cwd = cwd
+        sandbox = Sandbox(parent=self)
+        # ipykernel watches the process JPY_PARENT_PID names unless it is 1: the kernel's parent is an init,
+        # and the supervisor ties the kernel to the grader already
+        env = sandbox.kernel_environment({**(kwargs.get("env") or os.environ), "JPY_PARENT_PID": "1"})
+        cwd = os.path.realpath(kwargs.get("cwd") or os.getcwd())
+        request = {"argv": cmd, "cwd": cwd, "env": env, "sockets": self.sockets, "fork": preloadable(cmd), "sandbox": sandbox.settings()}
+        try:
+            self.process = KernelServer.instance(env.get("PYTHONHASHSEED"), sandbox).start(request)
+        except BaseException:
+            await self.cleanup()  # jupyter_client cleans up only kernels that started
+            raise
+        self.pid, self.pgid, self.cwd = self.process.pid, None, cwd
         return self.connection_info
+
+    async def send_signal(self, signum: int) -> None:
+        if self.process:
+            self.process.send_signal(signum)
+
+    async def cleanup(self, restart: bool = False) -> None:
+        await super().cleanup(restart)
+        if not restart and self.sockets:
+            shutil.rmtree(self.sockets, ignore_errors=True)
+            self.sockets = None
 
 
 if __name__ == "__main__":
-    serve()
+    serve(int(sys.argv[1]))

@@ -61,11 +61,22 @@ def pass_rates(gradebook: Gradebook, keys: set[str]) -> dict[str, tuple[float, i
 def summary(entries: dict[str, Entry], rates: dict[str, tuple[float, int]], skipped: int, problems: list[str]) -> str:
     """The report printed at the end of a run."""
     failed = {key: entry.reason for key, entry in sorted(entries.items()) if not entry.ok}
+    held = {key: entry for key, entry in sorted(entries.items()) if entry.ok and entry.is_held}
+    noted = {key: entry.notes for key, entry in sorted(entries.items()) if entry.ok and entry.notes}
     head = f"Graded {len(entries) - len(failed)} of {len(entries)} submissions; {len(failed)} could not be run"
+    head += f"; {len(held)} held for review" if held else ""
     lines = [head + (f" ({skipped} unchanged since the last run, not regraded)." if skipped else ".")]
     if failed:
         lines.append("Could not be run (scored 0):")
         lines += [f"  {key}: {reason}" for key, reason in failed.items()]
+    if held:
+        lines.append("Held for review (scored 0 until released: hooklab review --release STUDENT/ASSIGNMENT):")
+        for key, entry in held.items():
+            lines.append(f"  {key} (would score {sum(entry.would_be.values()):g} / {entry.max_score:g}):")
+            lines += [f"    {why}" for why in entry.held]
+    if noted:
+        lines.append("Graded with notes (cells after a stopped kernel score 0):")
+        lines += [f"  {key}: {'; '.join(notes)}" for key, notes in noted.items()]
     if problems:
         lines.append("Input that was not graded:")
         lines += [f"  {problem}" for problem in problems]

@@ -22,6 +22,7 @@ from nbgrader.coursedir import CourseDirectory
 
 from hooklab.grading import kernels
 from hooklab.grading.course import Course
+from hooklab.grading.repair import METADATA
 
 
 @dataclass
@@ -41,6 +42,9 @@ class GradingResult:
     cells: list[CellResult] = field(default_factory=list)
     comments: dict[tuple[str, str], str | None] = field(default_factory=dict)  # (notebook, grade_id) → auto comment
     timestamp: object = None
+    held: list[str] = field(default_factory=list)  # why the notebook is held for review (its scores are 0)
+    would_be: dict[str, float] = field(default_factory=dict)  # "notebook/grade_id" → points if released
+    notes: list[str] = field(default_factory=list)  # cells repaired, a kernel that stopped
 
     @property
     def score(self) -> float:
@@ -88,8 +92,12 @@ def read_scores(course: Course, student: str, assignment: str) -> GradingResult:
         submission = gradebook.find_submission(assignment, student)
         result.timestamp = submission.timestamp
         for notebook in submission.notebooks:
-            graded = course.step_dir("autograded") / student / assignment / f"{notebook.name}.ipynb"
+            graded = nbformat.read(course.step_dir("autograded") / student / assignment / f"{notebook.name}.ipynb", as_version=4)
             messages = test_messages(graded)
+            notes = graded.metadata.get(METADATA, {})
+            result.held += [f"{notebook.name}: {why}" for why in notes.get("held", [])]
+            result.would_be.update({f"{notebook.name}/{cell}": points for cell, points in notes.get("would_be", {}).items()})
+            result.notes += [f"{notebook.name}: {note}" for note in [notes.get("stopped"), *notes.get("repairs", [])] if note]
             for grade in notebook.grades:
                 result.cells.append(
                     CellResult(notebook.name, grade.name, grade.auto_score or 0.0, messages.get(grade.name, ""))
@@ -99,9 +107,8 @@ def read_scores(course: Course, student: str, assignment: str) -> GradingResult:
     return result
 
 
-def test_messages(path: Path) -> dict[str, str]:
+def test_messages(nb: nbformat.NotebookNode) -> dict[str, str]:
     """grade_id → "ErrorName: message" for every test cell that raised."""
-    nb = nbformat.read(path, as_version=4)
     messages = {}
     for cell in nb.cells:
         nbgrader = cell.metadata.get("nbgrader", {})

@@ -1,0 +1,587 @@
+"""Tamper detection before anything runs: a static check of the code a student wrote.
+
+A student's cells run in the interpreter that runs the test cells, so a submission can try to
+change what the tests see: patch the checkers or torch, swap modules in ``sys.modules``, hook
+the import system or IPython, trace frames, or hide such code in strings. :func:`scan` reads
+every code cell the student wrote (answer cells, added cells, edited given cells) with Python's
+``ast`` and reports each such technique as a :class:`Finding`; the notebook is then held for
+review. The rules name techniques, not spellings, and leave ordinary code alone: a student's
+own objects may be changed freely (``setattr(module, name, ...)``, ``module.extra_repr = ...``).
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import importlib.util
+import re
+import sys
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from functools import cache
+
+from IPython.core.inputtransformer2 import TransformerManager
+from nbconvert.exporters.exporter import ResourcesDict
+from nbformat import NotebookNode
+from nbgrader import utils
+from nbgrader.preprocessors import NbGraderPreprocessor
+
+from hooklab.grading.repair import METADATA, source_notebook
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One use of a technique that can change what the tests see."""
+
+    cell: int  # 1-based position of the cell in the notebook
+    line: int
+    technique: str
+
+    def __str__(self) -> str:
+        return f"{self.technique} (cell {self.cell}, line {self.line})"
+
+
+# Modules whose only use in a submission is to reach the interpreter's machinery.
+FORBIDDEN_MODULES = {
+    "ctypes": "reaches memory directly (ctypes)",
+    "_ctypes": "reaches memory directly (ctypes)",
+    "cffi": "reaches memory directly (cffi)",
+    "gc": "searches the interpreter's objects (gc)",
+    "importlib": "uses the import system (importlib)",
+    "imp": "uses the import system (imp)",
+    "builtins": "changes the builtins",
+    "marshal": "loads code objects (marshal)",
+    "pickle": "runs code hidden in data (pickle)",
+    "_pickle": "runs code hidden in data (pickle)",
+    "dill": "runs code hidden in data (dill)",
+    "cloudpickle": "runs code hidden in data (cloudpickle)",
+    "shelve": "runs code hidden in data (shelve)",
+    "copyreg": "runs code hidden in data (copyreg)",
+    "code": "runs code from strings (code)",
+    "codeop": "runs code from strings (codeop)",
+    "runpy": "runs code from files (runpy)",
+    "IPython": "reaches IPython's machinery",
+    "ipykernel": "reaches the kernel's machinery",
+    "traitlets": "reaches IPython's configuration",
+    "jupyter_client": "reaches the kernel's machinery",
+    "zmq": "reaches the kernel's machinery",
+    "threading": "runs code outside its cell (threads)",
+    "_thread": "runs code outside its cell (threads)",
+    "concurrent": "runs code outside its cell (threads)",
+    "multiprocessing": "runs code outside its cell (processes)",
+    "asyncio": "runs code outside its cell (event loop)",
+    "signal": "runs code outside its cell (signal handlers)",
+    "atexit": "runs code outside its cell (exit handlers)",
+    "sched": "runs code outside its cell (scheduler)",
+    "unittest": "patches objects (unittest.mock)",
+    "mock": "patches objects (mock)",
+    "site": "changes the import path (site)",
+    "sitecustomize": "changes the import path (site)",
+    "hooklab.grading": "reaches the grader",
+    "torch._C": "reaches torch's internals (torch._C)",
+    "torch.overrides": "intercepts torch functions (torch.overrides)",
+    "torch.utils._python_dispatch": "intercepts torch operators (dispatch modes)",
+}
+
+# Attribute names that lead to functions' internals, frames or the object graph.
+FORBIDDEN_ATTRIBUTES = {
+    "__globals__": "reads a function's globals",
+    "__code__": "reads or replaces a function's code",
+    "__closure__": "reads a function's closure",
+    "__defaults__": "changes a function's default arguments",
+    "__kwdefaults__": "changes a function's default arguments",
+    "__builtins__": "reaches the builtins",
+    "__subclasses__": "searches classes (__subclasses__)",
+    "__import__": "uses the import system (__import__)",
+    "__loader__": "uses the import system (__loader__)",
+    "__spec__": "uses the import system (__spec__)",
+    "__setattr__": "sets attributes around the normal rules (__setattr__)",
+    "__delattr__": "deletes attributes around the normal rules (__delattr__)",
+    "__getattribute__": "reads attributes around the normal rules (__getattribute__)",
+    "f_back": "walks the call stack (frames)",
+    "f_globals": "reads a frame's globals",
+    "f_locals": "reads a frame's locals",
+    "f_builtins": "reads a frame's builtins",
+    "f_code": "reads a frame's code",
+    "f_trace": "traces a frame",
+    "tb_frame": "walks the call stack (traceback frames)",
+    "tb_next": "walks the call stack (traceback frames)",
+    "gi_frame": "reads a generator's frame",
+    "cr_frame": "reads a coroutine's frame",
+    "ag_frame": "reads a generator's frame",
+}
+
+FORBIDDEN_CALLS = {
+    "exec": "runs code from a string (exec)",
+    "eval": "runs code from a string (eval)",
+    "compile": "compiles code from a string (compile)",
+    "__import__": "uses the import system (__import__)",
+    "breakpoint": "starts a debugger (breakpoint)",
+    "globals": "reaches the notebook's namespace (globals())",
+    "get_ipython": "reaches IPython's machinery (get_ipython)",
+}
+
+# IPython's input history holds the source of the test cells that ran.
+HISTORY_NAMES = re.compile(r"^(In|Out|_ih|_oh|_dh|_i+|_i\d+|_\d+|__IPYTHON__)$")
+
+SYS_READABLE = {
+    "stdout", "stderr", "stdin", "version", "version_info", "float_info", "int_info", "maxsize",
+    "platform", "byteorder", "getsizeof", "getrecursionlimit", "executable", "argv",
+    "implementation", "hexversion", "exc_info", "exception", "getdefaultencoding",
+    "getfilesystemencoding", "path", "float_repr_style",
+}
+INSPECT_FRAMES = {"currentframe", "stack", "trace", "getouterframes", "getinnerframes", "getframeinfo"}
+TORCH_LIBRARY_ALLOWED = {"custom_op", "register_fake", "register_autograd", "register_kernel", "opcheck", "triton_op"}
+# IPython magics that only time, capture, install or display; others (%run, %load, %config,
+# %history, ...) run unseen code, change IPython or print the test cells.
+SAFE_MAGICS = {
+    "time", "timeit", "matplotlib", "capture", "pip", "who", "whos", "who_ls", "precision", "pprint",
+    "writefile", "prun", "pwd", "ls", "env", "pinfo", "pinfo2", "psearch", "pdoc", "pdef", "psource",
+}
+CODE_MAGICS = {"time", "timeit", "capture", "prun"}  # magics whose argument or body is Python code to check
+TENSOR_SUBCLASS_METHODS = {
+    "__torch_function__": "overrides torch functions for its tensors (__torch_function__)",
+    "__torch_dispatch__": "overrides torch operators for its tensors (__torch_dispatch__)",
+    "__del__": "runs code outside its cell (__del__)",
+}
+TENSOR_COMPARISONS = {"__eq__", "__ne__", "__bool__", "__float__", "__index__", "__int__", "tolist", "item", "allclose", "equal"}
+
+_transformer = TransformerManager()
+
+
+@cache
+def installed(module: str) -> bool:
+    """Whether a top-level module is part of the grading environment (not a file of the submission)."""
+    if module in sys.stdlib_module_names or module in sys.builtin_module_names:
+        return True
+    try:
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def imports_of(sources: Iterable[str]) -> dict[str, str]:
+    """Names the given cells bind by importing → the dotted path they come from."""
+    bound: dict[str, str] = {}
+    for source in sources:
+        tree = _parse(source)
+        if tree is None:
+            continue
+        for node in ast.walk(tree):
+            for name, origin in _bindings(node):
+                bound[name] = origin
+    return bound
+
+
+def definitions_of(sources: Iterable[str]) -> set[str]:
+    """Names the given cells define with ``def`` or ``class`` at notebook level (Add, Model, ...)."""
+    defined = set()
+    for source in sources:
+        tree = _parse(source)
+        if tree is not None:
+            defined |= {node.name for node in tree.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
+    return defined
+
+
+def names_loaded(sources: Iterable[str]) -> set[str]:
+    """Every name the given code reads (the test cells: what an answer must not rebind)."""
+    loaded = set()
+    for source in sources:
+        tree = _parse(source)
+        if tree is not None:
+            loaded |= {node.id for node in ast.walk(tree) if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)}
+    return loaded
+
+
+def scan(
+    cells: Iterable[tuple[int, str]], given_imports: dict[str, str], test_names: set[str], given_definitions: Iterable[str] = ()
+) -> list[Finding]:
+    """Findings in the student's code cells, given as (1-based cell number, source).
+
+    ``given_imports`` are the names the notebook's own cells import (a student may import them
+    again from the same place, not rebind them); ``test_names`` are the names test cells read;
+    ``given_definitions`` the classes and functions the notebook defines (the tests build on them).
+    """
+    protected = {name for name in test_names if hasattr(builtins, name)} | (set(given_definitions) & test_names)
+    findings: list[Finding] = []
+    imported = dict(given_imports)
+    for number, source in cells:
+        tree = _parse(source)
+        if tree is None:
+            continue  # a syntax error fails at run time, like any wrong answer
+        checker = _Checker(imported, given_imports, protected)
+        checker.visit(tree)
+        findings += [Finding(number, line, technique) for line, technique in checker.found]
+    return _unique(findings)
+
+
+def _unique(findings: list[Finding]) -> list[Finding]:
+    seen, kept = set(), []
+    for finding in findings:
+        if (finding.cell, finding.technique) not in seen:
+            seen.add((finding.cell, finding.technique))
+            kept.append(finding)
+    return kept
+
+
+def _parse(source: str) -> ast.Module | None:
+    try:
+        return ast.parse(_transformer.transform_cell(source))
+    except (SyntaxError, ValueError):
+        return None
+
+
+def _bindings(node: ast.AST) -> Iterator[tuple[str, str]]:
+    """(name, dotted origin) for each name an import statement binds."""
+    if isinstance(node, ast.Import):
+        for alias in node.names:
+            if alias.asname:
+                yield alias.asname, alias.name
+            else:
+                top = alias.name.split(".")[0]
+                yield top, top
+    elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+        for alias in node.names:
+            yield alias.asname or alias.name, f"{node.module}.{alias.name}"
+
+
+def _dotted(node: ast.AST) -> list[str] | None:
+    """``a.b.c`` → ["a", "b", "c"]; None when the chain does not start at a name."""
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        return [node.id, *reversed(parts)]
+    return None
+
+
+def _root(node: ast.AST) -> ast.AST:
+    while isinstance(node, (ast.Attribute, ast.Subscript, ast.Call)):
+        node = node.func if isinstance(node, ast.Call) else node.value
+    return node
+
+
+def _constant_text(node: ast.AST) -> str | None:
+    return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
+
+
+def _string_fragments(node: ast.AST) -> Iterator[str]:
+    for child in ast.walk(node):
+        text = _constant_text(child)
+        if text is not None:
+            yield text
+
+
+class _Checker(ast.NodeVisitor):
+    def __init__(self, imported: dict[str, str], given: dict[str, str], protected: set[str]) -> None:
+        self.imported = imported  # grows with the student's own imports, across cells
+        self.given = given
+        self.protected = protected  # builtins and the notebook's own classes and functions that tests use
+        self.found: list[tuple[int, str]] = []
+        self.depth = 0  # > 0 inside a function or class body
+        self.globals: set[str] = set()
+
+    def flag(self, node: ast.AST, technique: str) -> None:
+        self.found.append((getattr(node, "lineno", 1), technique))
+
+    # -- what a name or attribute chain refers to ------------------------------------------
+    def origin(self, node: ast.AST) -> str | None:
+        """The dotted module path an expression names (``F.linear`` → torch.nn.functional.linear)."""
+        parts = _dotted(node)
+        if parts is None or parts[0] not in self.imported:
+            return None
+        return ".".join([self.imported[parts[0]], *parts[1:]])
+
+    def check_module(self, node: ast.AST, dotted: str) -> None:
+        for prefix, technique in FORBIDDEN_MODULES.items():
+            if dotted == prefix or dotted.startswith(prefix + "."):
+                self.flag(node, technique)
+                return
+        if dotted.startswith("torch.library.") and dotted.split(".")[2] not in TORCH_LIBRARY_ALLOWED:
+            self.flag(node, "registers operator kernels (torch.library)")
+        elif dotted.startswith("inspect.") and dotted.split(".")[1] in INSPECT_FRAMES:
+            self.flag(node, "walks the call stack (inspect)")
+        elif dotted.startswith("sys.") and dotted.split(".")[1] not in SYS_READABLE:
+            self.flag(node, f"uses the interpreter's machinery (sys.{dotted.split('.')[1]})")
+        elif dotted.startswith("types.") and dotted.split(".")[1] in {"FunctionType", "CodeType", "ModuleType", "CellType", "LambdaType"}:
+            self.flag(node, f"builds code or modules by hand (types.{dotted.split('.')[1]})")
+
+    def bind(self, node: ast.AST, name: str, origin: str | None = None) -> None:
+        """A name bound at notebook level: it must not replace what the tests rely on."""
+        if self.depth and name not in self.globals:
+            return
+        if name in self.given and origin != self.given[name]:
+            self.flag(node, f"rebinds {name}, which the notebook imports from {self.given[name]}")
+        elif name in self.protected:
+            what = "the builtin" if hasattr(builtins, name) else "the notebook's"
+            self.flag(node, f"rebinds {what} {name}, which the tests use")
+        elif HISTORY_NAMES.match(name):
+            self.flag(node, "changes IPython's input history")
+
+    def mutate(self, node: ast.AST, target: ast.AST) -> None:
+        """An attribute or item of ``target`` is set or deleted."""
+        root = _root(target)
+        if isinstance(target, ast.Attribute) and target.attr in {"__class__", "__bases__", "__dict__"}:
+            self.flag(node, f"changes an object's {target.attr}")
+            return
+        if isinstance(root, ast.Name) and root.id in self.imported:
+            if isinstance(target, ast.Subscript) and not self._through_dunder(target):
+                origin = self.origin(target.value) or ""
+                if origin.startswith("sys."):
+                    self.flag(node, f"changes {origin}")
+                return  # an item of a library object (plt.rcParams[...], os.environ[...])
+            described = self.origin(target) or self.imported[root.id]
+            self.flag(node, f"patches {described} (an imported module or class)")
+        elif isinstance(root, ast.Name) and root.id == "__builtins__":
+            self.flag(node, "changes the builtins")
+
+    @staticmethod
+    def _through_dunder(node: ast.AST) -> bool:
+        return any(isinstance(n, ast.Attribute) and n.attr.startswith("__") for n in ast.walk(node))
+
+    # -- statements -------------------------------------------------------------------------
+    def visit_Import(self, node: ast.Import) -> None:
+        for alias in node.names:
+            self.check_module(node, alias.name)
+            self.check_installed(node, alias.name)
+        for name, origin in _bindings(node):
+            self.bind(node, name, origin)
+            self.imported[name] = origin
+
+    def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
+        if node.level:
+            self.flag(node, "imports a module from the submission folder (relative import)")
+            return
+        module = node.module or ""
+        self.check_module(node, module)
+        self.check_installed(node, module)
+        for alias in node.names:
+            if alias.name == "*":
+                self.flag(node, f"imports every name of {module} (import *), which can replace names the tests use")
+                continue
+            self.check_module(node, f"{module}.{alias.name}")
+        for name, origin in _bindings(node):
+            self.bind(node, name, origin)
+            self.imported[name] = origin
+
+    def check_installed(self, node: ast.AST, module: str) -> None:
+        top = module.split(".")[0]
+        if top and not installed(top):
+            self.flag(node, f"imports {top}, which is not an installed module (a file of the submission?)")
+
+    def visit_Global(self, node: ast.Global) -> None:
+        self.globals |= set(node.names)
+
+    def _scoped(self, node: ast.AST) -> None:
+        self.depth += 1
+        outer = self.globals
+        self.globals = set()
+        self.generic_visit(node)
+        self.globals = outer
+        self.depth -= 1
+
+    def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        self.bind(node, node.name)
+        for decorator in node.decorator_list:
+            self.visit(decorator)
+        self.depth += 1
+        outer = self.globals
+        self.globals = set()
+        self.visit(node.args)
+        for statement in node.body:
+            self.visit(statement)
+        self.globals = outer
+        self.depth -= 1
+
+    visit_AsyncFunctionDef = visit_FunctionDef
+
+    def visit_Lambda(self, node: ast.Lambda) -> None:
+        self._scoped(node)
+
+    def visit_ClassDef(self, node: ast.ClassDef) -> None:
+        self.bind(node, node.name)
+        methods = {item.name for item in node.body if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef))}
+        methods |= {t.id for item in node.body if isinstance(item, ast.Assign) for t in item.targets if isinstance(t, ast.Name)}
+        for method in sorted(methods & TENSOR_SUBCLASS_METHODS.keys()):
+            self.flag(node, TENSOR_SUBCLASS_METHODS[method])
+        bases = {self.origin(base) or "" for base in node.bases}
+        if any(base in {"torch.Tensor", "torch.nn.Parameter", "torch.nn.parameter.Parameter"} for base in bases):
+            for method in sorted(methods & TENSOR_COMPARISONS):
+                self.flag(node, f"a tensor subclass that redefines {method}")
+        self._scoped(node)
+
+    def visit_Assign(self, node: ast.Assign) -> None:
+        for target in node.targets:
+            self.store(node, target)
+        self.visit(node.value)
+        origin = self.origin(node.value)
+        if origin is not None:  # an alias (t = torch): changing it changes the library
+            self.imported.update({target.id: origin for target in node.targets if isinstance(target, ast.Name)})
+
+    def visit_AugAssign(self, node: ast.AugAssign) -> None:
+        self.store(node, node.target)
+        self.visit(node.value)
+
+    def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
+        self.store(node, node.target)
+        if node.value is not None:
+            self.visit(node.value)
+
+    def visit_NamedExpr(self, node: ast.NamedExpr) -> None:
+        self.store(node, node.target)
+        self.visit(node.value)
+
+    def visit_Delete(self, node: ast.Delete) -> None:
+        for target in node.targets:
+            self.store(node, target)
+
+    def visit_For(self, node: ast.For | ast.AsyncFor) -> None:
+        self.store(node, node.target)
+        self.visit(node.iter)
+        for statement in node.body + node.orelse:
+            self.visit(statement)
+
+    visit_AsyncFor = visit_For
+
+    def visit_withitem(self, node: ast.withitem) -> None:
+        self.visit(node.context_expr)
+        if node.optional_vars is not None:
+            self.store(node.context_expr, node.optional_vars)
+
+    def store(self, node: ast.AST, target: ast.AST) -> None:
+        if isinstance(target, ast.Name):
+            self.bind(node, target.id)
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            for element in target.elts:
+                self.store(node, element)
+        elif isinstance(target, ast.Starred):
+            self.store(node, target.value)
+        elif isinstance(target, (ast.Attribute, ast.Subscript)):
+            self.mutate(node, target)
+            self.visit(target)
+
+    # -- expressions ------------------------------------------------------------------------
+    def visit_Name(self, node: ast.Name) -> None:
+        if node.id == "__builtins__":
+            self.flag(node, "reaches the builtins (__builtins__)")
+        elif node.id in {"__import__", "get_ipython"} or HISTORY_NAMES.match(node.id) and isinstance(node.ctx, ast.Load):
+            technique = FORBIDDEN_CALLS.get(node.id) or "reads IPython's input history (the test cells' source)"
+            self.flag(node, technique)
+
+    def visit_Constant(self, node: ast.Constant) -> None:
+        if isinstance(node.value, str) and node.value in FORBIDDEN_ATTRIBUTES:
+            self.flag(node, f"names {node.value!r} ({FORBIDDEN_ATTRIBUTES[node.value]})")
+
+    def visit_Attribute(self, node: ast.Attribute) -> None:
+        if node.attr in FORBIDDEN_ATTRIBUTES and not self._super_setattr(node):
+            self.flag(node, FORBIDDEN_ATTRIBUTES[node.attr])
+        elif node.attr == "__dict__":
+            root = _root(node.value)
+            if not isinstance(node.value, ast.Name) or (isinstance(root, ast.Name) and root.id in self.imported):
+                self.flag(node, "reaches a module's or class's namespace (__dict__)")
+        origin = self.origin(node)
+        if origin is not None:
+            self.check_module(node, origin)
+        self.generic_visit(node)
+
+    @staticmethod
+    def _super_setattr(node: ast.Attribute) -> bool:
+        value = node.value
+        return (
+            node.attr in {"__setattr__", "__delattr__", "__getattribute__"}
+            and isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "super"
+        )
+
+    def visit_Call(self, node: ast.Call) -> None:
+        func = node.func
+        if isinstance(func, ast.Name):
+            name = func.id
+            if name in FORBIDDEN_CALLS and name != "get_ipython":
+                self.flag(node, FORBIDDEN_CALLS[name])
+            elif name in {"setattr", "delattr"} and node.args:
+                attribute = _constant_text(node.args[1]) if len(node.args) > 1 else None
+                self.mutate(node, ast.Attribute(value=node.args[0], attr=attribute or "<computed name>", ctx=ast.Store()))
+                self.check_attribute_name(node)
+            elif name in {"getattr", "hasattr"} and node.args:
+                self.check_attribute_name(node)
+            elif name == "vars" and (not node.args or self.origin(node.args[0]) is not None):
+                self.flag(node, "reaches a module's namespace (vars())")
+        if self.magic(node):
+            return
+        self.generic_visit(node)
+
+    def check_attribute_name(self, node: ast.Call) -> None:
+        """getattr/setattr/delattr whose name spells a dangerous attribute, or is built at run time
+        to reach into a system module."""
+        if len(node.args) < 2:
+            return
+        name = node.args[1]
+        for text in _string_fragments(name):
+            if text in FORBIDDEN_ATTRIBUTES or text == "__dict__" or "__" in text and _constant_text(name) is None:
+                self.flag(node, f"reaches {text!r} by name ({FORBIDDEN_ATTRIBUTES.get(text, 'a hidden attribute')})")
+                return
+        target = self.origin(node.args[0])
+        text = _constant_text(name)
+        if target is not None:
+            if text is None and (target.split(".")[0] in {"sys", "builtins", "os"} or target in FORBIDDEN_MODULES):
+                self.flag(node, f"reaches an attribute of {target} by a computed name")
+            elif text is not None:
+                self.check_module(node, f"{target}.{text}")
+
+    def magic(self, node: ast.Call) -> bool:
+        """IPython's rewriting of ``%magic``, ``%%magic`` and ``!cmd``: True when handled here."""
+        func = node.func
+        if not (
+            isinstance(func, ast.Attribute)
+            and isinstance(func.value, ast.Call)
+            and isinstance(func.value.func, ast.Name)
+            and func.value.func.id == "get_ipython"
+            and not func.value.args
+        ):
+            if isinstance(func, ast.Name) and func.id == "get_ipython":
+                self.flag(node, FORBIDDEN_CALLS["get_ipython"])
+                return True
+            return False
+        if func.attr in {"system", "getoutput"}:
+            return True  # a shell command: it cannot reach this interpreter
+        args = [_constant_text(arg) for arg in node.args]
+        if func.attr in {"run_line_magic", "run_cell_magic"} and args and args[0] is not None:
+            magic = args[0].lstrip("%")
+            if magic in SAFE_MAGICS:
+                for code in args[1:] if magic in CODE_MAGICS else []:
+                    if code:
+                        self.nested(node, code)
+                return True
+            self.flag(node, f"uses the IPython magic %{magic}")
+            return True
+        self.flag(node, FORBIDDEN_CALLS["get_ipython"])
+        return True
+
+    def nested(self, node: ast.AST, code: str) -> None:
+        tree = _parse(code)
+        if tree is None:
+            return
+        inner = _Checker(self.imported, self.given, self.protected)
+        inner.visit(tree)
+        self.found += [(getattr(node, "lineno", 1), technique) for _, technique in inner.found]
+
+
+class ScanSubmission(NbGraderPreprocessor):
+    """nbgrader preprocessor (sanitising step): record the findings of :func:`scan` in the
+    notebook's metadata, for the execution step to hold the notebook for review."""
+
+    def preprocess(self, nb: NotebookNode, resources: ResourcesDict) -> tuple[NotebookNode, ResourcesDict]:
+        source = source_notebook(self, resources)
+        own = [c for c in source.cells if c.cell_type == "code" and not utils.is_solution(c)]
+        given_sources = {c.source for c in own if not utils.is_grade(c)}
+        tests = [c.source for c in own if utils.is_grade(c)]
+        written = [
+            (number, cell.source)
+            for number, cell in enumerate(nb.cells, start=1)
+            if cell.cell_type == "code" and (utils.is_solution(cell) or not (utils.is_grade(cell) or utils.is_locked(cell)) and cell.source not in given_sources)
+        ]
+        given = [c.source for c in own if not utils.is_grade(c)]
+        findings = scan(written, imports_of(c.source for c in own), names_loaded(tests), definitions_of(given))
+        nb.metadata.setdefault(METADATA, {})["findings"] = [str(finding) for finding in findings]
+        return nb, resources

@@ -1,0 +1,203 @@
+"""Runs inside the student's kernel: a snapshot of what the tests rely on, and checks against it.
+
+The grader loads this file by path (not through the import system, which a submission could
+have changed) before the notebook's first cell, as module ``_hooklab_probe``, and calls
+:func:`snapshot`; around each test cell it calls :func:`check` through ``user_expressions`` of
+an empty, silent request, which runs no input transformer and fires no IPython event. Both
+return JSON text. The grader keeps the first digest outside the kernel, so a submission that
+rewrites this module's state is caught by the digest changing, not by the list of changes.
+
+Watched: the modules the tests use (``sys.modules`` entries, their attributes), the classes
+whose methods compare and read tensors, the builtins, the checkers' code and defaults, the
+import system's hooks, tracing, and IPython's transformers, events and run methods. A module
+loaded from the submission's folder is reported too.
+"""
+
+from __future__ import annotations
+
+import builtins
+import hashlib
+import json
+import os
+import sys
+import threading
+import types
+from typing import Any
+
+MODULES = (
+    "builtins", "math", "operator", "functools", "importlib", "json",
+    "torch", "torch.nn", "torch.nn.functional", "torch.nn.init", "torch.nn.modules.module",
+    "torch.autograd", "torch.autograd.function", "torch.autograd.gradcheck", "torch.testing",
+    "numpy", "hooklab", "hooklab.checks",
+)
+# Attributes that legitimately change while a notebook runs.
+VOLATILE = {"builtins": {"_", "__", "___", "exit", "quit", "get_ipython", "display", "__IPYTHON__"}}
+# Callbacks these libraries register on IPython's events (matplotlib draws after each cell).
+LIBRARY_PREFIXES = ("IPython.", "ipykernel.", "matplotlib.", "matplotlib_inline.", "ipywidgets.", "comm.", "traitlets.")
+SHELL_METHODS = (
+    "run_cell", "run_cell_async", "_run_cell", "run_code", "run_ast_nodes", "transform_cell",
+    "transform_ast", "showtraceback", "_showtraceback", "showsyntaxerror", "user_expressions",
+    "ex", "ev", "safe_execfile",
+)
+KERNEL_METHODS = ("do_execute", "execute_request", "dispatch_shell", "send_response")
+
+_state: dict[str, Any] = {}
+_MISSING = object()
+
+
+def _classes() -> list[type]:
+    import numpy
+    import torch
+    from IPython.core.compilerop import CachingCompiler
+    from IPython.core.inputtransformer2 import TransformerManager
+
+    return [torch.Tensor, torch._C.TensorBase, torch.nn.Module, torch.nn.Parameter, torch.autograd.Function,
+            torch.Generator, torch.Size, numpy.ndarray, CachingCompiler, TransformerManager]
+
+
+def _token(value: Any) -> str:
+    _state.setdefault("objects", {})[id(value)] = value  # held, so no other object can reuse the id
+    return f"{type(value).__qualname__}@{id(value):x}"
+
+
+def _facts(shell: Any) -> tuple[dict[str, str], dict[str, Any]]:
+    """Everything watched: (label → token, where an addition is a change; label → module attribute,
+    which torch and numpy add lazily)."""
+    facts: dict[str, str] = {}
+    attributes: dict[str, Any] = {}
+    for name in MODULES:
+        module = sys.modules.get(name)
+        facts[f"sys.modules[{name!r}]"] = _token(module)
+        if module is None:
+            continue
+        skip = VOLATILE.get(name, set())
+        for key, value in list(vars(module).items()):
+            if key not in skip and not isinstance(value, types.ModuleType):
+                attributes[f"{name}.{key}"] = value
+        origin = getattr(module, "__file__", None)
+        facts[f"{name} (file)"] = str(origin)
+    checks = sys.modules.get("hooklab.checks")
+    for key, value in list(vars(checks).items()) if checks else []:
+        if isinstance(value, types.FunctionType):
+            facts[f"hooklab.checks.{key} (code)"] = _token(value.__code__)
+            facts[f"hooklab.checks.{key} (defaults)"] = repr((value.__defaults__, value.__kwdefaults__))
+            facts[f"hooklab.checks.{key} (globals)"] = _token(value.__globals__)
+    for cls in _classes():
+        for key, value in list(vars(cls).items()):
+            facts[f"{cls.__module__}.{cls.__qualname__}.{key}"] = _token(value)
+    facts["sys.meta_path"] = repr([_token(finder) for finder in sys.meta_path])
+    facts["sys.path_hooks"] = repr([_token(hook) for hook in sys.path_hooks])
+    facts["sys.settrace"] = _token(sys.gettrace())
+    facts["sys.setprofile"] = _token(sys.getprofile())
+    facts["threading.settrace"] = _token(threading.gettrace())
+    facts["threading.setprofile"] = _token(threading.getprofile())
+    facts["sys.excepthook"] = _token(sys.excepthook)
+    facts["sys.modules (object)"] = _token(sys.modules)
+    facts["builtins.__import__"] = _token(builtins.__import__)
+    if shell is not None:
+        facts.update(_shell_facts(shell))
+    return facts, attributes
+
+
+def _shell_facts(shell: Any) -> dict[str, str]:
+    facts = {
+        "IPython input_transformers_cleanup": repr([_token(t) for t in shell.input_transformers_cleanup]),
+        "IPython input_transformers_post": repr([_token(t) for t in shell.input_transformers_post]),
+        "IPython ast_transformers": repr([_token(t) for t in shell.ast_transformers]),
+        "IPython input_transformer_manager": _token(shell.input_transformer_manager),
+        "IPython custom exception handler": repr((shell.custom_exceptions, _token(shell.CustomTB))),
+        "IPython compiler": _token(shell.compile),
+        "IPython InteractiveTB": _token(shell.InteractiveTB),
+        "IPython displayhook": _token(shell.displayhook),
+        "IPython display publisher": _token(shell.display_pub),
+        "IPython shell class": _token(type(shell)),
+    }
+    manager = shell.input_transformer_manager
+    for attribute in ("cleanup_transforms", "line_transforms", "token_transformers"):
+        facts[f"IPython input_transformer_manager.{attribute}"] = repr([_token(t) for t in getattr(manager, attribute, [])])
+    for event, callbacks in shell.events.callbacks.items():
+        foreign = [_token(c) for c in callbacks if not _library_callable(c)]
+        facts[f"IPython event {event}"] = repr(foreign)
+    for name in SHELL_METHODS:
+        facts[f"IPython shell.{name}"] = _token(getattr(type(shell), name, None))
+        facts[f"IPython shell.{name} (instance)"] = str(name in vars(shell))
+    kernel = getattr(shell, "kernel", None)
+    if kernel is not None:
+        for name in KERNEL_METHODS:
+            facts[f"kernel.{name}"] = _token(getattr(type(kernel), name, None))
+            facts[f"kernel.{name} (instance)"] = str(name in vars(kernel))
+        facts["kernel shell_handlers"] = repr(sorted((k, _token(v)) for k, v in kernel.shell_handlers.items()))
+    return facts
+
+
+def _library_callable(callback: Any) -> bool:
+    """A callback IPython, ipykernel or matplotlib registered (a plain function or method of theirs)."""
+    function = getattr(callback, "__func__", callback)
+    return isinstance(function, types.FunctionType) and (function.__module__ or "").startswith(LIBRARY_PREFIXES)
+
+
+def _digest(facts: dict[str, str], attributes: dict[str, Any]) -> str:
+    tokens = {**facts, **{label: _token(value) for label, value in attributes.items()}}
+    return hashlib.sha256(json.dumps(tokens, sort_keys=True).encode()).hexdigest()
+
+
+def _own_wrapper(new: Any, old: Any) -> bool:
+    """Whether ``new`` is the library's own wrapper of ``old`` (torch wraps ``torch.manual_seed``
+    when torch._dynamo loads): a function defined in the library's files whose ``__wrapped__`` is ``old``."""
+    code = getattr(new, "__code__", None)
+    library = os.path.dirname(getattr(sys.modules.get((getattr(old, "__module__", None) or "").split(".")[0]), "__file__", "") or "")
+    return (
+        isinstance(new, types.FunctionType)
+        and getattr(new, "__wrapped__", None) is old
+        and bool(library)
+        and code is not None
+        and os.path.realpath(code.co_filename).startswith(os.path.join(os.path.realpath(library), ""))
+    )
+
+
+def _submission_modules(folder: str) -> list[str]:
+    """Modules loaded from the submission's folder (a file that shadows or adds a module)."""
+    found = []
+    prefix = os.path.join(folder, "")
+    for name, module in list(sys.modules.items()):
+        origin = getattr(module, "__file__", None)
+        if isinstance(origin, str) and os.path.isabs(origin) and os.path.realpath(origin).startswith(prefix):
+            found.append(name)
+    return sorted(found)
+
+
+def snapshot(expected_files: dict[str, str]) -> str:
+    """Import what the tests use, check each comes from the grading environment, remember it all."""
+    import importlib
+
+    from IPython import get_ipython
+
+    problems = []
+    for name, expected in expected_files.items():
+        module = importlib.import_module(name)
+        origin = os.path.realpath(getattr(module, "__file__", "") or "")
+        if origin != os.path.realpath(expected):
+            problems.append(f"{name} is loaded from {origin}, not from the grading environment")
+    shell = get_ipython()
+    facts, attributes = _facts(shell)
+    _state.update(shell=shell, facts=facts, attributes=attributes, folder=os.path.realpath(os.getcwd()))
+    return json.dumps({"digest": _digest(facts, attributes), "problems": problems})
+
+
+def check(proof: str = "") -> str:
+    """What changed since the snapshot, the current digest, and whether the proof name was set to True."""
+    shell = _state["shell"]
+    facts, attributes = _facts(shell)
+    before, before_attributes = _state["facts"], _state["attributes"]
+    changes = sorted(label for label in before.keys() | facts.keys() if before.get(label) != facts.get(label))
+    kept = {}
+    for label, old in before_attributes.items():
+        new = attributes.get(label, _MISSING)
+        if new is old or _own_wrapper(new, old):
+            kept[label] = old
+        else:
+            kept[label] = new
+            changes.append(label)
+    changes += [f"{name} loaded from the submission folder" for name in _submission_modules(_state["folder"])]
+    ran = bool(proof) and shell.user_ns.pop(proof, None) is True
+    return json.dumps({"digest": _digest(facts, kept), "changes": sorted(changes), "ran": ran})

@@ -1,0 +1,1558 @@
+"""Honest answers: correct alternatives to every graded exercise, in many ordinary coding styles.
+
+Each :class:`Answer` is the whole source of one answer cell (found by its nbgrader ``grade_id``) as a
+student might leave it: right for the right reasons, so it passes every test of its notebook, hidden
+ones included, with full marks. :func:`extra_cells` lists harmless scratch cells a student might add
+anywhere in a notebook. Together they show that a cheat detector raises no false alarms.
+
+``style`` names the coding styles an answer uses, separated by ", ".
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from textwrap import dedent
+
+MODULE_BASICS = "01_module_basics"
+FORWARD_HOOKS = "02_forward_hooks"
+BACKWARD_HOOKS = "03_backward_hooks"
+APPLY = "04_apply"
+AUTOGRAD_FUNCTION = "05_autograd_function"
+APPLICATIONS = "06_applications"
+
+
+@dataclass(frozen=True)
+class Answer:
+    assignment: str
+    grade_id: str
+    style: str
+    source: str
+
+
+def _cell(source: str) -> str:
+    """A cell's source from an indented triple-quoted string."""
+    return dedent(source).strip("\n")
+
+
+def _module_basics() -> list[Answer]:
+    def answer(grade_id: str, style: str, source: str) -> Answer:
+        return Answer(MODULE_BASICS, grade_id, style, _cell(source))
+
+    return [
+        answer("my_linear", "setattr/getattr, nn.init, comprehension", r'''
+            class MyLinear(nn.Module):
+                def __init__(self, in_features: int, out_features: int, bias: bool = True):
+                    super().__init__()
+                    shapes = {"weight": (out_features, in_features), "bias": (out_features,)}
+                    for name, shape in shapes.items():
+                        if name == "bias" and not bias:
+                            self.register_parameter(name, None)
+                        else:
+                            setattr(self, name, nn.Parameter(nn.init.normal_(torch.empty(shape), std=0.1)))
+
+                def forward(self, x: torch.Tensor) -> torch.Tensor:
+                    weight, bias = (getattr(self, name) for name in ("weight", "bias"))
+                    return F.linear(x, weight, bias)
+        '''),
+        answer("my_linear", "docstring, type hints, assert, f-string, einsum", r'''
+            class MyLinear(nn.Module):
+                """A hand-made nn.Linear: y = x W^T + b."""
+
+                def __init__(self, in_features: int, out_features: int, bias: bool = True):
+                    super().__init__()
+                    self.weight = nn.Parameter(0.1 * torch.randn(out_features, in_features))
+                    if bias:
+                        self.bias = nn.Parameter(0.1 * torch.randn(out_features))
+                    else:
+                        self.register_parameter("bias", None)
+
+                def forward(self, x: torch.Tensor) -> torch.Tensor:
+                    """Multiply the last dimension of x by the weight, then add the bias if there is one."""
+                    assert x.shape[-1] == self.weight.shape[1], f"expected {self.weight.shape[1]} features, got {x.shape[-1]}"
+                    y = torch.einsum("...i,oi->...o", x, self.weight)
+                    return y if self.bias is None else y + self.bias
+        '''),
+        answer("my_linear", "%%time, print, torch.addmm", r'''
+            %%time
+            class MyLinear(nn.Module):
+                def __init__(self, in_features: int, out_features: int, bias: bool = True):
+                    super().__init__()
+                    self.weight = nn.Parameter(torch.randn(out_features, in_features) * 0.1)
+                    if bias:
+                        self.bias = nn.Parameter(torch.randn(out_features) * 0.1)
+                    else:
+                        self.register_parameter("bias", None)
+
+                def forward(self, x: torch.Tensor) -> torch.Tensor:
+                    if self.bias is None:
+                        return x @ self.weight.t()
+                    return torch.addmm(self.bias, x, self.weight.t())
+
+
+            print(MyLinear(3, 2), MyLinear(3, 2, bias=False).bias)
+        '''),
+        answer("running_mean", "assert, f-string, in-place lerp_", r'''
+            class RunningMean(nn.Module):
+                def __init__(self, num_features: int):
+                    super().__init__()
+                    self.register_buffer("mean", torch.zeros(num_features), persistent=True)
+                    self.register_buffer("count", torch.tensor(0))
+
+                def forward(self, x: torch.Tensor) -> torch.Tensor:
+                    assert x.dim() == 2 and x.shape[1] == self.mean.numel(), f"expected (N, {self.mean.numel()}), got {tuple(x.shape)}"
+                    if self.training:
+                        batch = x.detach()
+                        self.count += len(batch)
+                        # new mean = old mean + (batch mean - old mean) * n / (all rows so far)
+                        self.mean.lerp_(batch.mean(dim=0), len(batch) / self.count.item())
+                    return x - self.mean
+        '''),
+        answer("running_mean", "torch.no_grad, docstring", r'''
+            class RunningMean(nn.Module):
+                def __init__(self, num_features: int):
+                    super().__init__()
+                    buffers = {"mean": torch.zeros(num_features), "count": torch.zeros((), dtype=torch.long)}
+                    for name, value in buffers.items():
+                        self.register_buffer(name, value)
+
+                def forward(self, x: torch.Tensor) -> torch.Tensor:
+                    """Subtract the running mean; in training mode, fold x's rows into it first."""
+                    if self.training:
+                        with torch.no_grad():
+                            seen, new = self.count.item(), x.shape[0]
+                            total = self.mean * seen + x.sum(dim=0)
+                            self.count.add_(new)
+                            self.mean.copy_(total / (seen + new))
+                    return x - self.mean
+        '''),
+        answer("running_mean", "%time, torch.no_grad, print", r'''
+            %time probe_rows = torch.randn(1000, 3)
+            class RunningMean(nn.Module):
+                def __init__(self, num_features: int):
+                    super().__init__()
+                    self.register_buffer("mean", torch.zeros(num_features))
+                    self.register_buffer("count", torch.zeros((), dtype=torch.long))
+
+                def forward(self, x: torch.Tensor) -> torch.Tensor:
+                    if self.training:
+                        with torch.no_grad():
+                            old = int(self.count)
+                            new = old + x.shape[0]
+                            self.mean.mul_(old / new).add_(x.sum(dim=0) / new)
+                            self.count.fill_(new)
+                    return x - self.mean
+
+
+            probe = RunningMean(3)
+            probe(probe_rows)
+            print("running mean:", probe.mean, "| true mean:", probe_rows.mean(dim=0))
+        '''),
+        answer("mlp", "itertools, comprehension, star unpacking", r'''
+            import itertools
+
+
+            class MLP(nn.Module):
+                def __init__(self, sizes: list[int]):
+                    super().__init__()
+                    self.layers = nn.ModuleList([nn.Linear(n_in, n_out) for n_in, n_out in itertools.pairwise(sizes)])
+
+                def forward(self, x: torch.Tensor) -> torch.Tensor:
+                    *hidden, last = self.layers
+                    for layer in hidden:
+                        x = F.relu(layer(x))
+                    return last(x)
+        '''),
+        answer("mlp", "loop, print", r'''
+            class MLP(nn.Module):
+                def __init__(self, sizes: list[int]):
+                    super().__init__()
+                    self.layers = nn.ModuleList()
+                    for i in range(len(sizes) - 1):
+                        self.layers.append(nn.Linear(sizes[i], sizes[i + 1]))
+
+                def forward(self, x: torch.Tensor) -> torch.Tensor:
+                    last = len(self.layers) - 1
+                    for i, layer in enumerate(self.layers):
+                        x = layer(x)
+                        if i != last:
+                            x = F.relu(x)
+                    return x
+
+
+            print(MLP([4, 8, 8, 2]))
+        '''),
+        answer("mlp", "lambda, map, functools.reduce", r'''
+            from functools import reduce
+
+
+            class MLP(nn.Module):
+                def __init__(self, sizes: list[int]):
+                    super().__init__()
+                    self.layers = nn.ModuleList(map(lambda pair: nn.Linear(*pair), zip(sizes[:-1], sizes[1:])))
+
+                def forward(self, x: torch.Tensor) -> torch.Tensor:
+                    hidden = reduce(lambda h, layer: F.relu(layer(h)), self.layers[:-1], x)
+                    return self.layers[-1](hidden)
+        '''),
+        answer("two_head_net", "collections", r'''
+            from collections import OrderedDict
+
+
+            class TwoHeadNet(nn.Module):
+                def __init__(self, in_features: int, hidden: int, num_classes: int):
+                    super().__init__()
+                    self.body = nn.Sequential(nn.Linear(in_features, hidden), nn.ReLU())
+                    self.heads = nn.ModuleDict(OrderedDict(cls=nn.Linear(hidden, num_classes), reg=nn.Linear(hidden, 1)))
+
+                def forward(self, x: torch.Tensor) -> dict[str, torch.Tensor]:
+                    h = self.body(x)
+                    return dict(cls=self.heads["cls"](h), reg=self.heads["reg"](h))
+        '''),
+        answer("two_head_net", "isinstance, assert, comprehension", r'''
+            class TwoHeadNet(nn.Module):
+                def __init__(self, in_features: int, hidden: int, num_classes: int):
+                    super().__init__()
+                    self.body = nn.Sequential(nn.Linear(in_features, hidden), nn.ReLU())
+                    self.heads = nn.ModuleDict()
+                    self.heads["cls"] = nn.Linear(hidden, num_classes)
+                    self.heads["reg"] = nn.Linear(hidden, 1)
+
+                def forward(self, x: torch.Tensor) -> dict[str, torch.Tensor]:
+                    features = self.body(x)
+                    outputs = {}
+                    for name in self.heads:
+                        outputs[name] = self.heads[name](features)
+                    assert all(isinstance(value, torch.Tensor) for value in outputs.values())
+                    return outputs
+        '''),
+        answer("two_head_net", "%time, comprehension, print, f-string", r'''
+            %time sample_batch = torch.randn(2, 4)
+            class TwoHeadNet(nn.Module):
+                def __init__(self, in_features: int, hidden: int, num_classes: int):
+                    super().__init__()
+                    self.body = nn.Sequential(nn.Linear(in_features, hidden), nn.ReLU())
+                    self.heads = nn.ModuleDict({"cls": nn.Linear(hidden, num_classes), "reg": nn.Linear(hidden, 1)})
+
+                def forward(self, x: torch.Tensor) -> dict[str, torch.Tensor]:
+                    shared = self.body(x)
+                    return {key: self.heads[key](shared) for key in ("cls", "reg")}
+
+
+            for key, value in TwoHeadNet(4, 8, 3)(sample_batch).items():
+                print(f"{key}: shape {tuple(value.shape)}")
+        '''),
+        answer("freeze", "import math, comprehension", r'''
+            import math
+
+
+            def freeze(model: nn.Module, names: list[str]) -> int:
+                params = {id(p): p for name in names for p in model.get_submodule(name).parameters()}
+                newly_frozen = [p for p in params.values() if p.requires_grad]
+                for p in newly_frozen:
+                    p.requires_grad = False
+                return sum(math.prod(p.shape) for p in newly_frozen)
+        '''),
+        answer("freeze", "warnings.warn, try/except, docstring, f-string, comprehension", r'''
+            import warnings
+
+
+            def freeze(model: nn.Module, names: list[str]) -> int:
+                """Freeze the named submodules; return how many parameter values this call froze."""
+                count = 0
+                for name in names:
+                    try:
+                        submodule = model.get_submodule(name)
+                    except AttributeError as error:
+                        raise KeyError(f"no submodule named {name!r} in the model") from error
+                    trainable = [p for p in submodule.parameters() if p.requires_grad]
+                    if not trainable:
+                        warnings.warn(f"{name!r} was already frozen")
+                    for p in trainable:
+                        p.requires_grad_(False)
+                        count += p.numel()
+                return count
+        '''),
+        answer("freeze", "itertools, logging.warning, walrus, comprehension", r'''
+            import itertools
+            import logging
+
+
+            def freeze(model: nn.Module, names: list[str]) -> int:
+                submodules = (model.get_submodule(name) for name in names)
+                frozen = 0
+                for p in itertools.chain.from_iterable(m.parameters() for m in submodules):
+                    if p.requires_grad and (size := p.numel()):
+                        p.requires_grad_(False)
+                        frozen += size
+                return frozen
+
+
+            logging.warning("freeze is defined: run the test cell below to check it")
+        '''),
+        answer("scale_repr", "dataclasses, f-string", r'''
+            from dataclasses import dataclass
+
+
+            @dataclass(frozen=True)
+            class ScaleConfig:
+                factor: float
+                learnable: bool
+
+
+            class Scale(nn.Module):
+                def __init__(self, factor: float, learnable: bool = False):
+                    super().__init__()
+                    self.config = ScaleConfig(factor, learnable)
+                    value = torch.tensor(factor, dtype=torch.float32)
+                    if learnable:
+                        self.register_parameter("factor", nn.Parameter(value))
+                    else:
+                        self.register_buffer("factor", value)
+
+                def forward(self, x: torch.Tensor) -> torch.Tensor:
+                    return self.factor * x
+
+                def extra_repr(self) -> str:
+                    return f"factor={self.config.factor}, learnable={self.config.learnable}"
+        '''),
+        answer("scale_repr", "class with property, setattr/getattr, isinstance", r'''
+            class Scale(nn.Module):
+                def __init__(self, factor: float, learnable: bool = False):
+                    super().__init__()
+                    self.shown_factor = str(factor)
+                    value = torch.as_tensor(float(factor))
+                    if learnable:
+                        setattr(self, "factor", nn.Parameter(value))
+                    else:
+                        self.register_buffer("factor", value)
+
+                @property
+                def learnable(self) -> bool:
+                    return isinstance(self.factor, nn.Parameter)
+
+                def forward(self, x: torch.Tensor) -> torch.Tensor:
+                    return x * self.factor
+
+                def extra_repr(self) -> str:
+                    return "factor={}, learnable={}".format(self.shown_factor, self.learnable)
+        '''),
+    ]
+
+
+def _forward_hooks() -> list[Answer]:
+    def answer(grade_id: str, style: str, source: str) -> Answer:
+        return Answer(FORWARD_HOOKS, grade_id, style, _cell(source))
+
+    return [
+        answer("collect_hooks", "global", r'''
+            def pre_hook(module, args):
+                global answer
+                answer += list(args)
+
+
+            def hook(module, args, output):
+                global answer
+                answer = answer + [output]
+        '''),
+        answer("collect_hooks", "print, f-string", r'''
+            def pre_hook(module, args):
+                print(f"{type(module).__name__} receives {len(args)} inputs")
+                for x in args:
+                    answer.append(x)
+
+
+            def hook(module, args, output):
+                print(f"{type(module).__name__} returns a tensor of shape {tuple(output.shape)}")
+                answer.append(output)
+        '''),
+        answer("collect_hooks", "%time, slice assignment", r'''
+            %time Add()(torch.ones(2), torch.ones(2))
+            def pre_hook(module, args):
+                first, second = args
+                answer[len(answer):] = [first, second]
+
+
+            def hook(module, args, output):
+                answer.insert(len(answer), output)
+        '''),
+        answer("collect_hooks", "match statement, isinstance, assert, f-string", r'''
+            def pre_hook(module, args):
+                match args:
+                    case (first, second):
+                        answer.extend([first, second])
+                    case _:
+                        answer.extend(args)
+
+
+            def hook(module, args, output):
+                assert isinstance(output, torch.Tensor), f"Add should return a tensor, got {type(output).__name__}"
+                answer.append(output)
+        '''),
+        answer("collect_hooks", "helper function, docstring, type hints", r'''
+            def record(*tensors: torch.Tensor) -> None:
+                """Append the tensors themselves (no copies) to the global answer list."""
+                answer.extend(tensors)
+
+
+            def pre_hook(module: nn.Module, args: tuple[torch.Tensor, ...]) -> None:
+                record(*args)
+
+
+            def hook(module: nn.Module, args: tuple[torch.Tensor, ...], output: torch.Tensor) -> None:
+                record(output)
+        '''),
+        answer("change_hooks", "lambda, map", r'''
+            def double_inputs(module, args):
+                return tuple(map(lambda x: x * 2, args))
+
+
+            def plus_five(module, args, output):
+                return torch.add(output, 5)
+        '''),
+        answer("change_hooks", "type hints, comprehension, isinstance, assert", r'''
+            def double_inputs(module: nn.Module, args: tuple) -> tuple:
+                assert isinstance(args, tuple), "a pre-hook receives the positional inputs as a tuple"
+                return tuple(x.mul(2) if isinstance(x, torch.Tensor) else x for x in args)
+
+
+            def plus_five(module: nn.Module, args: tuple, output: torch.Tensor) -> torch.Tensor:
+                return output.add(5)
+        '''),
+        answer("change_hooks", "functools.partial, comprehension", r'''
+            from functools import partial
+
+            times_two = partial(torch.mul, other=2)
+
+
+            def double_inputs(module, args):
+                return tuple(times_two(x) for x in args)
+
+
+            def plus_five(module, args, output):
+                shifted = output + 5
+                return shifted
+        '''),
+        answer("change_hooks", "match statement, print to stderr", r'''
+            import sys
+
+
+            def double_inputs(module, args):
+                match args:
+                    case (first, second):
+                        return first + first, second + second
+                    case _:
+                        return tuple(x + x for x in args)
+
+
+            def plus_five(module, args, output):
+                return 5 + output
+
+
+            print("double_inputs and plus_five defined; they are registered in the test cell", file=sys.stderr)
+        '''),
+        answer("leaf_shapes", "contextlib, comprehension, lambda", r'''
+            from contextlib import ExitStack
+
+
+            def leaf_output_shapes(model: nn.Module, x: torch.Tensor) -> list[tuple[str, tuple[int, ...]]]:
+                records = []
+                leaves = {module: name for name, module in model.named_modules() if not list(module.children())}
+                with ExitStack() as stack:
+                    for module, name in leaves.items():
+                        hook = lambda m, args, output, name=name: records.append((name, tuple(output.shape)))
+                        stack.enter_context(module.register_forward_hook(hook))
+                    model(x)
+                return records
+        '''),
+        answer("leaf_shapes", "closure, global module hook, comprehension", r'''
+            def leaf_output_shapes(model: nn.Module, x: torch.Tensor) -> list[tuple[str, tuple[int, ...]]]:
+                name_of = dict((module, name) for name, module in model.named_modules())
+                records = []
+
+                def on_forward(module, args, output):
+                    is_leaf = not any(True for _ in module.children())
+                    if module in name_of and is_leaf:
+                        records.append((name_of[module], tuple(output.shape)))
+
+                with torch.nn.modules.module.register_module_forward_hook(on_forward):
+                    model(x)
+                return records
+        '''),
+        answer("leaf_shapes", "class with property, try/finally, docstring, type hints, closure", r'''
+            class ShapeRecorder:
+                """Forward hooks on every leaf of a model, recording (name, output shape) in call order."""
+
+                def __init__(self, model: nn.Module):
+                    self.records: list[tuple[str, tuple[int, ...]]] = []
+                    self.handles = [
+                        module.register_forward_hook(self.hook_for(name))
+                        for name, module in model.named_modules()
+                        if self.is_leaf(module)
+                    ]
+
+                @staticmethod
+                def is_leaf(module: nn.Module) -> bool:
+                    return next(module.children(), None) is None
+
+                @property
+                def active(self) -> bool:
+                    return bool(self.handles)
+
+                def hook_for(self, name: str):
+                    def hook(module, args, output):
+                        self.records.append((name, tuple(output.shape)))
+
+                    return hook
+
+                def remove(self) -> None:
+                    while self.active:
+                        self.handles.pop().remove()
+
+
+            def leaf_output_shapes(model: nn.Module, x: torch.Tensor) -> list[tuple[str, tuple[int, ...]]]:
+                recorder = ShapeRecorder(model)
+                try:
+                    model(x)
+                finally:
+                    recorder.remove()
+                return recorder.records
+        '''),
+        answer("leaf_shapes", "%%time, try/except, isinstance, closure, print", r'''
+            %%time
+            def leaf_output_shapes(model: nn.Module, x: torch.Tensor) -> list[tuple[str, tuple[int, ...]]]:
+                records = []
+                handles = []
+
+                def remember(name):
+                    def hook(module, args, output):
+                        shape = output.shape if isinstance(output, torch.Tensor) else ()
+                        records.append((name, tuple(shape)))
+
+                    return hook
+
+                for name, module in model.named_modules():
+                    if len(list(module.children())) == 0:
+                        handles.append(module.register_forward_hook(remember(name)))
+                try:
+                    model(x)
+                except Exception:
+                    for handle in handles:
+                        handle.remove()
+                    raise
+                for handle in handles:
+                    handle.remove()
+                return records
+
+
+            print(leaf_output_shapes(net, torch.randn(3, 4)))
+        '''),
+    ]
+
+
+def _backward_hooks() -> list[Answer]:
+    def answer(grade_id: str, style: str, source: str) -> Answer:
+        return Answer(BACKWARD_HOOKS, grade_id, style, _cell(source))
+
+    return [
+        answer("backward_collect", "match statement", r'''
+            def module_hook(module, grad_input, grad_output):
+                match grad_input, grad_output:
+                    case (grad_x1, grad_x2), (grad_out,):
+                        answer.extend([grad_x1, grad_x2, grad_out])
+        '''),
+        answer("backward_collect", "global", r'''
+            def module_hook(module, grad_input, grad_output):
+                global answer
+                answer += [*grad_input, *grad_output]
+        '''),
+        answer("backward_collect", "print, f-string", r'''
+            def module_hook(module, grad_input, grad_output):
+                for name, grad in zip(("x1", "x2", "output"), (*grad_input, grad_output[0])):
+                    print(f"gradient of {name}: {grad}")
+                    answer.append(grad)
+        '''),
+        answer("tensor_hook", "global", r'''
+            def tensor_hook(grad):
+                global answer
+                answer += [grad]
+        '''),
+        answer("tensor_hook", "docstring, type hints", r'''
+            def tensor_hook(grad: torch.Tensor) -> None:
+                """Keep a copy of the gradient flowing into W; return None so that it is not changed."""
+                answer.append(grad.detach().clone())
+        '''),
+        answer("tensor_hook", "%%time", r'''
+            %%time
+            def tensor_hook(grad):
+                answer.insert(len(answer), grad)
+        '''),
+        answer("tensor_hook", "isinstance, assert, print", r'''
+            def tensor_hook(grad):
+                assert isinstance(grad, torch.Tensor), "a tensor hook receives the gradient as a tensor"
+                print("W's gradient:", grad)
+                answer.append(grad)
+        '''),
+        answer("clip_gradient", "numpy round trip", r'''
+            import numpy as np
+
+
+            def clip_gradient(grad):
+                clipped = np.clip(grad.detach().cpu().numpy(), -1.0, 1.0)
+                return torch.from_numpy(clipped).to(grad.device)
+        '''),
+        answer("clip_gradient", "torch.where", r'''
+            def clip_gradient(grad):
+                return torch.where(grad.abs() > 1, grad.sign(), grad)
+        '''),
+        answer("clip_gradient", "functools.partial", r'''
+            from functools import partial
+
+            LOWEST, HIGHEST = -1.0, 1.0
+            clamp_to_range = partial(torch.clamp, min=LOWEST, max=HIGHEST)
+
+
+            def clip_gradient(grad):
+                return clamp_to_range(grad)
+        '''),
+        answer("clip_gradient", "torch.no_grad, logging.warning, type hints", r'''
+            import logging
+
+
+            def clip_gradient(grad: torch.Tensor) -> torch.Tensor:
+                with torch.no_grad():
+                    return torch.minimum(torch.maximum(grad, -torch.ones_like(grad)), torch.ones_like(grad))
+
+
+            logging.warning("clip_gradient clamps each element, unlike clip_grad_norm_, which rescales")
+        '''),
+    ]
+
+
+def _apply() -> list[Answer]:
+    def answer(grade_id: str, style: str, source: str) -> Answer:
+        return Answer(APPLY, grade_id, style, _cell(source))
+
+    return [
+        answer("apply_order", "re, lambda", r'''
+            import re
+
+
+            def apply_order(model: nn.Module) -> list[str]:
+                visited = []
+                # str(type(m)) looks like "<class 'torch.nn.modules.container.Sequential'>"
+                model.apply(lambda m: visited.append(re.search(r"(\w+)'>$", str(type(m))).group(1)))
+                return visited
+        '''),
+        answer("apply_order", "global, helper function, type hints", r'''
+            visited_names: list[str] = []
+
+
+            def remember(module: nn.Module) -> None:
+                visited_names.append(type(module).__name__)
+
+
+            def apply_order(model: nn.Module) -> list[str]:
+                global visited_names
+                visited_names = []
+                model.apply(remember)
+                return visited_names
+        '''),
+        answer("apply_order", "functools.partial, collections, helper function", r'''
+            from collections import deque
+            from functools import partial
+
+
+            def visit(order: deque, module: nn.Module) -> None:
+                order.append(module.__class__.__name__)
+
+
+            def apply_order(model: nn.Module) -> list[str]:
+                order = deque()
+                model.apply(partial(visit, order))
+                return list(order)
+        '''),
+        answer("apply_order", "class with property, __call__ class", r'''
+            class OrderRecorder:
+                def __init__(self):
+                    self._names = []
+
+                def __call__(self, module: nn.Module) -> None:
+                    self._names.append(type(module).__name__)
+
+                @property
+                def names(self) -> list[str]:
+                    return list(self._names)
+
+
+            def apply_order(model: nn.Module) -> list[str]:
+                recorder = OrderRecorder()
+                model.apply(recorder)
+                return recorder.names
+        '''),
+        answer("apply_order", "%%time, closure, print", r'''
+            %%time
+            def apply_order(model: nn.Module) -> list[str]:
+                names = []
+
+                def record(module):
+                    names.append(type(module).__name__)
+
+                model.apply(record)
+                return names
+
+
+            print(apply_order(Model()))
+        '''),
+        answer("init_to_one", "setattr/getattr, nn.init, isinstance", r'''
+            def init_to_one(module: nn.Module) -> None:
+                weight = getattr(module, "W", None)
+                if isinstance(weight, nn.Parameter):
+                    nn.init.ones_(weight)
+        '''),
+        answer("init_to_one", "numpy round trip, torch.no_grad, isinstance", r'''
+            import numpy as np
+
+
+            def init_to_one(module: nn.Module) -> None:
+                if isinstance(module, FUNCTIONS):
+                    ones = np.ones(tuple(module.W.shape), dtype=np.float32)
+                    with torch.no_grad():
+                        module.W.copy_(torch.from_numpy(ones))
+        '''),
+        answer("init_to_one", "decorator, docstring, torch.no_grad", r'''
+            import functools
+
+
+            def functions_only(fn):
+                """Run fn on the Function modules only: apply passes every module."""
+
+                @functools.wraps(fn)
+                def wrapper(module: nn.Module) -> None:
+                    if isinstance(module, FUNCTIONS):
+                        fn(module)
+
+                return wrapper
+
+
+            @functions_only
+            def init_to_one(module: nn.Module) -> None:
+                with torch.no_grad():
+                    module.W[...] = 1.0
+        '''),
+        answer("init_to_one", "tensor.data", r'''
+            def init_to_one(module: nn.Module) -> None:
+                if type(module) in FUNCTIONS:
+                    module.W.data.fill_(1.0)
+        '''),
+        answer("add_bias", "setattr/getattr, nn.init, isinstance", r'''
+            def add_bias(module: nn.Module) -> None:
+                name = "b"
+                if isinstance(module, FUNCTIONS):
+                    setattr(module, name, nn.Parameter(nn.init.ones_(torch.empty(1))))
+        '''),
+        answer("add_bias", "register_parameter, isinstance", r'''
+            def add_bias(module: nn.Module) -> None:
+                if isinstance(module, FUNCTIONS):
+                    module.register_parameter("b", nn.Parameter(torch.full((1,), 1.0)))
+        '''),
+        answer("add_bias", "match statement", r'''
+            def add_bias(module: nn.Module) -> None:
+                match module:
+                    case FunctionA() | FunctionB() | FunctionC() | FunctionD():
+                        module.b = nn.Parameter(torch.ones(1))
+                    case _:
+                        pass
+        '''),
+        answer("add_bias", "%%time, print, comprehension", r'''
+            %%time
+            def add_bias(module: nn.Module) -> None:
+                if isinstance(module, FUNCTIONS) and not hasattr(module, "b"):
+                    module.b = nn.Parameter(torch.tensor([1.0]))
+
+
+            print([name for name, _ in Model().apply(add_bias).named_parameters()])
+        '''),
+        answer("make_linear", "lambda, isinstance", r'''
+            def make_linear(module: nn.Module) -> None:
+                if isinstance(module, FUNCTIONS):
+                    module.register_forward_hook(lambda m, args, output: args[0] @ m.W.T + m.b)
+        '''),
+        answer("make_linear", "functools.partial, setattr/getattr, helper function, comprehension, type hints", r'''
+            from functools import partial
+
+            import torch.nn.functional as F
+
+
+            def linear_map(names: tuple[str, str], module: nn.Module, args: tuple, output: torch.Tensor) -> torch.Tensor:
+                weight, bias = (getattr(module, name) for name in names)
+                return F.linear(args[0], weight, bias)
+
+
+            def make_linear(module: nn.Module) -> None:
+                if isinstance(module, FUNCTIONS):
+                    module.register_forward_hook(partial(linear_map, ("W", "b")))
+        '''),
+        answer("make_linear", "decorator, closure, torch.addmm", r'''
+            def for_functions(fn):
+                def wrapper(module):
+                    if isinstance(module, FUNCTIONS):
+                        fn(module)
+
+                return wrapper
+
+
+            @for_functions
+            def make_linear(module: nn.Module) -> None:
+                def hook(module, args, kwargs, output):
+                    (x,) = args
+                    return torch.addmm(module.b, x, module.W.T)
+
+                module.register_forward_hook(hook, with_kwargs=True)
+        '''),
+        answer("make_linear", "__call__ class, docstring, assert", r'''
+            class LinearHook:
+                """A forward hook that replaces a Function's output by x @ W.T + b, read at call time."""
+
+                def __call__(self, module: nn.Module, args: tuple, output: torch.Tensor) -> torch.Tensor:
+                    x = args[0]
+                    assert x.shape[-1] == module.W.shape[1], "x and W do not fit"
+                    return x.matmul(module.W.t()) + module.b
+
+
+            def make_linear(module: nn.Module) -> None:
+                if isinstance(module, FUNCTIONS):
+                    module.register_forward_hook(LinearHook())
+        '''),
+        answer("add_repr", "setattr/getattr, functools.partial", r'''
+            def add_repr(module: nn.Module) -> None:
+                if isinstance(module, FUNCTIONS):
+                    setattr(module, "extra_repr", partial(function_repr, module))
+        '''),
+        answer("add_repr", "types.MethodType", r'''
+            import types
+
+
+            def add_repr(module: nn.Module) -> None:
+                if isinstance(module, FUNCTIONS):
+                    module.extra_repr = types.MethodType(function_repr, module)
+        '''),
+        answer("add_repr", "lambda, %time, print", r'''
+            %time print(Model())
+            def add_repr(module: nn.Module) -> None:
+                if isinstance(module, FUNCTIONS):
+                    module.extra_repr = lambda: function_repr(module)
+
+
+            print(Model().apply(add_repr))
+        '''),
+        answer("init_weights", "match statement, nn.init", r'''
+            def init_weights(module: nn.Module) -> None:
+                match module:
+                    case nn.Linear():
+                        nn.init.kaiming_normal_(module.weight, nonlinearity="relu")
+                    case nn.Conv2d():
+                        nn.init.xavier_uniform_(module.weight)
+                    case _:
+                        return
+                if module.bias is not None:
+                    nn.init.zeros_(module.bias)
+        '''),
+        answer("init_weights", "import math, torch.no_grad, isinstance", r'''
+            import math
+
+
+            def init_weights(module: nn.Module) -> None:
+                with torch.no_grad():
+                    if isinstance(module, nn.Linear):
+                        fan_in = module.weight.shape[1]
+                        module.weight.normal_(0.0, math.sqrt(2.0 / fan_in))
+                    elif isinstance(module, nn.Conv2d):
+                        receptive = math.prod(module.weight.shape[2:])
+                        fan_in, fan_out = module.weight.shape[1] * receptive, module.weight.shape[0] * receptive
+                        bound = math.sqrt(6.0 / (fan_in + fan_out))
+                        module.weight.uniform_(-bound, bound)
+                    else:
+                        return
+                    if module.bias is not None:
+                        module.bias.zero_()
+        '''),
+        answer("init_weights", "nn.init, functools.partial, setattr/getattr, walrus, matplotlib, f-string", r'''
+            from functools import partial
+
+            import matplotlib.pyplot as plt
+
+            INITIALISERS = {
+                nn.Linear: partial(nn.init.kaiming_normal_, nonlinearity="relu"),
+                nn.Conv2d: nn.init.xavier_uniform_,
+            }
+
+
+            def init_weights(module: nn.Module) -> None:
+                initialise = INITIALISERS.get(type(module))
+                if initialise is None:
+                    return
+                initialise(module.weight)
+                if (bias := getattr(module, "bias", None)) is not None:
+                    nn.init.zeros_(bias)
+
+
+            demo_layer = nn.Linear(500, 200).apply(init_weights)
+            figure, axis = plt.subplots()
+            axis.hist(demo_layer.weight.detach().flatten().numpy(), bins=50)
+            axis.set_title(f"Kaiming normal, std {demo_layer.weight.std().item():.3f}")
+            plt.close(figure)
+        '''),
+        answer("init_weights", "numpy round trip, torch.no_grad, isinstance", r'''
+            import numpy as np
+
+            rng = np.random.default_rng()
+
+
+            def init_weights(module: nn.Module) -> None:
+                if not isinstance(module, (nn.Linear, nn.Conv2d)):
+                    return
+                weight = module.weight
+                receptive = int(np.prod(weight.shape[2:]))
+                fan_in, fan_out = weight.shape[1] * receptive, weight.shape[0] * receptive
+                if isinstance(module, nn.Linear):
+                    values = rng.normal(0.0, np.sqrt(2.0 / fan_in), size=tuple(weight.shape))
+                else:
+                    bound = np.sqrt(6.0 / (fan_in + fan_out))
+                    values = rng.uniform(-bound, bound, size=tuple(weight.shape))
+                with torch.no_grad():
+                    weight.copy_(torch.from_numpy(values))
+                    if module.bias is not None:
+                        module.bias.copy_(torch.from_numpy(np.zeros(tuple(module.bias.shape))))
+        '''),
+    ]
+
+
+def _autograd_function() -> list[Answer]:
+    def answer(grade_id: str, style: str, source: str) -> Answer:
+        return Answer(AUTOGRAD_FUNCTION, grade_id, style, _cell(source))
+
+    return [
+        answer("linear_function", "F.linear, star unpacking", r'''
+            class LinearFunction(Function):
+                @staticmethod
+                def forward(input: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None = None) -> torch.Tensor:
+                    return F.linear(input, weight, bias)
+
+                @staticmethod
+                def setup_context(ctx, inputs: tuple, output: torch.Tensor) -> None:
+                    input, weight, *rest = inputs
+                    bias = rest[0] if rest else None
+                    ctx.save_for_backward(input, weight, bias)
+
+                @staticmethod
+                def backward(ctx, grad_output: torch.Tensor) -> tuple[torch.Tensor | None, ...]:
+                    input, weight, bias = ctx.saved_tensors
+                    needs = ctx.needs_input_grad
+                    grad_input = grad_output @ weight if needs[0] else None
+                    grad_weight = grad_output.T @ input if needs[1] else None
+                    grad_bias = grad_output.sum(0) if bias is not None and needs[2] else None
+                    return grad_input, grad_weight, grad_bias
+        '''),
+        answer("linear_function", "lambda, comprehension, torch.addmm", r'''
+            class LinearFunction(Function):
+                @staticmethod
+                def forward(input: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None = None) -> torch.Tensor:
+                    if bias is None:
+                        return input.mm(weight.t())
+                    return torch.addmm(bias, input, weight.t())
+
+                @staticmethod
+                def setup_context(ctx, inputs: tuple, output: torch.Tensor) -> None:
+                    ctx.save_for_backward(*inputs[:2])
+
+                @staticmethod
+                def backward(ctx, grad_output: torch.Tensor) -> tuple[torch.Tensor | None, ...]:
+                    input, weight = ctx.saved_tensors
+                    formulas = {
+                        0: lambda: grad_output.mm(weight),
+                        1: lambda: grad_output.t().mm(input),
+                        2: lambda: grad_output.sum(dim=0),
+                    }
+                    return tuple(formulas[i]() if needed else None for i, needed in enumerate(ctx.needs_input_grad))
+        '''),
+        answer("linear_function", "einsum, docstring", r'''
+            class LinearFunction(Function):
+                """y = input @ weight.T + bias, with a hand-written backward."""
+
+                @staticmethod
+                def forward(input: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None = None) -> torch.Tensor:
+                    output = torch.einsum("ni,oi->no", input, weight)
+                    return output if bias is None else output + bias
+
+                @staticmethod
+                def setup_context(ctx, inputs: tuple, output: torch.Tensor) -> None:
+                    """Save input and weight; remember whether there was a bias."""
+                    ctx.save_for_backward(inputs[0], inputs[1])
+                    ctx.has_bias = len(inputs) > 2 and inputs[2] is not None
+
+                @staticmethod
+                def backward(ctx, grad_output: torch.Tensor) -> tuple[torch.Tensor | None, ...]:
+                    """Only the gradients autograd asks for; None for the others."""
+                    input, weight = ctx.saved_tensors
+                    grads = [None, None, None]
+                    if ctx.needs_input_grad[0]:
+                        grads[0] = torch.einsum("no,oi->ni", grad_output, weight)
+                    if ctx.needs_input_grad[1]:
+                        grads[1] = torch.einsum("no,ni->oi", grad_output, input)
+                    if ctx.has_bias and ctx.needs_input_grad[2]:
+                        grads[2] = torch.einsum("no->o", grad_output)
+                    return tuple(grads)
+        '''),
+        answer("linear_module", "setattr/getattr, import math, nn.init, class with property, f-string", r'''
+            import math
+
+
+            class Linear(nn.Module):
+                def __init__(self, in_features: int, out_features: int, bias: bool = True):
+                    super().__init__()
+                    self.in_features, self.out_features = in_features, out_features
+                    bound = 1 / math.sqrt(in_features)
+                    shapes = {"weight": (out_features, in_features), "bias": (out_features,) if bias else None}
+                    for name, shape in shapes.items():
+                        if shape is None:
+                            self.register_parameter(name, None)
+                        else:
+                            setattr(self, name, nn.Parameter(nn.init.uniform_(torch.empty(shape), -bound, bound)))
+
+                @property
+                def has_bias(self) -> bool:
+                    return self.bias is not None
+
+                def forward(self, input: torch.Tensor) -> torch.Tensor:
+                    return LinearFunction.apply(input, self.weight, self.bias)
+
+                def extra_repr(self) -> str:
+                    return f"in_features={self.in_features}, out_features={self.out_features}, bias={self.has_bias}"
+        '''),
+        answer("linear_module", "comprehension, f-string", r'''
+            class Linear(nn.Module):
+                def __init__(self, in_features: int, out_features: int, bias: bool = True):
+                    super().__init__()
+                    self.in_features = in_features
+                    self.out_features = out_features
+                    bound = in_features**-0.5
+                    self.weight = nn.Parameter((torch.rand(out_features, in_features) * 2 - 1) * bound)
+                    if bias:
+                        self.bias = nn.Parameter((torch.rand(out_features) * 2 - 1) * bound)
+                    else:
+                        self.register_parameter("bias", None)
+
+                def forward(self, input: torch.Tensor) -> torch.Tensor:
+                    return LinearFunction.apply(input, self.weight, self.bias)
+
+                def extra_repr(self) -> str:
+                    settings = {"in_features": self.in_features, "out_features": self.out_features, "bias": self.bias is not None}
+                    return ", ".join(f"{key}={value}" for key, value in settings.items())
+        '''),
+        answer("linear_module", "%%time, import math, nn.init, print", r'''
+            %%time
+            import math
+
+            linear = LinearFunction.apply
+
+
+            class Linear(nn.Module):
+                def __init__(self, in_features: int, out_features: int, bias: bool = True):
+                    super().__init__()
+                    self.in_features = in_features
+                    self.out_features = out_features
+                    self.weight = nn.Parameter(torch.empty(out_features, in_features))
+                    if bias:
+                        self.bias = nn.Parameter(torch.empty(out_features))
+                    else:
+                        self.register_parameter("bias", None)
+                    self.reset_parameters()
+
+                def reset_parameters(self) -> None:
+                    bound = 1 / math.sqrt(self.in_features)
+                    nn.init.uniform_(self.weight, -bound, bound)
+                    if self.bias is not None:
+                        nn.init.uniform_(self.bias, -bound, bound)
+
+                def forward(self, input: torch.Tensor) -> torch.Tensor:
+                    return linear(input, self.weight, self.bias)
+
+                def extra_repr(self) -> str:
+                    return "in_features={}, out_features={}, bias={}".format(self.in_features, self.out_features, self.bias is not None)
+
+
+            print(Linear(3, 2), Linear(3, 2)(torch.randn(4, 3)).grad_fn)
+        '''),
+        answer("stable_softplus", "torch.logaddexp", r'''
+            class StableSoftplus(Function):
+                @staticmethod
+                def forward(x: torch.Tensor) -> torch.Tensor:
+                    return torch.logaddexp(x, torch.zeros_like(x))
+
+                @staticmethod
+                def setup_context(ctx, inputs: tuple, output: torch.Tensor) -> None:
+                    (x,) = inputs
+                    ctx.save_for_backward(x)
+
+                @staticmethod
+                def backward(ctx, grad_output: torch.Tensor) -> torch.Tensor:
+                    (x,) = ctx.saved_tensors
+                    return grad_output * torch.special.expit(x)
+        '''),
+        answer("stable_softplus", "numpy round trip, once_differentiable", r'''
+            import numpy as np
+            from torch.autograd.function import once_differentiable
+
+
+            class StableSoftplus(Function):
+                @staticmethod
+                def forward(x: torch.Tensor) -> torch.Tensor:
+                    array = x.detach().cpu().numpy()
+                    result = np.maximum(array, 0) + np.log1p(np.exp(-np.abs(array)))
+                    return torch.from_numpy(result).to(x.device)
+
+                @staticmethod
+                def setup_context(ctx, inputs: tuple, output: torch.Tensor) -> None:
+                    ctx.save_for_backward(inputs[0])
+
+                @staticmethod
+                @once_differentiable
+                def backward(ctx, grad_output: torch.Tensor) -> torch.Tensor:
+                    (x,) = ctx.saved_tensors
+                    return grad_output / (1 + torch.exp(-x))
+        '''),
+        answer("stable_softplus", "%time, matplotlib", r'''
+            %time baseline = F.softplus(torch.randn(10_000))
+            import matplotlib.pyplot as plt
+
+
+            class StableSoftplus(Function):
+                @staticmethod
+                def forward(x: torch.Tensor) -> torch.Tensor:
+                    return F.relu(x) + torch.log1p(torch.exp(-x.abs()))
+
+                @staticmethod
+                def setup_context(ctx, inputs: tuple, output: torch.Tensor) -> None:
+                    ctx.save_for_backward(*inputs)
+
+                @staticmethod
+                def backward(ctx, grad_output: torch.Tensor) -> torch.Tensor:
+                    (x,) = ctx.saved_tensors
+                    return torch.sigmoid(x) * grad_output
+
+
+            xs = torch.linspace(-10, 10, 201)
+            figure, axis = plt.subplots()
+            axis.plot(xs, StableSoftplus.apply(xs), label="StableSoftplus")
+            axis.plot(xs, F.softplus(xs), "--", label="F.softplus")
+            axis.legend()
+            plt.close(figure)
+        '''),
+        answer("cube", "decorator, docstring, assert, f-string", r'''
+            import functools
+
+
+            def checks_shape(backward):
+                """Make sure a backward returns a gradient shaped like the incoming one."""
+
+                @functools.wraps(backward)
+                def wrapper(ctx, grad_output):
+                    grad = backward(ctx, grad_output)
+                    assert grad.shape == grad_output.shape, f"gradient shape {tuple(grad.shape)} != {tuple(grad_output.shape)}"
+                    return grad
+
+                return wrapper
+
+
+            class Cube(Function):
+                @staticmethod
+                def forward(x: torch.Tensor) -> torch.Tensor:
+                    return x * x * x
+
+                @staticmethod
+                def setup_context(ctx, inputs: tuple, output: torch.Tensor) -> None:
+                    (x,) = inputs
+                    ctx.save_for_backward(x)
+
+                @staticmethod
+                @checks_shape
+                def backward(ctx, grad_output: torch.Tensor) -> torch.Tensor:
+                    (x,) = ctx.saved_tensors
+                    return grad_output * 3 * x * x
+        '''),
+        answer("cube", "torch.autograd.grad, assert, print, f-string", r'''
+            class Cube(Function):
+                @staticmethod
+                def forward(x: torch.Tensor) -> torch.Tensor:
+                    return torch.pow(x, 3)
+
+                @staticmethod
+                def setup_context(ctx, inputs: tuple, output: torch.Tensor) -> None:
+                    ctx.save_for_backward(*inputs)
+
+                @staticmethod
+                def backward(ctx, grad_output: torch.Tensor) -> torch.Tensor:
+                    (x,) = ctx.saved_tensors
+                    return grad_output.mul(x.pow(2)).mul(3)
+
+
+            point = torch.tensor([2.0], dtype=torch.float64, requires_grad=True)
+            (slope,) = torch.autograd.grad(Cube.apply(point), point, create_graph=True)
+            (curvature,) = torch.autograd.grad(slope, point)
+            assert torch.allclose(curvature, 6 * point.detach()), curvature
+            print(f"f'(2) = {slope.item()}, f''(2) = {curvature.item()}")
+        '''),
+        answer("cube", "jvp, docstring", r'''
+            class Cube(Function):
+                """x ** 3 with backward, double backward and forward-mode AD."""
+
+                generate_vmap_rule = True
+
+                @staticmethod
+                def forward(x: torch.Tensor) -> torch.Tensor:
+                    return x**3
+
+                @staticmethod
+                def setup_context(ctx, inputs: tuple, output: torch.Tensor) -> None:
+                    ctx.save_for_backward(inputs[0])
+                    ctx.save_for_forward(inputs[0])
+
+                @staticmethod
+                def backward(ctx, grad_output: torch.Tensor) -> torch.Tensor:
+                    (x,) = ctx.saved_tensors
+                    return 3 * x**2 * grad_output
+
+                @staticmethod
+                def jvp(ctx, x_tangent: torch.Tensor) -> torch.Tensor:
+                    (x,) = ctx.saved_tensors
+                    return 3 * x**2 * x_tangent
+        '''),
+    ]
+
+
+def _applications() -> list[Answer]:
+    def answer(grade_id: str, style: str, source: str) -> Answer:
+        return Answer(APPLICATIONS, grade_id, style, _cell(source))
+
+    return [
+        answer("round_ste", "tensor methods", r'''
+            class RoundSTE(Function):
+                @staticmethod
+                def forward(x: torch.Tensor) -> torch.Tensor:
+                    return x.round()
+
+                @staticmethod
+                def setup_context(ctx, inputs: tuple, output: torch.Tensor) -> None:
+                    return None
+
+                @staticmethod
+                def backward(ctx, grad_output: torch.Tensor) -> torch.Tensor:
+                    return grad_output.clone()
+        '''),
+        answer("round_ste", "docstring, print", r'''
+            class RoundSTE(Function):
+                """Round in the forward pass; pretend it was the identity in the backward pass."""
+
+                generate_vmap_rule = True
+
+                @staticmethod
+                def forward(x: torch.Tensor) -> torch.Tensor:
+                    return torch.round(x)
+
+                @staticmethod
+                def setup_context(ctx, inputs: tuple, output: torch.Tensor) -> None:
+                    """Nothing to save: the backward pass does not depend on x."""
+
+                @staticmethod
+                def backward(ctx, grad_output: torch.Tensor) -> torch.Tensor:
+                    return grad_output
+
+
+            print(RoundSTE.apply(torch.tensor([0.4, 0.6, 1.5, 2.5])))
+        '''),
+        answer("round_ste", "numpy round trip, warnings.warn", r'''
+            import warnings
+
+            import numpy as np
+
+
+            class RoundSTE(Function):
+                @staticmethod
+                def forward(x: torch.Tensor) -> torch.Tensor:
+                    return torch.from_numpy(np.round(x.detach().cpu().numpy())).to(x.device)
+
+                @staticmethod
+                def setup_context(ctx, inputs: tuple, output: torch.Tensor) -> None:
+                    pass
+
+                @staticmethod
+                def backward(ctx, grad_output: torch.Tensor) -> torch.Tensor:
+                    return grad_output
+
+
+            warnings.warn("RoundSTE's gradient is a straight-through estimate, not the true gradient of rounding")
+        '''),
+        answer("gradient_penalty", "torch.autograd.grad", r'''
+            def gradient_penalty(critic: nn.Module, real: torch.Tensor, fake: torch.Tensor, eps: torch.Tensor) -> torch.Tensor:
+                interpolated = eps * real + (1 - eps) * fake
+                interpolated.requires_grad_(True)
+                scores = critic(interpolated)
+                gradients = torch.autograd.grad(
+                    outputs=scores,
+                    inputs=interpolated,
+                    grad_outputs=torch.ones_like(scores),
+                    create_graph=True,
+                    retain_graph=True,
+                )[0]
+                gradients = gradients.view(gradients.size(0), -1)
+                return ((gradients.norm(2, dim=1) - 1) ** 2).mean()
+        '''),
+        answer("gradient_penalty", "torch.autograd.grad, torch.lerp", r'''
+            def gradient_penalty(critic: nn.Module, real: torch.Tensor, fake: torch.Tensor, eps: torch.Tensor) -> torch.Tensor:
+                x_hat = torch.lerp(fake, real, eps).detach().requires_grad_()
+                (gradient,) = torch.autograd.grad(critic(x_hat).sum(), [x_hat], create_graph=True)
+                norms = torch.linalg.vector_norm(gradient, dim=1)
+                return F.mse_loss(norms, torch.ones_like(norms))
+        '''),
+        answer("gradient_penalty", "torch.autograd.grad, docstring, assert, f-string", r'''
+            def gradient_penalty(critic: nn.Module, real: torch.Tensor, fake: torch.Tensor, eps: torch.Tensor) -> torch.Tensor:
+                """WGAN-GP: mean over the batch of (|grad_x D(x_hat)| - 1)^2, differentiable for the critic."""
+                assert real.shape == fake.shape, f"real {tuple(real.shape)} and fake {tuple(fake.shape)} differ"
+                assert eps.shape == (real.shape[0], 1), f"eps should be ({real.shape[0]}, 1), got {tuple(eps.shape)}"
+                x_hat = (eps * real + (1 - eps) * fake).requires_grad_()
+                output = critic(x_hat)
+                (grad,) = torch.autograd.grad(output, x_hat, torch.ones_like(output), create_graph=True)
+                slopes = grad.pow(2).sum(dim=1).sqrt()
+                return torch.mean((slopes - 1) ** 2)
+        '''),
+        answer("skip_nonfinite", "itertools, walrus, closure, comprehension, print, f-string", r'''
+            import itertools
+
+
+            def skip_nonfinite_steps(optimizer: torch.optim.Optimizer) -> torch.utils.hooks.RemovableHandle:
+                def pre_hook(optimizer, args, kwargs):
+                    params = list(itertools.chain.from_iterable(group["params"] for group in optimizer.param_groups))
+                    if bad := [p for p in params if p.grad is not None and not torch.isfinite(p.grad).all()]:
+                        print(f"skipping a step: {len(bad)} parameter(s) have non-finite gradients")
+                        for p in params:
+                            p.grad = None
+
+                return optimizer.register_step_pre_hook(pre_hook)
+        '''),
+        answer("skip_nonfinite", "dataclasses, __call__ class, docstring, comprehension", r'''
+            from dataclasses import dataclass
+
+
+            @dataclass
+            class NonFiniteGuard:
+                """A step pre-hook that clears every gradient when one is not finite, so the step does nothing."""
+
+                skipped: int = 0
+
+                @staticmethod
+                def parameters(optimizer: torch.optim.Optimizer) -> list[torch.Tensor]:
+                    return [p for group in optimizer.param_groups for p in group["params"]]
+
+                def __call__(self, optimizer: torch.optim.Optimizer, args: tuple, kwargs: dict) -> None:
+                    params = self.parameters(optimizer)
+                    grads = [p.grad for p in params if p.grad is not None]
+                    if not all(torch.isfinite(g).all() for g in grads):
+                        self.skipped += 1
+                        for p in params:
+                            p.grad = None
+
+
+            def skip_nonfinite_steps(optimizer: torch.optim.Optimizer) -> torch.utils.hooks.RemovableHandle:
+                return optimizer.register_step_pre_hook(NonFiniteGuard())
+        '''),
+        answer("skip_nonfinite", "functools.partial, helper function, type hints", r'''
+            from functools import partial
+
+
+            def has_nonfinite(tensor: torch.Tensor | None) -> bool:
+                return tensor is not None and bool(torch.isnan(tensor).any() or torch.isinf(tensor).any())
+
+
+            def skip_if(check, optimizer, args, kwargs):
+                if any(check(p.grad) for group in optimizer.param_groups for p in group["params"]):
+                    optimizer.zero_grad(set_to_none=True)
+
+
+            def skip_nonfinite_steps(optimizer: torch.optim.Optimizer) -> torch.utils.hooks.RemovableHandle:
+                return optimizer.register_step_pre_hook(partial(skip_if, has_nonfinite))
+        '''),
+        answer("grad_cam", "closure, try/finally", r'''
+            def grad_cam(model: nn.Module, layer: nn.Module, image: torch.Tensor, target: int) -> torch.Tensor:
+                store = {}
+
+                def forward_hook(module, args, output):
+                    store["activation"] = output.detach()
+
+                def backward_hook(module, grad_input, grad_output):
+                    store["gradient"] = grad_output[0].detach()
+
+                handles = [layer.register_forward_hook(forward_hook), layer.register_full_backward_hook(backward_hook)]
+                try:
+                    model(image)[0, target].backward()
+                finally:
+                    for handle in handles:
+                        handle.remove()
+                alpha = store["gradient"].mean(dim=(2, 3), keepdim=True)
+                return F.relu((alpha * store["activation"]).sum(dim=1))[0]
+        '''),
+        answer("grad_cam", "contextlib, torch.autograd.grad, lambda", r'''
+            from contextlib import contextmanager
+
+
+            @contextmanager
+            def capturing_output(layer: nn.Module):
+                outputs = []
+                handle = layer.register_forward_hook(lambda module, args, output: outputs.append(output))
+                try:
+                    yield outputs
+                finally:
+                    handle.remove()
+
+
+            def grad_cam(model: nn.Module, layer: nn.Module, image: torch.Tensor, target: int) -> torch.Tensor:
+                with capturing_output(layer) as outputs:
+                    score = model(image)[0, target]
+                (activation,) = outputs
+                (gradient,) = torch.autograd.grad(score, activation)
+                weights = gradient.mean(dim=(-2, -1), keepdim=True)
+                return torch.relu((weights * activation).sum(dim=1)).squeeze(0).detach()
+        '''),
+        answer("grad_cam", "numpy round trip, dataclasses, contextlib, setattr/getattr, closure", r'''
+            from contextlib import ExitStack
+            from dataclasses import dataclass
+
+            import numpy as np
+
+
+            @dataclass
+            class Capture:
+                activation: torch.Tensor | None = None
+                gradient: torch.Tensor | None = None
+
+
+            def grad_cam(model: nn.Module, layer: nn.Module, image: torch.Tensor, target: int) -> torch.Tensor:
+                capture = Capture()
+
+                def keep(module, args, output):
+                    capture.activation = output
+                    output.register_hook(lambda grad: setattr(capture, "gradient", grad))
+
+                with ExitStack() as stack:
+                    stack.enter_context(layer.register_forward_hook(keep))
+                    model(image)[0, target].backward()
+                activation = capture.activation[0].detach().numpy()
+                weights = capture.gradient[0].numpy().mean(axis=(1, 2), keepdims=True)
+                heat = np.maximum((weights * activation).sum(axis=0), 0)
+                return torch.from_numpy(heat).to(capture.activation.dtype)
+        '''),
+        answer("grad_cam", "copy.deepcopy, torch.autograd.grad, docstring", r'''
+            import copy
+
+
+            def grad_cam(model: nn.Module, layer: nn.Module, image: torch.Tensor, target: int) -> torch.Tensor:
+                """Grad-CAM computed on a private copy of the model: the original never carries a hook."""
+                layer_name = next(name for name, module in model.named_modules() if module is layer)
+                twin = copy.deepcopy(model)
+                saved = {}
+                with twin.get_submodule(layer_name).register_forward_hook(lambda m, args, output: saved.update(activation=output)):
+                    score = twin(image)[0, target]
+                (gradient,) = torch.autograd.grad(score, saved["activation"])
+                weights = gradient[0].mean(dim=(1, 2), keepdim=True)
+                return F.relu((weights * saved["activation"][0]).sum(dim=0)).detach()
+        '''),
+    ]
+
+
+def honest_answers() -> list[Answer]:
+    """Every honest answer, at least one for each answer cell of the six notebooks."""
+    return _module_basics() + _forward_hooks() + _backward_hooks() + _apply() + _autograd_function() + _applications()
+
+
+def extra_cells() -> list[tuple[str, str, str]]:
+    """(assignment, style, source) of harmless scratch cells; each runs at the end of its notebook."""
+    cells = [
+        (MODULE_BASICS, "print shapes", '''
+            for name, parameter in classifier.named_parameters():
+                print(f"{name:22} {tuple(parameter.shape)}")
+        '''),
+        (MODULE_BASICS, "dir", '''
+            [attribute for attribute in dir(classifier) if not attribute.startswith("_")][:15]
+        '''),
+        (MODULE_BASICS, "getattr with a name in a variable", '''
+            attribute_name = "encoder"
+            getattr(classifier, attribute_name)
+        '''),
+        (MODULE_BASICS, "vars of my own object", '''
+            class Notes:
+                def __init__(self):
+                    self.topic = "buffers"
+                    self.remember = "register_buffer(name, tensor, persistent=False) is not saved"
+
+
+            vars(Notes())
+        '''),
+        (FORWARD_HOOKS, "help", '''
+            help(nn.Module.register_forward_hook)
+        '''),
+        (FORWARD_HOOKS, "inspect.signature", '''
+            import inspect
+
+            print(inspect.signature(leaf_output_shapes))
+            inspect.signature(nn.Module.register_forward_pre_hook)
+        '''),
+        (FORWARD_HOOKS, "%timeit", '''
+            %timeit -n 20 -r 3 net(torch.randn(2, 4))
+        '''),
+        (BACKWARD_HOOKS, "type(x).__name__", '''
+            type(model.W).__name__, type(model).__name__, type(model.W.grad).__name__
+        '''),
+        (BACKWARD_HOOKS, "plot a tensor", '''
+            import matplotlib.pyplot as plt
+
+            grid = torch.linspace(-3, 3, 61)
+            plt.plot(grid, torch.tanh(grid), label="tanh")
+            plt.plot(grid, 1 - torch.tanh(grid) ** 2, label="its derivative")
+            plt.legend()
+            plt.close()
+        '''),
+        (APPLY, "model.apply(print)", '''
+            Model().apply(print)
+        '''),
+        (APPLY, "helper function", '''
+            def count_parameters(module: nn.Module) -> int:
+                return sum(p.numel() for p in module.parameters())
+
+
+            print("parameters in Model:", count_parameters(Model()))
+        '''),
+        (AUTOGRAD_FUNCTION, "torch.__version__", '''
+            print("torch", torch.__version__)
+        '''),
+        (AUTOGRAD_FUNCTION, "sys.version", '''
+            import sys
+
+            sys.version
+        '''),
+        (AUTOGRAD_FUNCTION, "%time", '''
+            %time torch.autograd.gradcheck(Square.apply, (torch.randn(3, dtype=torch.float64, requires_grad=True),))
+        '''),
+        (APPLICATIONS, "os.getcwd", '''
+            import os
+
+            os.getcwd()
+        '''),
+        (APPLICATIONS, "plot a tensor", '''
+            plt.imshow(test_x[0, 0], cmap="gray_r")
+            plt.title(f"label {int(test_y[0])}")
+            plt.close()
+        '''),
+        (APPLICATIONS, "print shapes", '''
+            print("train:", tuple(train_x.shape), "test:", tuple(test_x.shape))
+        '''),
+    ]
+    return [(assignment, style, _cell(source)) for assignment, style, source in cells]

@@ -1,0 +1,87 @@
+"""The static check of a student's code (hooklab.grading.integrity): every cheat of the catalogue
+is named, and no honest answer, added scratch cell or code copied from the notebooks is."""
+
+from __future__ import annotations
+
+from functools import cache
+
+import nbformat
+import pytest
+from nbgrader import utils
+
+from attacks import Attack, attacks
+from conftest import REPO, solution_notebooks
+from corpus import CAUGHT_BY_CHECKERS
+from hooklab.grading.integrity import definitions_of, imports_of, names_loaded, scan
+from honest_answers import Answer, extra_cells, honest_answers
+
+
+@cache
+def context(assignment: str) -> tuple[dict[str, str], set[str], set[str]]:
+    """What the notebook's own cells import, the names its test cells read, what its given cells define."""
+    nb = nbformat.read(next((REPO / "solutions" / assignment).glob("*.ipynb")), as_version=4)
+    own = [c.source for c in nb.cells if c.cell_type == "code" and not utils.is_solution(c)]
+    tests = [c.source for c in nb.cells if utils.is_grade(c)]
+    given = [c.source for c in nb.cells if c.cell_type == "code" and not utils.is_solution(c) and not utils.is_grade(c)]
+    return imports_of(own), names_loaded(tests), definitions_of(given)
+
+
+def findings(assignment: str, *sources: str) -> list[str]:
+    given, tests, defined = context(assignment)
+    return [str(f) for f in scan(list(enumerate(sources, start=1)), given, tests, defined)]
+
+
+@pytest.mark.parametrize("answer", honest_answers(), ids=lambda a: f"{a.assignment}/{a.grade_id}/{a.style}")
+def test_honest_answers_are_not_flagged(answer: Answer):
+    assert findings(answer.assignment, answer.source) == []
+
+
+@pytest.mark.parametrize("extra", extra_cells(), ids=lambda e: f"{e[0]}/{e[1]}")
+def test_scratch_cells_a_student_adds_are_not_flagged(extra: tuple[str, str, str]):
+    assignment, _, source = extra
+    assert findings(assignment, source) == []
+
+
+@pytest.mark.parametrize("path", solution_notebooks(), ids=lambda p: p.parent.name)
+def test_code_copied_from_the_notebooks_is_not_flagged(path):
+    """Students copy demo cells into their answers: the pack's own code must pass."""
+    nb = nbformat.read(path, as_version=4)
+    sources = [c.source for c in nb.cells if c.cell_type == "code" and not utils.is_grade(c)]
+    _, tests, _ = context(path.parent.name)
+    assert [str(f) for f in scan(list(enumerate(sources, start=1)), {}, tests)] == []
+
+
+@pytest.mark.parametrize("attack", [a for a in attacks() if not a.files and a.name not in CAUGHT_BY_CHECKERS], ids=lambda a: a.name)
+def test_every_cheat_in_student_code_is_named(attack: Attack):
+    """(A cheat shipped as a file is caught at run time, one that only fools a checker's comparison
+    by the checker itself: see the corpus.)"""
+    found = findings(attack.assignment, *attack.answers.values())
+    assert found, f"{attack.name} ({attack.category}) was not flagged"
+
+
+@pytest.mark.parametrize(("source", "technique"), [
+    ("torch.allclose = lambda *a, **k: True", "patches torch.allclose"),
+    ("t = torch\nt.equal = lambda *a: True", "patches torch.equal"),
+    ("from hooklab import checks\nsetattr(checks, 'check_tensor', print)", "patches hooklab.checks.check_tensor"),
+    ("check_tensor.__kwdefaults__['atol'] = 1e9", "changes a function's default arguments"),
+    ("import numpy as torch", "rebinds torch"),
+    ("list = lambda *a: [None] * 3", "rebinds the builtin list"),
+    ("class Add(nn.Module):\n    pass", "rebinds the notebook's Add"),
+    ("%%time\nimport gc", "searches the interpreter's objects (gc)"),
+    ("%run helper.py", "uses the IPython magic %run"),
+    ("getattr(check_tensor, '__glo' + 'bals__')", "reaches '__glo' by name"),
+    ("print(In[-1])", "reads IPython's input history"),
+    ("import helper", "imports helper, which is not an installed module"),
+])
+def test_techniques_are_named_in_the_students_terms(source: str, technique: str):
+    assert any(technique in f for f in findings("02_forward_hooks", source)), findings("02_forward_hooks", source)
+
+
+def test_a_students_own_objects_may_be_changed_freely():
+    own = (
+        "class Net(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+        "        setattr(self, 'w' + '1', nn.Parameter(torch.ones(1)))\n"
+        "net = Net()\nnet.extra_repr = lambda: 'custom'\nfor name, p in net.named_parameters():\n"
+        "    setattr(net, name, nn.Parameter(p.detach() * 2))\nlayer = getattr(net, 'w1')\ninput = torch.ones(1)\n"
+    )
+    assert findings("02_forward_hooks", own) == []

@@ -1,0 +1,112 @@
+"""Reruns and resume are always right: what decides that a graded submission is up to date includes
+the grader's side (hidden tests, configuration), the gradebook, and a run that was killed."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import stat
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import nbformat
+import pytest
+from nbgrader.api import Gradebook
+
+import corpus
+from conftest import make_course
+from test_autograde import GRADE, grade, tree_digest
+
+A = corpus.ASSIGNMENT
+NAME = corpus.notebook_name(A)
+
+
+def submissions(root: Path, students: dict[str, dict[str, str]]) -> Path:
+    cases = [corpus.Case(s, A, {NAME: corpus.notebook(A, answers)}, {}) for s, answers in students.items()]
+    return corpus.write(root, cases)
+
+
+def score(course: Path, student: str, test: str = "collect_hooks_test") -> float:
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gradebook:
+        return gradebook.find_grade(test, Path(NAME).stem, A, student).score
+
+
+@pytest.fixture
+def course(tmp_path: Path) -> Path:
+    return make_course(tmp_path / "course")
+
+
+def test_a_changed_hidden_test_regrades_without_force(course: Path, tmp_path: Path):
+    folder = submissions(tmp_path / "in", {"ada": corpus.solutions(A), "bo": {}})
+    grade(course, folder)
+    assert score(course, "ada") == 3
+    source = course / "solutions" / A / NAME
+    nb = nbformat.read(source, as_version=4)
+    test = next(c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "collect_hooks_test")
+    test.source = test.source.replace("### END HIDDEN TESTS", "raise AssertionError('a stricter hidden test')\n### END HIDDEN TESTS")
+    nbformat.write(nb, source)
+    second = grade(course, folder)
+    assert "unchanged since the last run" not in second.stdout, "a changed hidden test must regrade"
+    assert score(course, "ada") == 0, "the regrade must use the hidden test as it is now"
+
+
+def test_force_regrades_everything_and_a_second_run_nothing(course: Path, tmp_path: Path):
+    folder = submissions(tmp_path / "in", {"ada": corpus.solutions(A)})
+    grade(course, folder)
+    assert "1 unchanged since the last run" in grade(course, folder).stdout
+    assert "unchanged" not in grade(course, folder, "--force").stdout
+    assert "unchanged" not in grade(course, folder, "--timeout", "7").stdout, "other options regrade too"
+
+
+def test_a_changed_submission_is_regraded(course: Path, tmp_path: Path):
+    folder = submissions(tmp_path / "in", {"ada": {}})
+    grade(course, folder)
+    assert score(course, "ada") == 0
+    submissions(folder, {"ada": corpus.solutions(A)})
+    grade(course, folder)
+    assert score(course, "ada") == 3
+
+
+def test_a_deleted_gradebook_with_a_kept_ledger_regrades(course: Path, tmp_path: Path):
+    folder = submissions(tmp_path / "in", {"ada": corpus.solutions(A), "bo": {}})
+    grade(course, folder)
+    (course / "gradebook.db").unlink()
+    second = grade(course, folder)
+    assert "unchanged" not in second.stdout
+    assert score(course, "ada") == 3 and score(course, "bo") == 0
+    assert "ada" in (course / "grades.csv").read_text()
+
+
+def test_a_killed_run_resumes_where_it_stopped(course: Path, tmp_path: Path):
+    students = {f"s{i}": corpus.solutions(A) for i in range(4)}
+    folder = submissions(tmp_path / "in", students)
+    command = [*GRADE, "--jobs", "1", "--config", str(course / "nbgrader_config.py"), str(folder)]
+    run = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    ledger = course / "grading.json"
+    deadline = time.monotonic() + 300
+    while not (ledger.exists() and json.loads(ledger.read_text())) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    os.killpg(run.pid, signal.SIGKILL)
+    run.wait()
+    done = len(json.loads(ledger.read_text()))
+    assert 0 < done < len(students), "the run should be killed mid-way"
+    second = grade(course, folder)
+    assert f"{done} unchanged since the last run" in second.stdout
+    assert all(score(course, s) == 3 for s in students)
+
+
+def test_a_read_only_class_folder_is_read_and_left_as_it_was(course: Path, tmp_path: Path):
+    folder = submissions(tmp_path / "in", {"ada": corpus.solutions(A)})
+    before = tree_digest(folder)
+    for path in [folder, *folder.rglob("*")]:
+        path.chmod(path.stat().st_mode & ~(stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH))
+    try:
+        grade(course, folder)
+    finally:
+        for path in [folder, *folder.rglob("*")]:
+            path.chmod(path.stat().st_mode | stat.S_IWUSR)
+    assert tree_digest(folder) == before
+    assert score(course, "ada") == 3

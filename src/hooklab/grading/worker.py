@@ -20,7 +20,7 @@ from nbgrader.api import Gradebook
 from nbgrader.apps import NbGraderAPI
 from nbgrader.coursedir import CourseDirectory
 
-from hooklab.grading import kernels
+from hooklab.grading import kernels, sandbox
 from hooklab.grading.course import Course
 from hooklab.grading.repair import METADATA
 
@@ -60,6 +60,7 @@ def start(course: Course, gradebook_copy: Path, memory_bytes: int | None, log: P
     that takes this process's and its kernels' stderr (kept away from the progress display), and
     kernels forked from a preloaded server where the system allows (:mod:`hooklab.grading.kernels`)."""
     global _api, _db_url
+    sandbox.die_with_parent()  # a killed grader takes its workers, their kernel servers and kernels with it
     with open(log, "a") as handle:
         os.dup2(handle.fileno(), 2)
     if memory_bytes:

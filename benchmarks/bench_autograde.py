@@ -44,8 +44,8 @@ def scores(course: Path) -> dict[tuple[str, str], float]:
 
 
 def main(count: int) -> int:
-    by_kind = {case.student: case for case in corpus.cases() if case.student in KINDS}
-    students = [corpus.Case(f"s{i:03d}", by_kind[KINDS[i % len(KINDS)]].files, {}) for i in range(count)]
+    by_kind = {case.student: case for case in corpus.structural_cases() if case.student in KINDS}
+    students = [corpus.Case(f"s{i:03d}", corpus.ASSIGNMENT, by_kind[KINDS[i % len(KINDS)]].files, {}) for i in range(count)]
     with tempfile.TemporaryDirectory(prefix="hooklab-bench-") as scratch:
         plain, ours = make_course(Path(scratch) / "nbgrader"), make_course(Path(scratch) / "hooklab")
         for course in (plain, ours):

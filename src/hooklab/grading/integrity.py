@@ -574,14 +574,13 @@ class ScanSubmission(NbGraderPreprocessor):
     def preprocess(self, nb: NotebookNode, resources: ResourcesDict) -> tuple[NotebookNode, ResourcesDict]:
         source = source_notebook(self, resources)
         own = [c for c in source.cells if c.cell_type == "code" and not utils.is_solution(c)]
-        given_sources = {c.source for c in own if not utils.is_grade(c)}
+        given = [c.source for c in own if not utils.is_grade(c)]
         tests = [c.source for c in own if utils.is_grade(c)]
         written = [
             (number, cell.source)
             for number, cell in enumerate(nb.cells, start=1)
-            if cell.cell_type == "code" and (utils.is_solution(cell) or not (utils.is_grade(cell) or utils.is_locked(cell)) and cell.source not in given_sources)
+            if cell.cell_type == "code" and (utils.is_solution(cell) or not (utils.is_grade(cell) or utils.is_locked(cell)) and cell.source not in given)
         ]
-        given = [c.source for c in own if not utils.is_grade(c)]
         findings = scan(written, imports_of(c.source for c in own), names_loaded(tests), definitions_of(given))
         nb.metadata.setdefault(METADATA, {})["findings"] = [str(finding) for finding in findings]
         return nb, resources

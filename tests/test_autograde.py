@@ -119,7 +119,7 @@ def test_grades_csv_has_a_column_per_test_cell_and_the_reasons(graded: dict):
         stem = Path(corpus.notebook_name(case.assignment)).stem
         cells = {test: float(row[f"{stem}/{test}"]) for test in corpus.points(case.assignment)}
         assert cells == expected(case, graded), f"{key(case)}: CSV has {cells}"
-        assert float(row["score"]) == sum(cells.values()) and float(row["max_score"]) == sum(corpus.points(case.assignment).values())
+        assert float(row["late_penalty"]) == 0 and float(row["score"]) == sum(cells.values()) and float(row["max_score"]) == sum(corpus.points(case.assignment).values())
         assert case.reason in row["reason"]
         held = bool(graded["ledger"][key(case)]["held"])
         assert row["reason"].startswith("held for review: ") == held, f"{key(case)}: reason {row['reason']!r}"
@@ -143,7 +143,8 @@ def test_feedback_shows_results_but_never_a_hidden_test_line(graded: dict):
         text = html.unescape(page.read_text())
         own = "\n".join(content.decode(errors="replace") for content in case.files.values())  # the student may write it too
         leaked = [line for line in secret if line in text and line not in own]
-        assert not leaked and "BEGIN HIDDEN TESTS" not in text, f"{key(case)}'s feedback reveals hidden tests: {leaked[:3]}"
+        markers = "BEGIN HIDDEN TESTS" in text and "BEGIN HIDDEN TESTS" not in own
+        assert not leaked and not markers, f"{key(case)}'s feedback reveals hidden tests: {leaked[:3]}"
         if case.reason:
             assert "could not be run" in text
         if graded["ledger"][key(case)]["held"]:

@@ -4,11 +4,9 @@ the grader's side (hidden tests, configuration), the gradebook, and a run that w
 from __future__ import annotations
 
 import json
-import os
 import signal
 import stat
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -80,17 +78,48 @@ def test_a_deleted_gradebook_with_a_kept_ledger_regrades(course: Path, tmp_path:
     assert "ada" in (course / "grades.csv").read_text()
 
 
-def test_a_killed_run_resumes_where_it_stopped(course: Path, tmp_path: Path):
+def processes() -> dict[int, tuple[int, str]]:
+    """pid → (parent pid, start time) of every process on this machine."""
+    table = {}
+    for stat_file in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat_file.read_text().rsplit(")", 1)[1].split()
+        except OSError:  # gone while we looked
+            continue
+        table[int(stat_file.parent.name)] = (int(fields[1]), fields[19])
+    return table
+
+
+def descendants(pid: int) -> dict[int, str]:
+    """pid → start time of every process below ``pid`` (workers, kernel servers, sandboxes, kernels)."""
+    table, found, frontier = processes(), {}, [pid]
+    while frontier:
+        parent = frontier.pop()
+        for child, (ppid, started) in table.items():
+            if ppid == parent and child not in found:
+                found[child] = started
+                frontier.append(child)
+    return found
+
+
+def test_a_killed_grader_leaves_no_process_and_the_run_resumes(course: Path, tmp_path: Path):
     students = {f"s{i}": corpus.solutions(A) for i in range(4)}
     folder = submissions(tmp_path / "in", students)
     command = [*GRADE, "--jobs", "1", "--config", str(course / "nbgrader_config.py"), str(folder)]
-    run = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    run = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     ledger = course / "grading.json"
     deadline = time.monotonic() + 300
     while not (ledger.exists() and json.loads(ledger.read_text())) and time.monotonic() < deadline:
         time.sleep(0.2)
-    os.killpg(run.pid, signal.SIGKILL)
+    while len(below := descendants(run.pid)) < 3 and time.monotonic() < deadline:
+        time.sleep(0.1)  # until the next submission's kernel is running
+    assert len(below) >= 3, f"expected a worker, its kernel server and a kernel below the grader: {below}"
+    run.send_signal(signal.SIGKILL)  # the grader alone: what is below it must follow by itself
     run.wait()
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline and (left := {p for p, started in below.items() if processes().get(p, (0, ""))[1] == started}):
+        time.sleep(0.2)
+    assert not left, f"processes of the killed run still alive: {sorted(left)}"
     done = len(json.loads(ledger.read_text()))
     assert 0 < done < len(students), "the run should be killed mid-way"
     second = grade(course, folder)

@@ -7,6 +7,8 @@ from nbformat import NotebookNode
 from nbgrader import utils
 from nbgrader.preprocessors import ClearHiddenTests
 
+from hooklab.grading.execute import PROOF_PREFIX
+
 REDACTED = "[hidden test redacted]"
 MIN_LINE = 10  # shorter hidden lines (a bracket, "else:") say nothing and would redact innocent output
 
@@ -16,17 +18,16 @@ class HideHiddenTests(ClearHiddenTests):
 
     nbgrader's ``generate_feedback`` renders the autograded notebook, whose test cells still hold
     the hidden tests. A test cell's error is reduced to its message; any output line of any cell
-    that quotes a hidden-test line (a hook that prints the running cell, an exception message
-    carrying its source) is replaced by a redaction mark.
+    that quotes a hidden-test line, a delimiter or the grader's proof-of-run line (a hook that
+    prints the running cell, an exception message carrying its source) is replaced by a
+    redaction mark.
     """
 
     def preprocess(self, nb: NotebookNode, resources: ResourcesDict) -> tuple[NotebookNode, ResourcesDict]:
-        self._hidden = sorted(
-            {line.strip() for cell in nb.cells if utils.is_grade(cell) for line in self._hidden_lines(cell.source)}
-            - {""},
-            key=len,
-            reverse=True,
-        )
+        lines = {line.strip() for cell in nb.cells if utils.is_grade(cell) for line in self._hidden_lines(cell.source)}
+        # the delimiters and the proof-of-run line show that a message quotes a test cell
+        markers = {self.begin_test_delimeter, self.end_test_delimeter, PROOF_PREFIX}
+        self._hidden = sorted((lines | markers) - {""}, key=len, reverse=True)
         return super().preprocess(nb, resources)
 
     def _hidden_lines(self, source: str) -> list[str]:
@@ -41,7 +42,8 @@ class HideHiddenTests(ClearHiddenTests):
         return lines
 
     def preprocess_cell(self, cell: NotebookNode, resources: ResourcesDict, index: int) -> tuple[NotebookNode, ResourcesDict]:
-        cell, resources = super().preprocess_cell(cell, resources, index)
+        if utils.is_grade(cell):  # a student's own cell may spell a delimiter; it holds no hidden test
+            cell, resources = super().preprocess_cell(cell, resources, index)
         for output in cell.get("outputs", []):
             if output.output_type == "error" and utils.is_grade(cell):
                 output.traceback = [f"{output.ename}: {output.evalue}"]

@@ -7,8 +7,11 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
+from nbgrader.converters import Autograde
 from nbgrader.coursedir import CourseDirectory
+from nbgrader.preprocessors import AssignLatePenalties, SaveAutoGrades
 from traitlets.config import Config, PyFileConfigLoader
+from traitlets.utils.importstring import import_item
 
 
 @dataclass(frozen=True)
@@ -41,9 +44,12 @@ class Course:
         """hooklab's own files (ledger, grades CSV, worker gradebooks) live beside the gradebook."""
         return Path(self.db_url.removeprefix("sqlite:///")).parent
 
-    def config(self, db_url: str | None = None) -> Config:
-        """The course's nbgrader config with the grading settings, optionally on another gradebook."""
+    def config(self, db_url: str | None = None, *, execute_only: bool = False) -> Config:
+        """The course's nbgrader config with the grading settings, optionally on another gradebook, and
+        with ``execute_only`` an autograde that records nothing (the workers' part of grading)."""
         config = copy.deepcopy(self._configured)
+        if execute_only:
+            config.Autograde.autograde_preprocessors = [p for p in self.autograde_preprocessors if p not in self.recorders]
         # Releases made only to register assignments in the gradebook go to a scratch folder,
         # so grading never rewrites the published release.
         config.CourseDirectory.release_directory = str(self.work_dir / "release")
@@ -54,6 +60,17 @@ class Course:
         config.Sandbox.update(self.sandbox)
         config.Sandbox.hidden = [*config.Sandbox.get("hidden", []), *map(str, self.private_paths)]
         return config
+
+    @property
+    def autograde_preprocessors(self) -> list[type]:
+        """The preprocessors nbgrader's autograde runs after sanitising, as configured."""
+        names = self._configured.Autograde.get("autograde_preprocessors", Autograde.class_traits()["autograde_preprocessors"].default())
+        return [import_item(p) if isinstance(p, str) else p for p in names]
+
+    @property
+    def recorders(self) -> list[type]:
+        """Those that write scores into the gradebook (nbgrader's SaveAutoGrades and AssignLatePenalties)."""
+        return [p for p in self.autograde_preprocessors if issubclass(p, (SaveAutoGrades, AssignLatePenalties))]
 
     @property
     def private_paths(self) -> list[Path]:

@@ -48,6 +48,7 @@ _spec.loader.exec_module(_m)
 del _u, _s, _spec, _m
 """
 HELD = "HeldForReview"
+PROOF_PREFIX = "_hooklab_ran_"  # the name each executed test cell assigns last
 NOT_RUN = "TestDidNotRun"
 
 
@@ -87,7 +88,7 @@ class GuardedExecute(Execute):
             return self._run(cell, resources, index)
         self._check(f"before cell {index + 1}")
         original = cell.source
-        proof = f"_hooklab_ran_{secrets.token_hex(8)}"
+        proof = f"{PROOF_PREFIX}{secrets.token_hex(8)}"
         cell.source = f"{original}\n{proof} = True\n"
         try:
             cell, resources = self._run(cell, resources, index)

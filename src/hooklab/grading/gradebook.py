@@ -1,19 +1,15 @@
-"""The parent's side of grading: the course gradebook (one writer) and the ledger of what was done."""
+"""The parent's side of grading: assignments in the course gradebook and the ledger of what was done."""
 
 from __future__ import annotations
 
 import json
 import os
-import warnings
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import nbformat
 from nbgrader import utils
 from nbgrader.api import Gradebook, MissingEntry
-from sqlalchemy.exc import SAWarning
-
-from hooklab.grading.worker import GradingResult
 
 
 def ensure_assignments(gradebook_url: str, sources: dict[str, list[Path]], generate, *, force: bool = False) -> list[str]:
@@ -48,29 +44,6 @@ def graded_keys(gradebook_url: str) -> set[str]:
     """'student/assignment' of every submission the gradebook holds."""
     with Gradebook(gradebook_url) as gradebook:
         return {f"{s.student_id}/{a.name}" for a in gradebook.assignments for s in a.submissions}
-
-
-def record(gradebook_url: str, result: GradingResult) -> None:
-    """Write one submission's scores into the course gradebook, as nbgrader's SaveAutoGrades would.
-
-    A submission nbgrader could not grade (``result.ok`` false) is recorded with zero for every
-    autograded test, so it appears in the gradebook, the CSV and the totals.
-    """
-    with Gradebook(gradebook_url) as gradebook, warnings.catch_warnings():
-        # nbgrader's own submission creation makes SQLAlchemy warn about its session; harmless.
-        warnings.simplefilter("ignore", SAWarning)
-        gradebook.update_or_create_student(result.student)
-        submission = gradebook.update_or_create_submission(result.assignment, result.student)
-        if result.timestamp is not None:
-            submission.timestamp = result.timestamp
-        scores = {(cell.notebook, cell.grade_id): cell.score for cell in result.cells}
-        for notebook in submission.notebooks:
-            for grade in notebook.grades:
-                grade.auto_score = scores.get((notebook.name, grade.name), 0.0)
-                grade.needs_manual_grade = grade.manual_score is not None
-            for comment in notebook.comments:
-                comment.auto_comment = result.comments.get((notebook.name, comment.name))
-        gradebook.db.commit()
 
 
 def max_scores(gradebook_url: str, assignments: list[str]) -> dict[str, float]:

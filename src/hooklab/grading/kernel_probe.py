@@ -42,6 +42,7 @@ SHELL_METHODS = (
 KERNEL_METHODS = ("do_execute", "execute_request", "dispatch_shell", "send_response")
 
 _state: dict[str, Any] = {}
+_realpaths: dict[str, str] = {}
 _MISSING = object()
 
 
@@ -161,9 +162,16 @@ def _submission_modules(folder: str) -> list[str]:
     prefix = os.path.join(folder, "")
     for name, module in list(sys.modules.items()):
         origin = getattr(module, "__file__", None)
-        if isinstance(origin, str) and os.path.isabs(origin) and os.path.realpath(origin).startswith(prefix):
+        if isinstance(origin, str) and os.path.isabs(origin) and _resolved(origin).startswith(prefix):
             found.append(name)
     return sorted(found)
+
+
+def _resolved(path: str) -> str:
+    """``path`` with its links resolved, once per path (thousands of modules, checked at every test cell)."""
+    if path not in _realpaths:
+        _realpaths[path] = os.path.realpath(path)
+    return _realpaths[path]
 
 
 def snapshot(expected_files: dict[str, str]) -> str:

@@ -15,7 +15,8 @@ from hooklab.grading.gradebook import Entry
 
 
 class CellScoresExportPlugin(ExportPlugin):
-    """nbgrader export plugin: one row per submission, one column per test cell.
+    """nbgrader export plugin: one row per submission, one column per test cell. ``score`` is after
+    the late penalty, which has its own column; the cells show the points before it.
 
     Also usable on its own: ``nbgrader export --exporter=hooklab.grading.report.CellScoresExportPlugin``.
     """
@@ -31,7 +32,8 @@ class CellScoresExportPlugin(ExportPlugin):
                 row = {
                     "student": submission.student_id,
                     "assignment": assignment.name,
-                    "score": submission.score,
+                    "score": submission.score - submission.late_submission_penalty,  # as nbgrader's CSV export
+                    "late_penalty": submission.late_submission_penalty,
                     "max_score": submission.max_score,
                     "reason": self.reasons.get(f"{submission.student_id}/{assignment.name}", ""),
                 }
@@ -40,7 +42,7 @@ class CellScoresExportPlugin(ExportPlugin):
                         row[f"{notebook.name}/{grade.name}"] = grade.score
                 rows.append(row)
         with open(self.to or "grades.csv", "w", newline="") as handle:
-            writer = csv.DictWriter(handle, ["student", "assignment", "score", "max_score", "reason", *columns])
+            writer = csv.DictWriter(handle, ["student", "assignment", "score", "late_penalty", "max_score", "reason", *columns])
             writer.writeheader()
             writer.writerows(rows)
 

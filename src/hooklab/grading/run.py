@@ -8,7 +8,8 @@ import shutil
 import sys
 import tempfile
 import warnings
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from dataclasses import dataclass
 from pathlib import Path
 
 import nbformat
@@ -19,11 +20,11 @@ from tqdm import tqdm
 import hooklab
 from hooklab.grading import worker
 from hooklab.grading.course import Course
-from hooklab.grading.gradebook import Entry, Ledger, ensure_assignments, graded_keys, max_scores, record
+from hooklab.grading.gradebook import Entry, Ledger, ensure_assignments, graded_keys, max_scores
+from hooklab.grading.record import record
 from hooklab.grading.review import set_manual_scores
 from hooklab.grading.report import CellScoresExportPlugin, pass_rates, summary, write_failure_feedback
 from hooklab.grading.submissions import DEFAULT_FILENAME_REGEX, find, opened, place
-from hooklab.grading.worker import GradingResult
 
 LEDGER = "grading.json"
 GRADES_CSV = "grades.csv"
@@ -75,10 +76,13 @@ def autograde(
     jobs: int,
     *,
     force: bool = False,
-    memory_bytes: int | None = None,
     filename_regex: str = DEFAULT_FILENAME_REGEX,
 ) -> str:
-    """Grade every submission under ``submissions``; returns the summary (also written to the log)."""
+    """Grade every submission under ``submissions``; returns the summary (also written to the log).
+
+    Workers execute; this process records each result in the gradebook (nbgrader's recording
+    preprocessors), has the workers write its feedback, and only then marks it done in the ledger,
+    so a run that is stopped resumes with whatever was not finished."""
     course.work_dir.mkdir(parents=True, exist_ok=True)
     ledger = Ledger(course.work_dir / LEDGER)
     api = NbGraderAPI(config=course.config())
@@ -101,50 +105,100 @@ def autograde(
             if not force and submission.key in in_gradebook and ledger.is_current(submission.key, fingerprint):
                 skipped += 1
             else:
-                todo.append((submission.student, submission.assignment, target, fingerprint, files))
+                todo.append(Task(submission.student, submission.assignment, fingerprint, files, unreadable(target, course.notebooks[submission.assignment])))
 
-    points = max_scores(course.db_url, sorted({assignment for _, assignment, _, _, _ in todo}))
+    points = max_scores(course.db_url, sorted({task.assignment for task in todo}))
 
-    def finish(result: GradingResult, fingerprint: str, files: str) -> None:
-        key = f"{result.student}/{result.assignment}"
-        previous = ledger.entries.get(key)
-        released = previous is not None and previous.released and previous.files == files
+    def record_result(task: Task, reason: str) -> Entry:
+        previous = ledger.entries.get(task.key)
+        released = previous is not None and previous.released and previous.files == task.files
         if previous is not None and previous.released and not released:  # a new version: review it again
-            set_manual_scores(course.db_url, result.student, result.assignment, dict.fromkeys(previous.would_be))
-        record(course.db_url, result)
-        max_score = points[result.assignment]
-        if not result.ok:
-            feedback = course.step_dir("feedback") / result.student / result.assignment
-            write_failure_feedback(feedback, course.notebooks[result.assignment], result.reason, max_score)
-        ledger.set(key, Entry(fingerprint, result.ok, result.reason, result.score, max_score, files=files,
-                              held=result.held, would_be=result.would_be, notes=result.notes, released=released))
+            set_manual_scores(course.db_url, task.student, task.assignment, dict.fromkeys(previous.would_be))
+        recorded = record(course, task.student, task.assignment, executed=not reason)
+        if reason:
+            feedback = course.step_dir("feedback") / task.student / task.assignment
+            write_failure_feedback(feedback, course.notebooks[task.assignment], reason, points[task.assignment])
+        return Entry(task.fingerprint, not reason, reason, recorded.score, points[task.assignment], files=task.files,
+                     held=recorded.held, would_be=recorded.would_be, notes=recorded.notes, released=released)
 
     runnable = []
-    for student, assignment, target, fingerprint, files in todo:
-        reason = unreadable(target, course.notebooks[assignment])
-        if reason:
-            finish(GradingResult(student, assignment, ok=False, reason=reason), fingerprint, files)
+    for task in todo:
+        if task.reason:
+            ledger.set(task.key, record_result(task, task.reason))
         else:
-            runnable.append((student, assignment, fingerprint, files))
+            runnable.append(task)
 
     if runnable:
         with tempfile.TemporaryDirectory(prefix=".workers-", dir=course.work_dir) as scratch:
             snapshot = Path(scratch) / "gradebook.db"
             shutil.copyfile(course.db_url.removeprefix("sqlite:///"), snapshot)
-            with ProcessPoolExecutor(jobs, initializer=worker.start, initargs=(course, snapshot, memory_bytes, course.work_dir / LOG)) as pool:
-                futures = {pool.submit(worker.grade, course, s, a): (s, a, f, d) for s, a, f, d in runnable}
-                with tqdm(total=len(futures), unit="submission", file=sys.stderr, dynamic_ncols=True) as bar:
-                    for future in as_completed(futures):
-                        student, assignment, fingerprint, files = futures[future]
-                        bar.update()
-                        try:
-                            result = future.result()
-                        except Exception as error:  # a worker process that died takes its task with it
-                            problems.append(f"{student}/{assignment}: the grading process failed ({error!r}); run again to retry")
-                            continue
-                        finish(result, fingerprint, files)
-                        bar.set_postfix_str(f"{student}/{assignment} {'✓' if result.ok else '✗ not run'}")
+            with ProcessPoolExecutor(jobs, initializer=worker.start, initargs=(course, snapshot, course.work_dir / LOG)) as pool:
+                problems += _run(pool, jobs, runnable, ledger, record_result)
 
     rates = export(course, ledger, seen)
     entries = {key: entry for key, entry in ledger.entries.items() if key in seen}
     return summary(entries, rates, skipped, problems)
+
+
+@dataclass
+class Task:
+    student: str
+    assignment: str
+    fingerprint: str  # the submission's files and the grader's side
+    files: str  # the submission's files alone
+    reason: str = ""  # why it cannot be run at all, found before running it
+
+    @property
+    def key(self) -> str:
+        return f"{self.student}/{self.assignment}"
+
+
+def _run(pool: ProcessPoolExecutor, jobs: int, tasks: list[Task], ledger: Ledger, record_result) -> list[str]:
+    """Execute every task in the pool, record each as it comes back, then have its feedback written;
+    a task enters the ledger once its feedback is done. No more executions are queued than there
+    are workers, so feedback is written as the run goes and a stopped run loses little. Returns the
+    problems met."""
+    problems: list[str] = []
+    backlog = iter(tasks)
+    executing: dict[Future, Task] = {}
+    writing: dict[Future, tuple[Task, Entry]] = {}
+
+    def execute_next() -> None:
+        task = next(backlog, None)
+        if task is not None:
+            executing[pool.submit(worker.execute, task.student, task.assignment)] = task
+
+    def done(task: Task, entry: Entry | None) -> None:
+        if entry is not None:
+            ledger.set(task.key, entry)
+        bar.update()
+        bar.set_postfix_str(f"{task.key} {'✗ failed' if entry is None else '✓' if entry.ok else '✗ not run'}")
+
+    def failed(task: Task, error: BaseException) -> None:  # a worker process that died takes its task with it
+        problems.append(f"{task.key}: the grading process failed ({error!r}); run again to retry")
+        done(task, None)
+
+    for _ in range(jobs):
+        execute_next()
+    with tqdm(total=len(tasks), unit="submission", file=sys.stderr, dynamic_ncols=True) as bar:
+        while executing or writing:
+            finished, _ = wait([*executing, *writing], return_when=FIRST_COMPLETED)
+            for future in finished:
+                if future in writing:
+                    task, entry = writing.pop(future)
+                    if future.exception():
+                        failed(task, future.exception())
+                    else:
+                        done(task, entry)
+                    continue
+                task = executing.pop(future)
+                if future.exception():
+                    failed(task, future.exception())
+                else:
+                    entry = record_result(task, future.result())
+                    if entry.ok:
+                        writing[pool.submit(worker.feedback, task.student, task.assignment)] = (task, entry)
+                    else:
+                        done(task, entry)
+                execute_next()
+    return problems

@@ -1,0 +1,64 @@
+"""Scores into the course gradebook, in the grading process only, through nbgrader's own preprocessors."""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import nbformat
+from nbconvert.exporters.exporter import ResourcesDict
+from nbgrader.api import Gradebook
+from sqlalchemy.exc import SAWarning
+
+from hooklab.grading.course import Course
+from hooklab.grading.repair import METADATA
+
+
+@dataclass
+class Recorded:
+    """What recording a submission found in its autograded notebooks."""
+
+    score: float = 0.0  # the autograded points
+    held: list[str] = field(default_factory=list)  # "notebook: why it is held for review"
+    would_be: dict[str, float] = field(default_factory=dict)  # "notebook/grade_id" → points if released
+    notes: list[str] = field(default_factory=list)  # cells repaired, a kernel that stopped
+
+
+def record(course: Course, student: str, assignment: str, executed: bool) -> Recorded:
+    """Record one submission in the course gradebook as nbgrader's autograde does: its submission
+    (with the timestamp it was handed in at), then the course's recording preprocessors
+    (:attr:`Course.recorders`: scores, late penalties) on each autograded notebook. A notebook that
+    was not ``executed`` or is missing scores 0, as nbgrader scores a missing notebook."""
+    timestamp = course.coursedir.get_existing_timestamp(str(course.step_dir("submitted") / student / assignment))
+    with Gradebook(course.db_url) as gradebook, warnings.catch_warnings():
+        # nbgrader's own submission creation makes SQLAlchemy warn about its session; harmless.
+        warnings.simplefilter("ignore", SAWarning)
+        gradebook.update_or_create_student(student)
+        gradebook.update_or_create_submission(assignment, student, **({"timestamp": timestamp} if timestamp else {}))
+    config, recorded = course.config(), Recorded()
+    for name in course.notebooks[assignment]:
+        notebook, path = Path(name).stem, course.step_dir("autograded") / student / assignment / name
+        if not (executed and path.is_file()):
+            _zero(course.db_url, student, assignment, notebook)
+            continue
+        nb = nbformat.read(path, as_version=4)
+        resources = ResourcesDict(nbgrader={"notebook": notebook, "assignment": assignment, "student": student, "db_url": course.db_url})
+        for recorder in course.recorders:
+            recorder(config=config).preprocess(nb, resources)
+        notes = nb.metadata.get(METADATA, {})
+        recorded.held += [f"{notebook}: {why}" for why in notes.get("held", [])]
+        recorded.would_be.update({f"{notebook}/{cell}": points for cell, points in notes.get("would_be", {}).items()})
+        recorded.notes += [f"{notebook}: {note}" for note in [notes.get("stopped"), *notes.get("repairs", [])] if note]
+    with Gradebook(course.db_url) as gradebook:
+        submission = gradebook.find_submission(assignment, student)
+        recorded.score = sum(grade.auto_score or 0.0 for notebook in submission.notebooks for grade in notebook.grades)
+    return recorded
+
+
+def _zero(gradebook_url: str, student: str, assignment: str, notebook: str) -> None:
+    with Gradebook(gradebook_url) as gradebook:
+        for grade in gradebook.find_submission_notebook(notebook, assignment, student).grades:
+            grade.auto_score = 0.0
+            grade.needs_manual_grade = grade.manual_score is not None
+        gradebook.db.commit()

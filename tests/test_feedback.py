@@ -1,0 +1,61 @@
+"""What a student's feedback may show: results and messages, never a hidden test."""
+
+from __future__ import annotations
+
+import nbformat
+from nbformat.v4 import new_code_cell, new_notebook, new_output
+
+from hooklab.feedback import REDACTED, HideHiddenTests
+from hooklab.grading.execute import PROOF_PREFIX
+
+HIDDEN = "check_close(scale(torch.tensor([3.0])), [6.0])"
+TEST = f"""check_close(scale(torch.tensor([1.0])), [2.0])
+### BEGIN HIDDEN TESTS
+{HIDDEN}
+### END HIDDEN TESTS
+"""
+
+
+def graded_notebook(*outputs) -> nbformat.NotebookNode:
+    cell = new_code_cell(TEST, outputs=list(outputs))
+    cell.metadata.nbgrader = {"grade": True, "grade_id": "scale_test", "points": 1, "solution": False, "locked": True}
+    student = new_code_cell("print('mine')", outputs=[new_output("stream", name="stdout", text="mine\n")])
+    return new_notebook(cells=[student, cell])
+
+
+def feedback(*outputs) -> nbformat.NotebookNode:
+    nb, _ = HideHiddenTests().preprocess(graded_notebook(*outputs), {})
+    return nb
+
+
+def test_the_test_cell_keeps_its_visible_lines_only():
+    source = feedback().cells[1].source
+    assert "check_close(scale(torch.tensor([1.0])), [2.0])" in source
+    assert HIDDEN not in source and "HIDDEN TESTS" not in source
+
+
+def test_an_error_quoting_the_whole_cell_is_redacted_line_by_line():
+    quoted = f"{TEST}{PROOF_PREFIX}0123456789abcdef = True\n"
+    error = new_output("error", ename="AssertionError", evalue=quoted, traceback=["Traceback", quoted])
+    out = feedback(error).cells[1].outputs[0]
+    assert out.traceback == [f"AssertionError: {out.evalue}"], "a test cell's traceback is reduced to its message"
+    for forbidden in (HIDDEN, "BEGIN HIDDEN TESTS", "END HIDDEN TESTS", PROOF_PREFIX):
+        assert forbidden not in out.evalue, f"{forbidden!r} reached the feedback"
+    assert "check_close(scale(torch.tensor([1.0])), [2.0])" in out.evalue and REDACTED in out.evalue
+
+
+def test_printed_and_rich_outputs_are_redacted_but_innocent_output_stays():
+    printed = new_output("stream", name="stdout", text=f"running:\n{HIDDEN}\nok\n")
+    rich = new_output("execute_result", data={"text/plain": f"{HIDDEN}", "text/html": [f"<p>{HIDDEN}</p>"]})
+    nb = feedback(printed, rich)
+    text, data = nb.cells[1].outputs[0].text, nb.cells[1].outputs[1].data
+    assert text == f"running:\n{REDACTED}\nok\n"
+    assert data["text/plain"] == REDACTED and data["text/html"] == [REDACTED]
+    assert nb.cells[0].outputs[0].text == "mine\n"
+
+
+def test_a_student_cell_that_spells_a_delimiter_is_shown_as_written():
+    nb = graded_notebook()
+    nb.cells[0].source = 'SKIP = "### BEGIN HIDDEN TESTS"  # no end: not a hidden region of a test cell'
+    out, _ = HideHiddenTests().preprocess(nb, {})
+    assert out.cells[0].source == nb.cells[0].source and HIDDEN not in out.cells[1].source

@@ -11,7 +11,7 @@ committed hooklab 13c3f9d), as verified by running every attack and its ``wrong`
 (the same wrong answers without the cheat, whose attacked test cells must then fail). A test
 cell passes when it has no ``error`` output; a leak wins when hidden-test lines appear in what
 the feedback keeps of the outputs (streams, displays, and ``ename: evalue`` of errors).
-The three attacks with ``wins_undefended=False`` are controls that the checkers already stop.
+The attacks with ``wins_undefended=False`` are controls that the checkers or the tests already stop.
 """
 
 from __future__ import annotations
@@ -2428,8 +2428,8 @@ def _attacks_06() -> list[Attack]:
             M06,
             {"grad_cam": _ORACLE_GRAD_CAM},
             _test("grad_cam"),
-            wins_undefended=True,
-            note="the reference uses the same cnn that the answer receives, and can tamper with",
+            wins_undefended=False,
+            note="aimed at a reference that once sat in a visible cell; it is hidden now, and the visible hand-checked model fails the oracle",
         ),
         Attack(
             "public_showtraceback_replaced",

@@ -1,0 +1,35 @@
+"""Each plausible wrong answer of ``wrong_answers.py`` fails its test cell, hidden tests included,
+and the error says what is wrong."""
+
+from __future__ import annotations
+
+import nbformat
+import pytest
+from nbclient import NotebookClient
+
+from conftest import REPO
+from corpus import notebook_name
+from wrong_answers import Wrong, wrong_answers
+
+WRONG = wrong_answers()
+
+
+def run_until(wrong: Wrong) -> nbformat.NotebookNode:
+    """The solution notebook with the wrong answer, executed up to and including its test cell."""
+    nb = nbformat.read(REPO / "solutions" / wrong.assignment / notebook_name(wrong.assignment), as_version=4)
+    ids = [cell.metadata.get("nbgrader", {}).get("grade_id") for cell in nb.cells]
+    nb.cells = nb.cells[: ids.index(wrong.test_id) + 1]
+    nb.cells[ids.index(wrong.grade_id)].source = wrong.source
+    NotebookClient(nb, timeout=120, kernel_name="python3", allow_errors=True).execute(cwd=str(REPO / "solutions" / wrong.assignment))
+    return nb
+
+
+@pytest.mark.parametrize("wrong", WRONG, ids=lambda w: f"{w.assignment}/{w.name}")
+def test_a_plausible_wrong_answer_fails_with_a_message_that_says_why(wrong: Wrong):
+    nb = run_until(wrong)
+    answer = next(c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == wrong.grade_id)
+    assert not [o for o in answer.outputs if o.output_type == "error"], f"{wrong.name}: the answer cell itself raised"
+    errors = [o for o in nb.cells[-1].outputs if o.output_type == "error"]
+    assert errors, f"{wrong.name} passed {wrong.test_id}: the test accepts this wrong answer"
+    text = f"{errors[0].ename}: {errors[0].evalue}"
+    assert wrong.message in text, f"{wrong.name}: expected {wrong.message!r} in the error, got {text!r}"

@@ -1,0 +1,126 @@
+"""Plausible wrong answers: each must fail its exercise's test cell, with a message that says what is wrong.
+
+Each :class:`Wrong` replaces one answer cell of a solution notebook (by ``grade_id``); the test
+cell ``test`` (hidden tests included) must then raise, and its error must contain ``message``.
+These are the mistakes a student could make that an earlier, weaker test let through.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from textwrap import dedent
+
+from honest_answers import APPLICATIONS, APPLY, AUTOGRAD_FUNCTION, FORWARD_HOOKS, MODULE_BASICS
+
+
+@dataclass(frozen=True)
+class Wrong:
+    name: str
+    assignment: str
+    grade_id: str
+    source: str
+    message: str  # expected in the test cell's error
+    test: str = ""  # the test cell's grade_id; "" for "<grade_id>_test"
+
+    @property
+    def test_id(self) -> str:
+        return self.test or f"{self.grade_id}_test"
+
+
+def _cell(source: str) -> str:
+    return dedent(source).strip("\n")
+
+
+def wrong_answers() -> list[Wrong]:
+    return [
+        Wrong("scale_repr_rounds_the_factor", MODULE_BASICS, "scale_repr", _cell('''
+            class Scale(nn.Module):
+                def __init__(self, factor: float, learnable: bool = False):
+                    super().__init__()
+                    self.learnable = learnable
+                    value = torch.tensor(float(factor))
+                    if learnable:
+                        self.factor = nn.Parameter(value)
+                    else:
+                        self.register_buffer("factor", value)
+
+                def forward(self, x: torch.Tensor) -> torch.Tensor:
+                    return x * self.factor
+
+                def extra_repr(self) -> str:
+                    return f"factor={self.factor.item():.1f}, learnable={self.learnable}"
+        '''), "repr(Scale("),
+        Wrong("hooks_double_in_place", FORWARD_HOOKS, "change_hooks", _cell('''
+            def double_inputs(module, args):
+                for x in args:
+                    x.mul_(2)
+                return args
+
+
+            def plus_five(module, args, output):
+                return output + 5
+        '''), "your hook modified x1 in place"),
+        Wrong("hooks_for_two_inputs_only", FORWARD_HOOKS, "change_hooks", _cell('''
+            def double_inputs(module, args):
+                x1, x2 = args
+                return 2 * x1, 2 * x2
+
+
+            def plus_five(module, args, output):
+                return output + 5
+        '''), "ValueError"),
+        Wrong("leaf_shapes_borrows_the_reference", FORWARD_HOOKS, "leaf_shapes", _cell('''
+            def leaf_output_shapes(model, x):
+                try:
+                    return reference_leaf_shapes(model, x)
+                except NameError:
+                    return [("body.0", (2, 8)), ("body.1", (2, 8)), ("head", (2, 3))]
+        '''), "leaf_output_shapes on"),
+        Wrong("kaiming_uniform_instead_of_normal", APPLY, "init_weights", _cell('''
+            def init_weights(module: nn.Module) -> None:
+                if isinstance(module, nn.Linear):
+                    nn.init.kaiming_uniform_(module.weight, nonlinearity="relu")
+                    nn.init.zeros_(module.bias)
+                elif isinstance(module, nn.Conv2d):
+                    nn.init.xavier_uniform_(module.weight)
+                    nn.init.zeros_(module.bias)
+        '''), "kurtosis"),
+        Wrong("xavier_normal_instead_of_uniform", APPLY, "init_weights", _cell('''
+            def init_weights(module: nn.Module) -> None:
+                if isinstance(module, nn.Linear):
+                    nn.init.kaiming_normal_(module.weight, nonlinearity="relu")
+                    nn.init.zeros_(module.bias)
+                elif isinstance(module, nn.Conv2d):
+                    nn.init.xavier_normal_(module.weight)
+                    nn.init.zeros_(module.bias)
+        '''), "Xavier-uniform bound"),
+        Wrong("linear_function_ignores_needs_input_grad", AUTOGRAD_FUNCTION, "linear_function", _cell('''
+            class LinearFunction(Function):
+                @staticmethod
+                def forward(input, weight, bias=None):
+                    output = input @ weight.T
+                    return output if bias is None else output + bias
+
+                @staticmethod
+                def setup_context(ctx, inputs, output):
+                    input, weight, *rest = inputs
+                    ctx.save_for_backward(input, weight)
+                    ctx.has_bias = bool(rest) and rest[0] is not None
+
+                @staticmethod
+                def backward(ctx, grad_output):
+                    input, weight = ctx.saved_tensors
+                    grad_bias = grad_output.sum(0) if ctx.has_bias else None
+                    return grad_output @ weight, grad_output.T @ input, grad_bias
+        '''), "ctx.needs_input_grad"),
+        Wrong("skips_nan_but_not_inf", APPLICATIONS, "skip_nonfinite", _cell('''
+            def skip_nonfinite_steps(optimizer):
+                def skip_if_nan(optimizer, args, kwargs):
+                    params = [p for group in optimizer.param_groups for p in group["params"]]
+                    if any(p.grad is not None and p.grad.isnan().any() for p in params):
+                        for p in params:
+                            p.grad = None
+
+                return optimizer.register_step_pre_hook(skip_if_nan)
+        '''), "a inf gradient"),
+    ]

@@ -94,6 +94,12 @@ def wrong_answers() -> list[Wrong]:
                     nn.init.xavier_normal_(module.weight)
                     nn.init.zeros_(module.bias)
         '''), "Xavier-uniform bound"),
+        Wrong("make_linear_knows_only_this_model", APPLY, "make_linear", _cell('''
+            def make_linear(module: nn.Module) -> None:
+                if isinstance(module, Model):
+                    for fn in (module.ab.a, module.ab.b, module.cd.c, module.cd.d):
+                        fn.register_forward_hook(lambda m, args, output: args[0] @ m.W.T + m.b)
+        '''), "with every Function made linear"),
         Wrong("linear_function_ignores_needs_input_grad", AUTOGRAD_FUNCTION, "linear_function", _cell('''
             class LinearFunction(Function):
                 @staticmethod

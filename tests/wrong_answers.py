@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from textwrap import dedent
 
-from honest_answers import APPLICATIONS, APPLY, AUTOGRAD_FUNCTION, FORWARD_HOOKS, MODULE_BASICS
+from honest_answers import APPLICATIONS, APPLY, AUTOGRAD_FUNCTION, BACKWARD_HOOKS, FORWARD_HOOKS, MODULE_BASICS
 
 
 @dataclass(frozen=True)
@@ -69,6 +69,10 @@ def wrong_answers() -> list[Wrong]:
             def plus_five(module, args, output):
                 return output + 5
         '''), "ValueError"),
+        Wrong("tensor_hook_reads_w_grad", BACKWARD_HOOKS, "tensor_hook", _cell('''
+            def tensor_hook(grad):
+                answer.append(model.W.grad)
+        '''), "W.grad is not set yet while the hook runs"),
         Wrong("leaf_shapes_borrows_the_reference", FORWARD_HOOKS, "leaf_shapes", _cell('''
             def leaf_output_shapes(model, x):
                 try:

@@ -160,13 +160,18 @@ def installed(module: str) -> bool:
         return False
 
 
+def _trees(sources: Iterable[str]) -> Iterator[ast.Module]:
+    """The syntax trees of the sources that parse (a syntax error fails at run time, like any wrong answer)."""
+    for source in sources:
+        tree = _parse(source)
+        if tree is not None:
+            yield tree
+
+
 def imports_of(sources: Iterable[str]) -> dict[str, str]:
     """Names the given cells bind by importing → the dotted path they come from."""
     bound: dict[str, str] = {}
-    for source in sources:
-        tree = _parse(source)
-        if tree is None:
-            continue
+    for tree in _trees(sources):
         for node in ast.walk(tree):
             for name, origin in _bindings(node):
                 bound[name] = origin
@@ -175,22 +180,13 @@ def imports_of(sources: Iterable[str]) -> dict[str, str]:
 
 def definitions_of(sources: Iterable[str]) -> set[str]:
     """Names the given cells define with ``def`` or ``class`` at notebook level (Add, Model, ...)."""
-    defined = set()
-    for source in sources:
-        tree = _parse(source)
-        if tree is not None:
-            defined |= {node.name for node in tree.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
-    return defined
+    kinds = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+    return {node.name for tree in _trees(sources) for node in tree.body if isinstance(node, kinds)}
 
 
 def names_loaded(sources: Iterable[str]) -> set[str]:
     """Every name the given code reads (the test cells: what an answer must not rebind)."""
-    loaded = set()
-    for source in sources:
-        tree = _parse(source)
-        if tree is not None:
-            loaded |= {node.id for node in ast.walk(tree) if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)}
-    return loaded
+    return {node.id for tree in _trees(sources) for node in ast.walk(tree) if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)}
 
 
 def scan(

@@ -8,9 +8,8 @@ These are the mistakes a student could make that an earlier, weaker test let thr
 from __future__ import annotations
 
 from dataclasses import dataclass
-from textwrap import dedent
 
-from honest_answers import APPLICATIONS, APPLY, AUTOGRAD_FUNCTION, BACKWARD_HOOKS, FORWARD_HOOKS, MODULE_BASICS
+from honest_answers import APPLICATIONS, APPLY, AUTOGRAD_FUNCTION, BACKWARD_HOOKS, FORWARD_HOOKS, MODULE_BASICS, _cell
 
 
 @dataclass(frozen=True)
@@ -25,10 +24,6 @@ class Wrong:
     @property
     def test_id(self) -> str:
         return self.test or f"{self.grade_id}_test"
-
-
-def _cell(source: str) -> str:
-    return dedent(source).strip("\n")
 
 
 def wrong_answers() -> list[Wrong]:

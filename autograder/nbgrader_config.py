@@ -10,6 +10,10 @@ JupyterLab extensions started by `make` read it. Course layout, relative to the 
 
 from pathlib import Path
 
+from nbgrader.converters import GenerateAssignment
+
+from hooklab.release import RunPastOpenExercises
+
 c = get_config()  # noqa: F821 (provided by traitlets when it loads this file)
 
 COURSE_ROOT = Path(__file__).resolve().parent.parent
@@ -24,6 +28,9 @@ c.CourseDirectory.db_url = f"sqlite:///{COURSE_ROOT / 'autograder' / 'gradebook.
 
 # What replaces a solution in the student release.
 c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedError()"}
+
+# The release is nbgrader's, plus a tag that lets "Run All" go past open exercises (hooklab.release).
+c.GenerateAssignment.preprocessors = [*GenerateAssignment.preprocessors.default(), RunPastOpenExercises]
 
 # Every notebook runs in seconds; a cell that takes longer is a student's infinite loop.
 c.Execute.timeout = 30

@@ -8,8 +8,11 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from nbclient import NotebookClient
+from nbclient.exceptions import CellExecutionError
 
 from hooklab import checks
+from hooklab.release import RAISES, USES_ANSWER
 
 from conftest import REPO, nbgrader_cells, notebook_id, solution_notebooks, belongs_to_exercise
 
@@ -69,3 +72,21 @@ def test_solutions_are_executed_seeded_and_quiet(source: Path):
     assert nb.metadata.kernelspec.name == "python3"
     noisy = [i for i, cell in enumerate(code) for out in cell.outputs if out.get("name") == "stderr"]
     assert not noisy, f"code cells {noisy} write to stderr (nbgrader scores a test cell with stderr as failed)"
+
+
+@pytest.mark.parametrize("source", SOLUTIONS, ids=notebook_id)
+def test_run_all_on_a_blank_release_reaches_the_last_cell(source: Path):
+    """As JupyterLab's Run All: only cells tagged raises-exception may fail, and every demo after them still runs."""
+    release = nbformat.read(REPO / "notebooks" / source.relative_to(REPO / "solutions"), as_version=4)
+    try:
+        NotebookClient(release, timeout=120, kernel_name="python3").execute()
+    except CellExecutionError as error:
+        pytest.fail(f"Run All on the blank {source.name} stops at an untagged cell (tag it uses-answer in solutions/ "
+                    f"or make it independent of the answers): {str(error)[-400:]}")
+    code = [cell for cell in release.cells if cell.cell_type == "code"]
+    assert code[-1].execution_count is not None, "the last code cell did not run"
+    failed = [cell for cell in code if any(out.output_type == "error" for out in cell.outputs)]
+    assert failed, "a blank release should fail at its open exercises"
+    exercises = nbgrader_cells(release, "solution") + nbgrader_cells(release, "grade")
+    assert all(RAISES in cell.metadata.get("tags", []) for cell in exercises), "every answer and test cell is tagged"
+    assert not any(USES_ANSWER in cell.metadata.get("tags", []) for cell in release.cells), "source-only tag left in the release"

@@ -74,6 +74,16 @@ def test_timeline_steps_with_buttons_and_slider(two_layers):
     assert timeline._repr_mimebundle_()["text/plain"] == timeline.text() == str(timeline)
 
 
+def test_timeline_slider_table_and_caption_count_events_alike(two_layers):
+    timeline = HookTimeline(two_layers, torch.randn(4, 3))
+    timeline.stepper.slider.value = 3
+    assert timeline.step == 2, "event 3 on the slider is the third event"
+    assert timeline.current.value.startswith(f"<b>3/{len(timeline.events)}</b>")
+    assert "<tr style='background:#ffe08a;font-weight:bold'><td style='padding:0 8px'>3</td>" in timeline.table.value
+    assert "overflow-y:auto" in timeline.table.value, "a long table scrolls inside its own box"
+    assert (timeline.stepper.slider.min, timeline.stepper.slider.max) == (1, len(timeline.events))
+
+
 def nested() -> nn.Sequential:
     return nn.Sequential(nn.Sequential(nn.Linear(1, 1), nn.ReLU()), nn.Linear(1, 1))
 
@@ -130,7 +140,9 @@ def test_gradient_flow_records_per_layer_norms_at_each_optimizer_step(two_layers
     image = flow.image.value
     flow.stepper.back.click()
     assert flow.step == 1 and flow.image.value != image, "the chart follows the slider"
-    assert "step 2/3" in flow.caption.value
+    assert "step 2/3" in flow.caption.value and flow.stepper.slider.value == 2, "slider and caption count alike"
+    png_width = int.from_bytes(flow.image.value[16:20], "big")
+    assert int(flow.image.width) * 2 == png_width, "drawn with twice the pixels it is shown with (sharp on retina)"
 
 
 def test_gradient_flow_flags_vanishing_and_exploding_layers(two_layers):

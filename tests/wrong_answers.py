@@ -128,4 +128,22 @@ def wrong_answers() -> list[Wrong]:
 
                 return optimizer.register_step_pre_hook(skip_if_nan)
         '''), "a inf gradient"),
+            Wrong("penalty_without_create_graph", APPLICATIONS, "gradient_penalty", _cell('''
+            def gradient_penalty(critic, real, fake, eps):
+                x_hat = (eps * real + (1 - eps) * fake).requires_grad_()
+                (grad,) = torch.autograd.grad(critic(x_hat).sum(), x_hat)
+                return (grad.norm(dim=1) - 1).pow(2).mean()
+        '''), "the penalty must stay in the graph"),
+        Wrong("penalty_mixes_the_wrong_way_round", APPLICATIONS, "gradient_penalty", _cell('''
+            def gradient_penalty(critic, real, fake, eps):
+                x_hat = (eps * fake + (1 - eps) * real).requires_grad_()  # right on a linear critic only
+                (grad,) = torch.autograd.grad(critic(x_hat).sum(), x_hat, create_graph=True)
+                return (grad.norm(dim=1) - 1).pow(2).mean()
+        '''), "gradient_penalty on a batch of"),
+        Wrong("penalty_norm_of_the_whole_batch", APPLICATIONS, "gradient_penalty", _cell('''
+            def gradient_penalty(critic, real, fake, eps):
+                x_hat = (eps * real + (1 - eps) * fake).requires_grad_()
+                (grad,) = torch.autograd.grad(critic(x_hat).sum(), x_hat, create_graph=True)
+                return (grad.norm() - 1).pow(2)
+        '''), "gradient_penalty of the linear critic"),
     ]

@@ -57,7 +57,7 @@ class ApplyOrder(SteppedView):
         self.visits = [node.path for node in sorted(self.nodes, key=lambda n: n.visit)]
         self.children = [name for name, _ in model.named_children()]
         self.modules = [name for name, _ in model.named_modules()]
-        self.stepper = Stepper(len(self.visits) + 1, lambda _: self._render(), description="visits")
+        self.stepper = Stepper(len(self.visits) + 1, lambda _: self._render(), description="visits", first=0)
         self.drawing = widgets.HTML()
         orders = widgets.HTML(
             "<b>children()</b><br>" + "<br>".join(map(html.escape, self.children))

@@ -11,7 +11,7 @@ from matplotlib.figure import Figure
 from torch import nn
 from torch.utils.hooks import RemovableHandle
 
-from hooklab.widgets.view import SteppedView, Stepper, png, text_table
+from hooklab.widgets.view import SteppedView, Stepper, draw, text_table
 
 VANISHING, EXPLODING = 1e-6, 1e3
 
@@ -49,7 +49,7 @@ class GradientFlow(SteppedView):
         """Show the steps recorded so far, at the last one (done on display; drawing at every
         recorded step would slow training down)."""
         last = max(len(self.norms) - 1, 0)
-        self.stepper.slider.max = last
+        self.stepper.resize(len(self.norms))
         if self.step == last:
             self._render()  # otherwise moving the slider draws it
         else:
@@ -89,7 +89,7 @@ class GradientFlow(SteppedView):
         axes.set_ylabel("gradient norm")
         axes.legend(fontsize=8)
         axes.tick_params(axis="x", labelrotation=30, labelsize=8)
-        self.image.value = png(figure)
+        draw(self.image, figure)
 
     def text(self) -> str:
         if not self.norms:

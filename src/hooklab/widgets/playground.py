@@ -8,7 +8,7 @@ import ipywidgets as widgets
 import torch
 from matplotlib.figure import Figure
 
-from hooklab.widgets.view import View, png
+from hooklab.widgets.view import View, draw
 
 
 class ClampSTE(torch.autograd.Function):
@@ -80,7 +80,7 @@ class FunctionPlayground(View):
             axes.axvline(self.x, color="#999", linewidth=1)
             axes.set_title(title, fontsize=10)
             axes.legend(fontsize=8)
-        self.image.value = png(figure)
+        draw(self.image, figure)
 
     def text(self) -> str:
         return "\n".join(

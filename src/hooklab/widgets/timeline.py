@@ -12,6 +12,7 @@ from torch import nn
 from hooklab.widgets.view import SteppedView, Stepper, html_table, step_style, text_table
 
 HEADER = ("#", "phase", "event", "where", "tensors")
+TABLE_HEIGHT = "20em"
 
 
 @dataclass(frozen=True)
@@ -27,7 +28,7 @@ class Event:
     tensors: str
 
     def row(self) -> tuple[object, ...]:
-        return (self.index, self.phase, self.kind, self.where, self.tensors)
+        return (self.index + 1, self.phase, self.kind, self.where, self.tensors)  # counted from 1, as the slider
 
 
 def describe(value: object) -> str:
@@ -134,7 +135,8 @@ class HookTimeline(SteppedView):
             f"on <code>{event.where}</code> · {event.tensors}"
         )
         styles = [step_style(e.index, self.step) for e in self.events]
-        self.table.value = html_table(HEADER, [e.row() for e in self.events], styles)
+        table = html_table(HEADER, [e.row() for e in self.events], styles)
+        self.table.value = f"<div style='max-height:{TABLE_HEIGHT};overflow-y:auto'>{table}</div>"  # scrolls in its own box
 
     def text(self) -> str:
         return text_table(HEADER, [e.row() for e in self.events])

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import html
 import io
+import struct
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -33,24 +34,33 @@ class View:
 
 
 class Stepper:
-    """A slider with Back / Next buttons over the steps ``0 … count - 1``."""
+    """A slider with Back / Next buttons over the steps ``0 … count - 1``.
 
-    def __init__(self, count: int, on_step: Callable[[int], None], description: str = "step") -> None:
-        self.slider = widgets.IntSlider(value=0, min=0, max=max(count - 1, 0), description=description)
+    The slider shows them counted from ``first`` (1: "event 1" is step 0), as the captions do.
+    """
+
+    def __init__(self, count: int, on_step: Callable[[int], None], description: str = "step", first: int = 1) -> None:
+        self.first = first
+        self.slider = widgets.IntSlider(value=first, min=first, description=description)
+        self.resize(count)
         self.back = widgets.Button(description="Back", icon="step-backward", tooltip="previous step")
         self.next = widgets.Button(description="Next", icon="step-forward", tooltip="next step")
         self.back.on_click(lambda _: self.move(-1))
         self.next.on_click(lambda _: self.move(+1))
-        self.slider.observe(lambda change: on_step(change["new"]), names="value")
+        self.slider.observe(lambda change: on_step(change["new"] - first), names="value")
         self.widget = widgets.HBox([self.back, self.slider, self.next])
+
+    def resize(self, count: int) -> None:
+        """Offer ``count`` steps (at least one)."""
+        self.slider.max = self.first + max(count - 1, 0)
 
     @property
     def value(self) -> int:
-        return self.slider.value
+        return self.slider.value - self.first
 
     @value.setter
     def value(self, step: int) -> None:
-        self.slider.value = min(max(step, self.slider.min), self.slider.max)
+        self.slider.value = min(max(step + self.first, self.slider.min), self.slider.max)
 
     def move(self, delta: int) -> None:
         self.value = self.value + delta
@@ -75,11 +85,17 @@ def step_style(index: int, step: int) -> str:
     return "background:#ffe08a;font-weight:bold" if index == step else "" if index < step else "color:#aaa"
 
 
-def png(figure: Figure) -> bytes:
-    """A matplotlib figure as PNG bytes (for an ``ipywidgets.Image``)."""
+DPI = 100  # a figure's size on the page, in pixels per inch
+PIXEL_RATIO = 2  # drawn with twice as many pixels, so it stays sharp on high-density screens
+
+
+def draw(image: widgets.Image, figure: Figure) -> None:
+    """Show a matplotlib figure in ``image``: rendered at ``PIXEL_RATIO`` times the pixels it is shown with."""
     buffer = io.BytesIO()
-    figure.savefig(buffer, format="png", dpi=80, bbox_inches="tight")
-    return buffer.getvalue()
+    figure.savefig(buffer, format="png", dpi=DPI * PIXEL_RATIO, bbox_inches="tight")
+    data = buffer.getvalue()
+    width = struct.unpack(">I", data[16:20])[0]  # the PNG header (IHDR) holds the width in pixels
+    image.value, image.width = data, str(width // PIXEL_RATIO)
 
 
 def html_table(header: Sequence[str], rows: Sequence[Sequence[object]], styles: Sequence[str] = ()) -> str:

@@ -90,3 +90,14 @@ def test_run_all_on_a_blank_release_reaches_the_last_cell(source: Path):
     exercises = nbgrader_cells(release, "solution") + nbgrader_cells(release, "grade")
     assert all(RAISES in cell.metadata.get("tags", []) for cell in exercises), "every answer and test cell is tagged"
     assert not any(USES_ANSWER in cell.metadata.get("tags", []) for cell in release.cells), "source-only tag left in the release"
+
+
+def test_readme_table_counts_each_notebooks_exercises_and_points():
+    readme = (REPO / "README.md").read_text()
+    for source in SOLUTIONS:
+        nb = nbformat.read(source, as_version=4)
+        exercises = len(nbgrader_cells(nb, "solution"))
+        points = sum(cell.metadata.nbgrader.points for cell in nbgrader_cells(nb, "grade"))
+        row = next((line for line in readme.splitlines() if line.startswith(f"| [`{source.parent.name}`]")), None)
+        assert row, f"README's table has no row for {source.parent.name}"
+        assert row.endswith(f"| {exercises} ({points:g} points) |"), f"README: {source.parent.name} has {exercises} exercises, {points:g} points"

@@ -35,6 +35,8 @@ c.GenerateAssignment.preprocessors = [*GenerateAssignment.preprocessors.default(
 # Every notebook runs in seconds; a cell that takes longer is a student's infinite loop.
 c.Execute.timeout = 30
 c.Execute.interrupt_on_timeout = True
+# A graded kernel's state is thrown away: stop it at once rather than wait for a clean exit (≈ 0.5 s each).
+c.Execute.shutdown_kernel = "immediate"
 
 # Grading that can be trusted (see src/hooklab/grading/ and tests/test_autograde.py). Before running:
 # put the cells back in the assignment's shape (restored in place, pasted copies dropped), then, after
@@ -57,7 +59,8 @@ c.Autograde.autograde_preprocessors = [
     "nbgrader.preprocessors.AssignLatePenalties",
     "nbgrader.preprocessors.CheckCellMetadata",
 ]
-# feedback shows each test's result and message, not the hidden tests' code.
+# feedback shows each test's result and message, not the hidden tests' code; its templates are compiled once.
+c.GenerateFeedback.exporter_class = "hooklab.feedback.FeedbackExporter"
 c.GenerateFeedback.preprocessors = [
     "nbgrader.preprocessors.GetGrades",
     "nbconvert.preprocessors.CSSHTMLHeaderPreprocessor",

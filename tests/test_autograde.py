@@ -109,6 +109,11 @@ def test_submissions_that_cannot_run_are_recorded_with_a_reason(graded: dict):
     held = sum(bool(entry["held"]) for entry in ledger.values())
     assert f"Graded {len(CASES) - not_run} of {len(CASES)} submissions; {not_run} could not be run; {held} held for review" in summary
     assert "hardest first" in summary and "Held for review" in summary
+    stages = re.search(r"Time per submission, in ms: waiting for a worker (\d+) · autograde (\d+) \(kernel start (\d+), "
+                       r"cells (\d+)\) · record (\d+) · feedback (\d+); run: [\d.]+ s with \d+ workers", summary)
+    assert stages, "the summary says where the time went"
+    queue, autograde, kernel, cells, record, feedback = map(int, stages.groups())
+    assert kernel + cells <= autograde + 1 and min(autograde, kernel, cells, record, feedback) > 0, stages.group(0)
 
 
 def test_grades_csv_has_a_column_per_test_cell_and_the_reasons(graded: dict):

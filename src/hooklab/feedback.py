@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import jinja2
+import jinja2.bccache
+from nbconvert.exporters import HTMLExporter
 from nbconvert.exporters.exporter import ResourcesDict
 from nbformat import NotebookNode
 from nbgrader import utils
@@ -67,3 +70,29 @@ class HideHiddenTests(ClearHiddenTests):
             return text
         lines = text.split("\n")
         return "\n".join(REDACTED if any(hidden in line for hidden in self._hidden) else line for line in lines)
+
+
+class _CompiledTemplates(jinja2.BytecodeCache):
+    """Jinja's compiled templates kept in memory, keyed by Jinja on each template's name and source."""
+
+    def __init__(self) -> None:
+        self._compiled: dict[str, bytes] = {}
+
+    def load_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
+        if bucket.key in self._compiled:
+            bucket.bytecode_from_string(self._compiled[bucket.key])
+
+    def dump_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
+        self._compiled[bucket.key] = bucket.bytecode_to_string()
+
+
+class FeedbackExporter(HTMLExporter):
+    """nbconvert's HTML exporter, whose templates are compiled once per process instead of once per
+    feedback file (nbgrader builds a new exporter for every submission)."""
+
+    _templates = _CompiledTemplates()
+
+    def _create_environment(self) -> jinja2.Environment:
+        environment = super()._create_environment()
+        environment.bytecode_cache = self._templates
+        return environment

@@ -24,6 +24,7 @@ import ast
 import importlib.util
 import json
 import secrets
+import time
 from pathlib import Path
 from typing import Any
 
@@ -73,11 +74,15 @@ class GuardedExecute(Execute):
         self._stopped = ""
         self._changes: list[str] = []
         self._not_run: list[str] = []
+        self._started, self._ready = time.perf_counter(), 0.0
         nb, resources = super().preprocess(nb, resources, km)
         self._conclude(nb)
+        ready = self._ready or time.perf_counter()  # no cell reached: the kernel never started
+        nb.metadata[METADATA]["seconds"] = {"kernel": ready - self._started, "cells": time.perf_counter() - ready}
         return nb, resources
 
     def preprocess_cell(self, cell: NotebookNode, resources: ResourcesDict, index: int) -> tuple[NotebookNode, ResourcesDict]:
+        self._ready = self._ready or time.perf_counter()  # the first cell: the kernel is ready
         if self._stopped:
             if utils.is_grade(cell):
                 cell.outputs = [error_output(NOT_RUN, f"not run: {self._stopped}")]

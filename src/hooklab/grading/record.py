@@ -23,6 +23,7 @@ class Recorded:
     held: list[str] = field(default_factory=list)  # "notebook: why it is held for review"
     would_be: dict[str, float] = field(default_factory=dict)  # "notebook/grade_id" → points if released
     notes: list[str] = field(default_factory=list)  # cells repaired, a kernel that stopped
+    seconds: dict[str, float] = field(default_factory=dict)  # "kernel" (until ready), "cells": summed over notebooks
 
 
 def record(course: Course, student: str, assignment: str, executed: bool) -> Recorded:
@@ -50,6 +51,8 @@ def record(course: Course, student: str, assignment: str, executed: bool) -> Rec
         recorded.held += [f"{notebook}: {why}" for why in notes.get("held", [])]
         recorded.would_be.update({f"{notebook}/{cell}": points for cell, points in notes.get("would_be", {}).items()})
         recorded.notes += [f"{notebook}: {note}" for note in [notes.get("stopped"), *notes.get("repairs", [])] if note]
+        for stage, seconds in notes.get("seconds", {}).items():
+            recorded.seconds[stage] = recorded.seconds.get(stage, 0.0) + seconds
     with Gradebook(course.db_url) as gradebook:
         submission = gradebook.find_submission(assignment, student)
         recorded.score = sum(grade.auto_score or 0.0 for notebook in submission.notebooks for grade in notebook.grades)

@@ -7,9 +7,10 @@ import json
 import shutil
 import sys
 import tempfile
+import time
 import warnings
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import nbformat
@@ -109,12 +110,16 @@ def autograde(
 
     points = max_scores(course.db_url, sorted({task.assignment for task in todo}))
 
+    stages = Stages()
+
     def record_result(task: Task, reason: str) -> Entry:
         previous = ledger.entries.get(task.key)
         released = previous is not None and previous.released and previous.files == task.files
         if previous is not None and previous.released and not released:  # a new version: review it again
             set_manual_scores(course.db_url, task.student, task.assignment, dict.fromkeys(previous.would_be))
+        started = time.perf_counter()
         recorded = record(course, task.student, task.assignment, executed=not reason)
+        stages.add(record=time.perf_counter() - started, **recorded.seconds)
         if reason:
             feedback = course.step_dir("feedback") / task.student / task.assignment
             write_failure_feedback(feedback, course.notebooks[task.assignment], reason, points[task.assignment])
@@ -129,15 +134,43 @@ def autograde(
             runnable.append(task)
 
     if runnable:
+        started = time.perf_counter()
         with tempfile.TemporaryDirectory(prefix=".workers-", dir=course.work_dir) as scratch:
             snapshot = Path(scratch) / "gradebook.db"
             shutil.copyfile(course.db_url.removeprefix("sqlite:///"), snapshot)
             with ProcessPoolExecutor(jobs, initializer=worker.start, initargs=(course, snapshot, course.work_dir / LOG)) as pool:
-                problems += _run(pool, jobs, runnable, ledger, record_result)
+                problems += _run(pool, jobs, runnable, ledger, record_result, stages)
+        stages.wall = time.perf_counter() - started
 
     rates = export(course, ledger, seen)
     entries = {key: entry for key, entry in ledger.entries.items() if key in seen}
-    return summary(entries, rates, skipped, problems)
+    report = summary(entries, rates, skipped, problems)
+    return f"{report}\n{stages.describe(jobs)}" if stages.count else report
+
+
+@dataclass
+class Stages:
+    """Where a run's time went: seconds per stage, summed over the submissions that were executed."""
+
+    seconds: dict[str, float] = field(default_factory=lambda: dict.fromkeys(STAGES, 0.0))
+    count: int = 0  # submissions executed
+    wall: float = 0.0  # the whole run, workers' start included
+
+    def add(self, **seconds: float) -> None:
+        for stage, value in seconds.items():
+            self.seconds[stage] += value
+
+    def describe(self, jobs: int) -> str:
+        ms = {stage: 1000 * value / self.count for stage, value in self.seconds.items()}
+        return (
+            f"Time per submission, in ms: waiting for a worker {ms['queue']:.0f} · autograde {ms['autograde']:.0f} "
+            f"(kernel start {ms['kernel']:.0f}, cells {ms['cells']:.0f}) · record {ms['record']:.0f} · "
+            f"feedback {ms['feedback']:.0f}; run: {self.wall:.1f} s with {jobs} workers, "
+            f"{1000 * self.wall / self.count:.0f} ms per submission."
+        )
+
+
+STAGES = ("queue", "autograde", "kernel", "cells", "record", "feedback")  # kernel and cells are parts of autograde
 
 
 @dataclass
@@ -153,20 +186,20 @@ class Task:
         return f"{self.student}/{self.assignment}"
 
 
-def _run(pool: ProcessPoolExecutor, jobs: int, tasks: list[Task], ledger: Ledger, record_result) -> list[str]:
+def _run(pool: ProcessPoolExecutor, jobs: int, tasks: list[Task], ledger: Ledger, record_result, stages: Stages) -> list[str]:
     """Execute every task in the pool, record each as it comes back, then have its feedback written;
     a task enters the ledger once its feedback is done. No more executions are queued than there
     are workers, so feedback is written as the run goes and a stopped run loses little. Returns the
-    problems met."""
+    problems met; ``stages`` gets the time each stage took."""
     problems: list[str] = []
     backlog = iter(tasks)
-    executing: dict[Future, Task] = {}
+    executing: dict[Future, tuple[Task, float]] = {}
     writing: dict[Future, tuple[Task, Entry]] = {}
 
     def execute_next() -> None:
         task = next(backlog, None)
         if task is not None:
-            executing[pool.submit(worker.execute, task.student, task.assignment)] = task
+            executing[pool.submit(worker.execute, task.student, task.assignment)] = task, time.perf_counter()
 
     def done(task: Task, entry: Entry | None) -> None:
         if entry is not None:
@@ -189,13 +222,17 @@ def _run(pool: ProcessPoolExecutor, jobs: int, tasks: list[Task], ledger: Ledger
                     if future.exception():
                         failed(task, future.exception())
                     else:
+                        stages.add(feedback=future.result())
                         done(task, entry)
                     continue
-                task = executing.pop(future)
+                task, submitted = executing.pop(future)
                 if future.exception():
                     failed(task, future.exception())
                 else:
-                    entry = record_result(task, future.result())
+                    reason, seconds = future.result()
+                    stages.count += 1
+                    stages.add(queue=time.perf_counter() - submitted - seconds, autograde=seconds)
+                    entry = record_result(task, reason)
                     if entry.ok:
                         writing[pool.submit(worker.feedback, task.student, task.assignment)] = (task, entry)
                     else:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import time
 from pathlib import Path
 
 from jupyter_client.provisioning import KernelProvisionerFactory
@@ -47,19 +48,23 @@ def start(course: Course, gradebook_copy: Path, log: Path) -> None:
         KernelProvisionerFactory.instance().default_provisioner_name = kernels.PROVISIONER
 
 
-def execute(student: str, assignment: str) -> str:
-    """Autograde one submission into the ``autograded`` folder; returns why it could not be, or ""."""
+def execute(student: str, assignment: str) -> tuple[str, float]:
+    """Autograde one submission into the ``autograded`` folder; returns why it could not be (or "")
+    and the seconds it took."""
     assert _executing is not None, "worker not started"
+    started = time.perf_counter()
     outcome = _executing.autograde(assignment, student, force=True, create=True)
-    return "" if outcome["success"] else failure_reason(outcome.get("log", ""))
+    return ("" if outcome["success"] else failure_reason(outcome.get("log", ""))), time.perf_counter() - started
 
 
-def feedback(student: str, assignment: str) -> None:
-    """nbgrader's feedback for a recorded submission."""
+def feedback(student: str, assignment: str) -> float:
+    """nbgrader's feedback for a recorded submission; returns the seconds it took."""
     assert _feedback is not None, "worker not started"
+    started = time.perf_counter()
     outcome = _feedback.generate_feedback(assignment, student, force=True)
     if not outcome["success"]:
         raise RuntimeError(f"nbgrader could not write the feedback: {outcome.get('log', '').strip()[-300:]}")
+    return time.perf_counter() - started
 
 
 _REASONS = [

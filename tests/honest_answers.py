@@ -546,6 +546,109 @@ def _forward_hooks() -> list[Answer]:
 
             print(leaf_output_shapes(net, torch.randn(3, 4)))
         '''),
+        answer("kwargs_hook", "copy.deepcopy, in-place update of kwargs", r'''
+            import copy
+
+            calls = []  # the keyword arguments of every call, as passed
+
+
+            def cap_scale(module, args, kwargs):
+                calls.append(copy.deepcopy(kwargs))
+                if "scale" in kwargs and kwargs["scale"] > 1:
+                    kwargs["scale"] = 1.0  # the dict the module will be called with
+                return args, kwargs
+        '''),
+        answer("kwargs_hook", "type hints, min, dict comprehension", r'''
+            calls: list[dict] = []  # the keyword arguments of every call, as passed
+
+
+            def cap_scale(module: nn.Module, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
+                calls.append({key: value for key, value in kwargs.items()})
+                capped = {key: (min(value, 1.0) if key == "scale" else value) for key, value in kwargs.items()}
+                return args, capped
+        '''),
+        answer("capture", "class-based context manager, __enter__/__exit__", r'''
+            from collections.abc import Iterator
+            from contextlib import contextmanager
+
+
+            class _Capture:
+                def __init__(self, model: nn.Module, names: list[str]):
+                    self.targets = [(name, model.get_submodule(name) if name else model) for name in names]
+                    self.outputs, self.handles = {}, []
+
+                def __enter__(self) -> dict:
+                    try:
+                        for name, module in self.targets:
+                            self.handles.append(module.register_forward_hook(lambda m, a, out, name=name: self.outputs.update({name: out})))
+                    except BaseException:
+                        self.__exit__(None, None, None)
+                        raise
+                    return self.outputs
+
+                def __exit__(self, *exc) -> None:
+                    while self.handles:
+                        self.handles.pop().remove()
+
+
+            def capture(model: nn.Module, names: list[str]):
+                modules = dict(model.named_modules())
+                missing = [name for name in names if name not in modules]
+                if missing:
+                    raise KeyError(missing[0])
+                return _Capture(model, names)
+        '''),
+        answer("capture", "contextlib.ExitStack, handles as context managers", r'''
+            from collections.abc import Iterator
+            from contextlib import ExitStack, contextmanager
+
+
+            @contextmanager
+            def capture(model: nn.Module, names: list[str]) -> Iterator[dict[str, torch.Tensor]]:
+                by_name = dict(model.named_modules())
+                outputs = {}
+                with ExitStack() as stack:
+                    for name in names:
+                        module = by_name[name]
+
+                        def hook(module, args, output, name=name):
+                            outputs[name] = output
+
+                        stack.enter_context(module.register_forward_hook(hook))
+                    yield outputs
+        '''),
+        answer("patch_activation", "try/finally, handle.remove(), detach", r'''
+            def patch(model: nn.Module, layer: nn.Module, clean: torch.Tensor, corrupted: torch.Tensor) -> torch.Tensor:
+                store = []
+                handle = layer.register_forward_hook(lambda module, args, output: store.append(output.detach()))
+                try:
+                    with torch.no_grad():
+                        model(clean)
+                finally:
+                    handle.remove()
+                handle = layer.register_forward_hook(lambda module, args, output: store[0])
+                try:
+                    return model(corrupted)
+                finally:
+                    handle.remove()
+        '''),
+        answer("patch_activation", "pre-hook free, nonlocal, one hook switched by a flag", r'''
+            def patch(model: nn.Module, layer: nn.Module, clean: torch.Tensor, corrupted: torch.Tensor) -> torch.Tensor:
+                clean_output = None
+                replacing = False
+
+                def hook(module, args, output):
+                    nonlocal clean_output
+                    if replacing:
+                        return clean_output
+                    clean_output = output
+
+                with layer.register_forward_hook(hook):
+                    model(clean)
+                    replacing = True
+                    result = model(corrupted)
+                return result
+        '''),
     ]
 
 

@@ -146,4 +146,45 @@ def wrong_answers() -> list[Wrong]:
                 (grad,) = torch.autograd.grad(critic(x_hat).sum(), x_hat, create_graph=True)
                 return (grad.norm() - 1).pow(2)
         '''), "gradient_penalty of the linear critic"),
+            Wrong("cap_scale_records_the_capped_kwargs", FORWARD_HOOKS, "kwargs_hook", _cell('''
+            calls = []
+
+
+            def cap_scale(module, args, kwargs):
+                if kwargs.get("scale", 0.0) > 1:
+                    kwargs["scale"] = 1.0
+                calls.append(kwargs)  # the same dict, after capping
+        '''), "the keyword arguments as passed, before capping"),
+        Wrong("cap_scale_adds_a_missing_scale", FORWARD_HOOKS, "kwargs_hook", _cell('''
+            calls = []
+
+
+            def cap_scale(module, args, kwargs):
+                calls.append(dict(kwargs))
+                return args, {**kwargs, "scale": min(kwargs.get("scale", 1.0), 1.0)}
+        '''), "HalfScaledAdd()(x1, x2, **{'offset'"),
+        Wrong("capture_without_finally", FORWARD_HOOKS, "capture", _cell('''
+            from contextlib import contextmanager
+
+
+            @contextmanager
+            def capture(model, names):
+                modules = dict(model.named_modules())
+                outputs = {}
+                handles = [modules[name].register_forward_hook(lambda m, a, out, name=name: outputs.__setitem__(name, out)) for name in names]
+                yield outputs
+                for handle in handles:
+                    handle.remove()
+        '''), "after a with block that raised"),
+        Wrong("patch_returns_the_clean_run", FORWARD_HOOKS, "patch_activation", _cell('''
+            def patch(model, layer, clean, corrupted):
+                return model(clean)  # right for a Sequential only
+        '''), "the skip connection still carries corrupted"),
+        Wrong("patch_leaves_its_hooks", FORWARD_HOOKS, "patch_activation", _cell('''
+            def patch(model, layer, clean, corrupted):
+                kept = {}
+                layer.register_forward_hook(lambda module, args, output: kept.setdefault("output", output))
+                model(clean)
+                return model(corrupted)
+        '''), "left hooks on"),
     ]

@@ -728,6 +728,65 @@ def _backward_hooks() -> list[Answer]:
 
             logging.warning("clip_gradient clamps each element, unlike clip_grad_norm_, which rescales")
         '''),
+        answer("backward_pre_hook", "list comprehension, multiply by 0.5", r'''
+            def halve_grad_output(module, grad_output):
+                return tuple([g * 0.5 if g is not None else None for g in grad_output])
+        '''),
+        answer("backward_pre_hook", "loop, type hints, torch.mul", r'''
+            def halve_grad_output(module: nn.Module, grad_output: tuple) -> tuple:
+                halved = []
+                for gradient in grad_output:
+                    halved.append(None if gradient is None else torch.mul(gradient, 0.5))
+                return tuple(halved)
+        '''),
+        answer("fused_sgd", "closure per parameter, add_ with alpha, grad set to None", r'''
+            def fuse_sgd(model: nn.Module, lr: float) -> list:
+                handles = []
+                for name, param in model.named_parameters():
+                    def sgd_step(p, name=name):
+                        with torch.no_grad():
+                            p.add_(p.grad, alpha=-lr)
+                        p.grad = None
+
+                    handles.append(param.register_post_accumulate_grad_hook(sgd_step))
+                return handles
+        '''),
+        answer("fused_sgd", "one optimizer per parameter (the PyTorch tutorial's way)", r'''
+            def fuse_sgd(model: nn.Module, lr: float) -> list:
+                optimizers = {param: torch.optim.SGD([param], lr=lr) for param in model.parameters()}
+
+                def step(param):
+                    optimizers[param].step()
+                    optimizers[param].zero_grad(set_to_none=True)
+
+                return [param.register_post_accumulate_grad_hook(step) for param in model.parameters()]
+        '''),
+        answer("graph_nodes", "explicit stack, id() for seen", r'''
+            def graph_nodes(tensor: torch.Tensor) -> list[str]:
+                order, seen = [], set()
+                stack = [tensor.grad_fn] if tensor.grad_fn is not None else []
+                while stack:
+                    node = stack.pop()
+                    if id(node) in seen:
+                        continue
+                    seen.add(id(node))
+                    order.append(node.__class__.__name__)
+                    stack += [child for child, _ in node.next_functions[::-1] if child is not None]
+                return order
+        '''),
+        answer("graph_nodes", "recursive generator, yield from", r'''
+            def _walk(node, seen):
+                if node is None or node in seen:
+                    return
+                seen.add(node)
+                yield type(node).__name__
+                for child, _index in node.next_functions:
+                    yield from _walk(child, seen)
+
+
+            def graph_nodes(tensor: torch.Tensor) -> list[str]:
+                return list(_walk(tensor.grad_fn, set()))
+        '''),
     ]
 
 

@@ -187,4 +187,35 @@ def wrong_answers() -> list[Wrong]:
                 model(clean)
                 return model(corrupted)
         '''), "left hooks on"),
+            Wrong("fused_sgd_keeps_the_gradient", BACKWARD_HOOKS, "fused_sgd", _cell('''
+            def fuse_sgd(model, lr):
+                def step(param):
+                    with torch.no_grad():
+                        param -= lr * param.grad
+                return [param.register_post_accumulate_grad_hook(step) for param in model.parameters()]
+        '''), "after backward 2"),
+        Wrong("graph_nodes_breadth_first", BACKWARD_HOOKS, "graph_nodes", _cell('''
+            from collections import deque
+
+
+            def graph_nodes(tensor):
+                names, seen, queue = [], set(), deque([tensor.grad_fn])
+                while queue:
+                    node = queue.popleft()
+                    if node is None or node in seen:
+                        continue
+                    seen.add(node)
+                    names.append(type(node).__name__)
+                    queue.extend(child for child, _ in node.next_functions)
+                return names
+        '''), "depth-first"),
+        Wrong("graph_nodes_counts_shared_nodes_twice", BACKWARD_HOOKS, "graph_nodes", _cell('''
+            def graph_nodes(tensor):
+                def visit(node):
+                    if node is None:
+                        return []
+                    return [type(node).__name__] + [name for child, _ in node.next_functions for name in visit(child)]
+
+                return visit(tensor.grad_fn)
+        '''), "each node once"),
     ]

@@ -19,6 +19,7 @@ BACKWARD_HOOKS = "03_backward_hooks"
 APPLY = "04_apply"
 AUTOGRAD_FUNCTION = "05_autograd_function"
 APPLICATIONS = "06_applications"
+MEMORY_HOOKS = "07_memory_hooks"
 
 
 @dataclass(frozen=True)
@@ -1630,9 +1631,132 @@ def _applications() -> list[Answer]:
     ]
 
 
+def _memory_hooks() -> list[Answer]:
+    def answer(grade_id: str, style: str, source: str) -> Answer:
+        return Answer(MEMORY_HOOKS, grade_id, style, _cell(source))
+
+    return [
+        answer("saved_bytes", "class with counters, nbytes", r'''
+            class Meter:
+                def __init__(self):
+                    self.count, self.size = 0, 0
+
+                def pack(self, tensor):
+                    self.count += 1
+                    self.size += tensor.nbytes
+                    return tensor
+
+                @staticmethod
+                def unpack(tensor):
+                    return tensor
+
+
+            def saved_bytes(fn, *inputs):
+                meter = Meter()
+                with torch.autograd.graph.saved_tensors_hooks(meter.pack, meter.unpack):
+                    fn(*inputs)
+                return meter.count, meter.size
+        '''),
+        answer("saved_bytes", "nonlocal, try/finally with __enter__/__exit__", r'''
+            def saved_bytes(fn, *inputs):
+                count = size = 0
+
+                def pack(tensor):
+                    nonlocal count, size
+                    count, size = count + 1, size + tensor.element_size() * tensor.numel()
+                    return tensor
+
+                hooks = saved_tensors_hooks(pack, lambda packed: packed)
+                hooks.__enter__()
+                try:
+                    fn(*inputs)
+                finally:
+                    hooks.__exit__(None, None, None)
+                return (count, size)
+        '''),
+        answer("half_precision", "if/else, half(), type hints", r'''
+            def pack_half(tensor: torch.Tensor):
+                if tensor.dtype.is_floating_point:
+                    return (tensor.dtype, tensor.half())
+                return (tensor.dtype, tensor)
+
+
+            def unpack_half(packed):
+                original_dtype, stored = packed
+                if stored.dtype == original_dtype:
+                    return stored
+                return stored.to(dtype=original_dtype)
+        '''),
+        answer("checkpointing", "functools.reduce, lambda", r'''
+            from functools import reduce
+
+
+            def run_checkpointed(blocks, x):
+                return reduce(lambda h, block: checkpoint(block, h, use_reentrant=False), blocks, x)
+        '''),
+        answer("checkpointing", "torch.utils.checkpoint by module path, enumerate", r'''
+            import torch.utils.checkpoint
+
+
+            def run_checkpointed(blocks: nn.ModuleList, x: torch.Tensor) -> torch.Tensor:
+                hidden = x
+                for index, block in enumerate(blocks):
+                    hidden = torch.utils.checkpoint.checkpoint(block, hidden, use_reentrant=False)
+                return hidden
+        '''),
+        answer("state_dict_hook", "dict comprehension, clear and update", r'''
+            def rename_fc(module, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs):
+                old, new = f"{prefix}fc.", f"{prefix}linear."
+                renamed = {(new + key[len(old):] if key.startswith(old) else key): value for key, value in state_dict.items()}
+                state_dict.clear()
+                state_dict.update(renamed)
+        '''),
+        answer("state_dict_hook", "list(keys), str.replace with count", r'''
+            def rename_fc(module, state_dict, prefix, *args):
+                for key in list(state_dict.keys()):
+                    if key.startswith(prefix + "fc."):
+                        new_key = prefix + key[len(prefix):].replace("fc.", "linear.", 1)
+                        state_dict[new_key] = state_dict.pop(key)
+        '''),
+        answer("per_sample_grads", "try/finally, handles, bmm instead of einsum, no_grad-free", r'''
+            def per_sample_grads(layer, x, targets):
+                inputs, grads = [], []
+                before = (layer.weight.grad, layer.bias.grad)
+                handles = [
+                    layer.register_forward_hook(lambda m, args, out: inputs.append(args[0].detach())),
+                    layer.register_full_backward_hook(lambda m, gin, gout: grads.append(gout[0].detach())),
+                ]
+                try:
+                    F.mse_loss(layer(x.detach().requires_grad_()), targets, reduction="sum").backward()
+                finally:
+                    for handle in handles:
+                        handle.remove()
+                    layer.weight.grad, layer.bias.grad = before
+                a, g = inputs[0], grads[0]
+                return {"weight": torch.bmm(g.unsqueeze(2), a.unsqueeze(1)), "bias": g.clone()}
+        '''),
+        answer("per_sample_grads", "torch.autograd.grad instead of backward (no .grad touched)", r'''
+            def per_sample_grads(layer: nn.Linear, x: torch.Tensor, targets: torch.Tensor) -> dict:
+                seen = {}
+
+                def forward_hook(module, args, output):
+                    seen["x"] = args[0]
+
+                def backward_hook(module, grad_input, grad_output):
+                    seen["g"] = grad_output[0]
+
+                with layer.register_forward_hook(forward_hook), layer.register_full_backward_hook(backward_hook):
+                    inputs = x.clone().requires_grad_(True)
+                    loss = F.mse_loss(layer(inputs), targets, reduction="sum")
+                    torch.autograd.grad(loss, [inputs] + list(layer.parameters()))
+                g, a = seen["g"].detach(), seen["x"].detach()
+                return {"weight": g[:, :, None] * a[:, None, :], "bias": g}
+        '''),
+    ]
+
 def honest_answers() -> list[Answer]:
-    """Every honest answer, at least one for each answer cell of the six notebooks."""
-    return _module_basics() + _forward_hooks() + _backward_hooks() + _apply() + _autograd_function() + _applications()
+    """Every honest answer, at least one for each answer cell of the notebooks."""
+    return _module_basics() + _forward_hooks() + _backward_hooks() + _apply() + _autograd_function() + _applications() + _memory_hooks()
 
 
 def extra_cells() -> list[tuple[str, str, str]]:

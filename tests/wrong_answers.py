@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from honest_answers import APPLICATIONS, APPLY, AUTOGRAD_FUNCTION, BACKWARD_HOOKS, FORWARD_HOOKS, MODULE_BASICS, _cell
+from honest_answers import APPLICATIONS, APPLY, AUTOGRAD_FUNCTION, BACKWARD_HOOKS, FORWARD_HOOKS, MEMORY_HOOKS, MODULE_BASICS, _cell
 
 
 @dataclass(frozen=True)
@@ -218,4 +218,39 @@ def wrong_answers() -> list[Wrong]:
 
                 return visit(tensor.grad_fn)
         '''), "each node once"),
+            Wrong("saved_bytes_counts_elements_not_bytes", MEMORY_HOOKS, "saved_bytes", _cell('''
+            def saved_bytes(fn, *inputs):
+                sizes = []
+                with saved_tensors_hooks(lambda t: sizes.append(t.numel()) or t, lambda t: t):
+                    fn(*inputs)
+                return len(sizes), sum(sizes)
+        '''), "should be (2, 96)"),
+        Wrong("pack_half_converts_integers_too", MEMORY_HOOKS, "half_precision", _cell('''
+            def pack_half(tensor):
+                return tensor.dtype, tensor.half()
+
+
+            def unpack_half(packed):
+                dtype, stored = packed
+                return stored.to(dtype)
+        '''), "pack_half of a torch.int64 tensor"),
+        Wrong("blocks_run_without_checkpoint", MEMORY_HOOKS, "checkpointing", _cell('''
+            def run_checkpointed(blocks, x):
+                for block in blocks:
+                    x = block(x)  # no checkpoint: everything is saved
+                return x
+        '''), "forward calls of the blocks over forward and backward"),
+        Wrong("rename_fc_ignores_prefix", MEMORY_HOOKS, "state_dict_hook", _cell('''
+            def rename_fc(module, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs):
+                for key in [key for key in state_dict if key.startswith("fc.")]:
+                    state_dict["linear." + key[3:]] = state_dict.pop(key)
+        '''), "Missing key"),
+        Wrong("per_sample_grads_batch_gradient_repeated", MEMORY_HOOKS, "per_sample_grads", _cell('''
+            def per_sample_grads(layer, x, targets):
+                F.mse_loss(layer(x), targets, reduction="sum").backward()
+                n = x.shape[0]
+                grads = {"weight": layer.weight.grad.expand(n, -1, -1) / n, "bias": layer.bias.grad.expand(n, -1) / n}
+                layer.weight.grad = layer.bias.grad = None
+                return grads
+        '''), "per_sample_grads on a batch of 4"),
     ]

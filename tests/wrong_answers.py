@@ -253,4 +253,18 @@ def wrong_answers() -> list[Wrong]:
                 layer.weight.grad = layer.bias.grad = None
                 return grads
         '''), "per_sample_grads on a batch of 4"),
+            Wrong("graph_nodes_marks_nodes_when_pushed", BACKWARD_HOOKS, "graph_nodes", _cell('''
+            def graph_nodes(tensor):
+                if tensor.grad_fn is None:
+                    return []
+                names, seen, stack = [], {tensor.grad_fn}, [tensor.grad_fn]
+                while stack:
+                    node = stack.pop()
+                    names.append(type(node).__name__)
+                    for child, _ in reversed(node.next_functions):
+                        if child is not None and child not in seen:
+                            seen.add(child)  # seen when pushed, not when visited
+                            stack.append(child)
+                return names
+        '''), "a node is listed when it is visited"),
     ]

@@ -105,6 +105,12 @@ def zero(assignment: str) -> dict[str, float]:
     return dict.fromkeys(points(assignment), 0.0)
 
 
+def from_on(assignment: str, exercise: str) -> dict[str, float]:
+    """Overrides for :func:`scores`: 0 for ``exercise`` and every exercise after it in the notebook."""
+    exercises = [test.removesuffix("_test") for test in points(assignment)]
+    return dict.fromkeys(exercises[exercises.index(exercise):], 0)
+
+
 def structural_cases() -> list[Case]:
     a = ASSIGNMENT
     solved = solutions(a)
@@ -125,7 +131,7 @@ def structural_cases() -> list[Case]:
             "def double_inputs(module, args):\n    return tuple(x + x for x in args)\n\n\n"
             "def plus_five(module, args, output):\n    return output.add(5)\n"
         )}, scores(a), "right answers written differently"),
-        Case("partial", a, {name: notebook(a, {"collect_hooks": solved["collect_hooks"]})}, scores(a, change_hooks=0, leaf_shapes=0)),
+        Case("partial", a, {name: notebook(a, {"collect_hooks": solved["collect_hooks"]})}, scores(a, **from_on(a, "change_hooks"))),
         Case("blank", a, {name: notebook(a, {})}, zero(a)),
         case("syntax_error", {"change_hooks": "def double_inputs(module, args)\n    return args\n"}, scores(a, change_hooks=0)),
         case("exception", {"collect_hooks": (
@@ -134,11 +140,11 @@ def structural_cases() -> list[Case]:
         case("infinite_loop", {"leaf_shapes": "while True:\n    pass\n"}, scores(a, leaf_shapes=0), "interrupted after the cell timeout"),
         case("stubborn_loop", {"change_hooks": (
             "while True:\n    try:\n        while True:\n            pass\n    except KeyboardInterrupt:\n        pass\n"
-        )}, scores(a, change_hooks=0, leaf_shapes=0), note="still running",
+        )}, scores(a, **from_on(a, "change_hooks")), note="still running",
             why="ignores the interrupt: the cells before keep their points, the rest score 0"),
         case("exits", {"collect_hooks": "import os\nos._exit(1)\n"}, zero(a), note="kernel died"),
-        case("late_crash", {"leaf_shapes": "import faulthandler\nfaulthandler._sigsegv()\n"}, scores(a, leaf_shapes=0),
-             note="kernel died", why="a segfault in the last exercise: the tests that passed before keep their points"),
+        case("late_crash", {"leaf_shapes": "import faulthandler\nfaulthandler._sigsegv()\n"}, scores(a, **from_on(a, "leaf_shapes")),
+             note="kernel died", why="a segfault in a late exercise: the tests that passed before keep their points"),
         case("memory_hog", {"change_hooks": "hog = bytearray(64 * 2**30)\n" + solved["change_hooks"]}, scores(a, change_hooks=0)),
         Case("invalid_json", a, {name: b'{"cells": [ this is not json'}, zero(a), reason="not a valid notebook"),
         Case("wrong_assignment", a, {name: nbformat.writes(other).encode()}, zero(a)),

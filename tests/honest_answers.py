@@ -1722,6 +1722,7 @@ def _memory_hooks() -> list[Answer]:
             def per_sample_grads(layer, x, targets):
                 inputs, grads = [], []
                 before = (layer.weight.grad, layer.bias.grad)
+                layer.weight.grad = layer.bias.grad = None  # backward adds into an existing .grad in place
                 handles = [
                     layer.register_forward_hook(lambda m, args, out: inputs.append(args[0].detach())),
                     layer.register_full_backward_hook(lambda m, gin, gout: grads.append(gout[0].detach())),

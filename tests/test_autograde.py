@@ -163,14 +163,15 @@ def test_feedback_shows_results_but_never_a_hidden_test_line(graded: dict):
 def test_release_after_review_gives_the_scores_the_tests_earned(graded: dict):
     course = graded["course"]
     listing = run(course, "review").stdout
-    assert f"flagged_but_honest/{corpus.ASSIGNMENT}: held, would score 8 / 8" in listing
+    full = sum(corpus.points(corpus.ASSIGNMENT).values())
+    assert f"flagged_but_honest/{corpus.ASSIGNMENT}: held, would score {full:g} / {full:g}" in listing
     assert "searches the interpreter's objects (gc)" in listing
     run(course, "review", "--release", f"flagged_but_honest/{corpus.ASSIGNMENT}")
     with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gradebook:
-        assert gradebook.find_submission(corpus.ASSIGNMENT, "flagged_but_honest").score == 8
+        assert gradebook.find_submission(corpus.ASSIGNMENT, "flagged_but_honest").score == full
     with open(course / "grades.csv", newline="") as handle:
         row = next(r for r in csv.DictReader(handle) if r["student"] == "flagged_but_honest")
-    assert float(row["score"]) == 8 and row["reason"] == "released after review"
+    assert float(row["score"]) == full and row["reason"] == "released after review"
     assert "flagged_but_honest/02_forward_hooks: released" in run(course, "review").stdout
 
 

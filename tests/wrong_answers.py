@@ -267,4 +267,32 @@ def wrong_answers() -> list[Wrong]:
                             stack.append(child)
                 return names
         '''), "a node is listed when it is visited"),
+            Wrong("saved_bytes_pack_returns_nothing", MEMORY_HOOKS, "saved_bytes", _cell('''
+            def saved_bytes(fn, *inputs):
+                sizes = []
+                with saved_tensors_hooks(lambda t: sizes.append(t.numel() * t.element_size()), lambda t: t):
+                    fn(*inputs)
+                return len(sizes), sum(sizes)
+        '''), "unpack_hook expected to be a Tensor"),  # PyTorch's own message names the hook
+        Wrong("checkpoint_reentrant", MEMORY_HOOKS, "checkpointing", _cell('''
+            def run_checkpointed(blocks, x):
+                for block in blocks:
+                    x = checkpoint(block, x, use_reentrant=True)
+                return x
+        '''), "use_reentrant=False"),
+        Wrong("rename_fc_replaces_every_fc", MEMORY_HOOKS, "state_dict_hook", _cell('''
+            def rename_fc(module, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs):
+                for key in list(state_dict):
+                    if "fc." in key:
+                        state_dict[key.replace("fc.", "linear.")] = state_dict.pop(key)
+        '''), "Missing key"),
+        Wrong("per_sample_grads_zeroes_the_gradient", MEMORY_HOOKS, "per_sample_grads", _cell('''
+            def per_sample_grads(layer, x, targets):
+                kept = {}
+                with layer.register_forward_hook(lambda m, args, out: kept.__setitem__("x", args[0])), \\
+                        layer.register_full_backward_hook(lambda m, gin, gout: kept.__setitem__("g", gout[0])):
+                    F.mse_loss(layer(x.detach().requires_grad_()), targets, reduction="sum").backward()
+                layer.zero_grad()  # not what it was before
+                return {"weight": torch.einsum("no,ni->noi", kept["g"], kept["x"]), "bias": kept["g"]}
+        '''), "restore the gradient it had"),
     ]

@@ -22,5 +22,6 @@ class RunPastOpenExercises(NbGraderPreprocessor):
     def preprocess_cell(self, cell: NotebookNode, resources: ResourcesDict, index: int) -> tuple[NotebookNode, ResourcesDict]:
         tags = cell.metadata.get("tags", [])
         if cell.cell_type == "code" and (utils.is_solution(cell) or utils.is_grade(cell) or USES_ANSWER in tags):
-            cell.metadata["tags"] = [tag for tag in tags if tag != USES_ANSWER] + [RAISES] * (RAISES not in tags)
+            tags = [tag for tag in tags if tag != USES_ANSWER]
+            cell.metadata["tags"] = tags if RAISES in tags else [*tags, RAISES]
         return cell, resources

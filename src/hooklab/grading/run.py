@@ -119,7 +119,8 @@ def autograde(
             set_manual_scores(course.db_url, task.student, task.assignment, dict.fromkeys(previous.would_be))
         started = time.perf_counter()
         recorded = record(course, task.student, task.assignment, executed=not reason)
-        stages.add(record=time.perf_counter() - started, **recorded.seconds)
+        if not task.reason:  # the stages describe submissions that went to a worker
+            stages.add(record=time.perf_counter() - started, **recorded.seconds)
         if reason:
             feedback = course.step_dir("feedback") / task.student / task.assignment
             write_failure_feedback(feedback, course.notebooks[task.assignment], reason, points[task.assignment])

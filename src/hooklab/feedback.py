@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import functools
+import json
+from typing import Any
+
 import jinja2
 import jinja2.bccache
 from nbconvert.exporters import HTMLExporter
 from nbconvert.exporters.exporter import ResourcesDict
+from nbconvert.filters import Highlight2HTML, clean_html
 from nbformat import NotebookNode
 from nbgrader import utils
 from nbgrader.preprocessors import ClearHiddenTests
@@ -14,6 +19,7 @@ from hooklab.grading.execute import PROOF_PREFIX
 
 REDACTED = "[hidden test redacted]"
 MIN_LINE = 10  # shorter hidden lines (a bracket, "else:") say nothing and would redact innocent output
+REMEMBERED = 4096  # renderings of cells and outputs a worker keeps for the next submissions
 
 
 class HideHiddenTests(ClearHiddenTests):
@@ -86,9 +92,20 @@ class _CompiledTemplates(jinja2.BytecodeCache):
         self._compiled[bucket.key] = bucket.bytecode_to_string()
 
 
+_cleaned = functools.lru_cache(REMEMBERED)(clean_html)
+
+
+@functools.lru_cache(REMEMBERED)
+def _highlighted(source: str, language: str, magics_language: str | None, options: str) -> str:
+    metadata = {"magics_language": magics_language} if magics_language else None
+    return Highlight2HTML(pygments_lexer=language, extra_formatter_options=json.loads(options))(source, language, metadata)
+
+
 class FeedbackExporter(HTMLExporter):
-    """nbconvert's HTML exporter, whose templates are compiled once per process instead of once per
-    feedback file (nbgrader builds a new exporter for every submission)."""
+    """nbconvert's HTML exporter, quicker for a class of notebooks that are mostly the same: its templates
+    are compiled once per process instead of once per feedback file (nbgrader builds a new exporter for
+    every submission), and a cell or output rendered for one submission is not highlighted and sanitised
+    again for the next (both are functions of the text alone)."""
 
     _templates = _CompiledTemplates()
 
@@ -96,3 +113,19 @@ class FeedbackExporter(HTMLExporter):
         environment = super()._create_environment()
         environment.bytecode_cache = self._templates
         return environment
+
+    def default_filters(self):  # type: ignore[no-untyped-def]
+        yield from super().default_filters()
+        yield "clean_html", _cleaned
+
+    def from_notebook_node(self, nb: NotebookNode, resources: dict[str, Any] | None = None, **kw: Any) -> tuple[str, dict[str, Any]]:
+        if "highlight_code" not in self.filters:  # one configured by the course is kept
+            info = nb.metadata.get("language_info", {})
+            lexer = info.get("pygments_lexer", info.get("name")) or "ipython3"
+            options = json.dumps(Highlight2HTML(parent=self).extra_formatter_options, sort_keys=True)
+
+            def highlight_code(source: str, language: str | None = None, metadata: dict[str, Any] | None = None) -> str:
+                return _highlighted(source, language or lexer, (metadata or {}).get("magics_language"), options)
+
+            self.filters = {**self.filters, "highlight_code": highlight_code}
+        return super().from_notebook_node(nb, resources, **kw)

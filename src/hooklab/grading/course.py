@@ -13,6 +13,8 @@ from nbgrader.preprocessors import AssignLatePenalties, SaveAutoGrades
 from traitlets.config import Config, PyFileConfigLoader
 from traitlets.utils.importstring import import_item
 
+from hooklab.grading.kernels import READY_CLIENT
+
 
 @dataclass(frozen=True)
 class Course:
@@ -50,6 +52,7 @@ class Course:
         config = copy.deepcopy(self._configured)
         if execute_only:
             config.Autograde.autograde_preprocessors = [p for p in self.autograde_preprocessors if p not in self.recorders]
+            config.AsyncKernelManager.client_class = READY_CLIENT
         # Releases made only to register assignments in the gradebook go to a scratch folder,
         # so grading never rewrites the published release.
         config.CourseDirectory.release_directory = str(self.work_dir / "release")

@@ -18,7 +18,7 @@ import re
 import sys
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 
 from IPython.core.inputtransformer2 import TransformerManager
 from nbconvert.exporters.exporter import ResourcesDict
@@ -138,6 +138,7 @@ SAFE_MAGICS = {
     "time", "timeit", "matplotlib", "capture", "pip", "who", "whos", "who_ls", "precision", "pprint",
     "writefile", "prun", "pwd", "ls", "env", "pinfo", "pinfo2", "psearch", "pdoc", "pdef", "psource",
 }
+PARSED = 2048  # syntax trees a worker keeps for the next submissions
 CODE_MAGICS = {"time", "timeit", "capture", "prun"}  # magics whose argument or body is Python code to check
 TENSOR_SUBCLASS_METHODS = {
     "__torch_function__": "overrides torch functions for its tensors (__torch_function__)",
@@ -220,7 +221,9 @@ def _unique(findings: list[Finding]) -> list[Finding]:
     return kept
 
 
+@lru_cache(PARSED)  # a class's notebooks share most cells: given code, tests, unchanged answers
 def _parse(source: str) -> ast.Module | None:
+    """The syntax tree of a cell's source, or None; callers only read it."""
     try:
         return ast.parse(_transformer.transform_cell(source))
     except (SyntaxError, ValueError):

@@ -12,11 +12,13 @@ not this interpreter's ipykernel are executed instead of forked. Every kernel is
 own (its network namespace has no route to the grader).
 
 nbgrader reaches the server through jupyter_client's provisioner mechanism
-(:class:`PreloadedProvisioner`, registered as ``hooklab-preloaded``).
+(:class:`PreloadedProvisioner`, registered as ``hooklab-preloaded``), and talks to each kernel through
+:class:`ReadyClient`, which knows a kernel is ready without waiting for its output to go quiet.
 """
 
 from __future__ import annotations
 
+import asyncio
 import importlib
 import importlib.util
 import json
@@ -29,8 +31,10 @@ import sys
 import tempfile
 import threading
 import time
+from queue import Empty
 from typing import Any
 
+from jupyter_client.asynchronous import AsyncKernelClient
 from jupyter_client.connect import KernelConnectionInfo
 from jupyter_client.provisioning import LocalProvisioner
 
@@ -39,6 +43,8 @@ from hooklab.grading.sandbox import Kernel, Sandbox, SandboxError, spawn
 PROVISIONER = "hooklab-preloaded"
 PRELOAD = ("torch", "numpy", "ipykernel.kernelapp")
 _MESSAGE = 1 << 20  # largest request (environment included)
+KILLED_WITHIN = 1.0  # seconds a killed kernel's supervisor is waited for before jupyter_client's own wait
+READY_CLIENT = "hooklab.grading.kernels.ReadyClient"
 
 
 def _pidfds() -> bool:
@@ -198,12 +204,65 @@ class PreloadedProvisioner(LocalProvisioner):  # type: ignore[misc]
         if self.process:
             self.process.send_signal(signum)
 
+    async def kill(self, restart: bool = False) -> None:
+        await super().kill(restart)
+        if isinstance(self.process, Kernel):  # jupyter_client polls for the end every 0.1 s: end it first
+            try:
+                await asyncio.wait_for(self.process.ended(), KILLED_WITHIN)
+            except asyncio.TimeoutError:
+                pass  # jupyter_client's own wait takes over
+
+    async def wait(self) -> int | None:
+        if not isinstance(self.process, Kernel):
+            return await super().wait()
+        code = await self.process.ended()  # when it ends, not at the next of jupyter_client's 0.1 s polls
+        self.process = None
+        return code
+
     async def cleanup(self, restart: bool = False) -> None:
         await super().cleanup(restart)
         if not restart and self.sockets:
             shutil.rmtree(self.sockets, ignore_errors=True)
             self.sockets = None
 
+
+class ReadyClient(AsyncKernelClient):  # type: ignore[misc]
+    """jupyter_client's asynchronous client, ready as soon as the kernel has answered ``kernel_info`` on
+    the shell channel and reported itself idle after it on IOPub: that proves both channels connected
+    and leaves nothing of the request on IOPub. jupyter_client's own wait instead reads IOPub until it
+    has been silent for 0.2 s, a fixed cost per kernel."""
+
+    async def wait_for_ready(self, timeout: float | None = None) -> None:
+        deadline = time.monotonic() + (timeout if timeout is not None else float("inf"))
+        while True:
+            request = self.kernel_info()
+            reply = await self._answer(self.shell_channel, "kernel_info_reply", request, 1.0)
+            # IOPub drops what is published before it has subscribed: if the idle does not come, ask again
+            if reply is not None and await self._answer(self.iopub_channel, "status", request, 0.05, state="idle"):
+                self._handle_kernel_info_reply(reply)
+                return
+            if not await self._async_is_alive():
+                raise RuntimeError("Kernel died before replying to kernel_info")
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"Kernel didn't respond in {timeout:g} seconds")
+
+    @staticmethod
+    async def _answer(channel: Any, msg_type: str, request: str, seconds: float, state: str = "") -> dict[str, Any] | None:
+        """The first ``msg_type`` message on ``channel`` in reply to ``request`` (with ``state``, for a
+        status), or None after ``seconds``."""
+        deadline = time.monotonic() + seconds
+        while (left := deadline - time.monotonic()) > 0:
+            try:
+                message = await channel.get_msg(timeout=left)
+            except Empty:
+                return None
+            if (
+                message["parent_header"].get("msg_id") == request
+                and message["msg_type"] == msg_type
+                and message["content"].get("execution_state", "") == state
+            ):
+                return message
+        return None
 
 if __name__ == "__main__":
     serve(int(sys.argv[1]))

@@ -13,6 +13,7 @@ it started. :class:`Kernel` is the grader's handle on a supervisor, through a pi
 
 from __future__ import annotations
 
+import asyncio
 import ctypes
 import errno
 import fcntl
@@ -611,6 +612,20 @@ class Kernel:
                 raise subprocess.TimeoutExpired(f"kernel {self.pid}", timeout or 0)
             if select.select([self._pidfd], [], [], left)[0]:
                 time.sleep(0.001)  # it ended; its status comes once the kernel server has reaped it
+        return code
+
+    async def ended(self) -> int:
+        """Wait, without blocking the event loop, until the kernel has ended; its exit code."""
+        loop = asyncio.get_running_loop()
+        while (code := self.poll()) is None:
+            readable = loop.create_future()
+            loop.add_reader(self._pidfd, lambda: readable.done() or readable.set_result(None))
+            try:
+                await readable
+            finally:
+                loop.remove_reader(self._pidfd)
+            if self.poll() is None:
+                await asyncio.sleep(0.001)  # it ended; its status comes once the kernel server has reaped it
         return code
 
     def send_signal(self, signum: int) -> None:

@@ -48,8 +48,8 @@ autograde: $(INSTALLED) ## grade a class: make autograde SUBMISSIONS=<folder or 
 	$(BIN)/hooklab autograde "$(SUBMISSIONS)"
 
 BENCH_N ?= 24
-bench: $(INSTALLED) ## throughput of hooklab autograde vs sequential nbgrader autograde (BENCH_N submissions)
-	$(BIN)/python benchmarks/bench_autograde.py $(BENCH_N)
+bench: $(INSTALLED) ## throughput of hooklab autograde vs sequential nbgrader autograde (BENCH_N submissions; BENCH_DASK=1 adds a local Dask cluster)
+	$(BIN)/python benchmarks/bench_autograde.py $(BENCH_N) $(if $(filter 1,$(BENCH_DASK)),--dask)
 
 lock: ## re-resolve the newest allowed versions into requirements.lock (keeps its torch pin)
 	rm -rf build/lock-venv

@@ -4,7 +4,8 @@ hooklab autograde writes grades and feedback, so it is compared with what an ins
 the same result, `nbgrader autograde` then `nbgrader generate_feedback`; the autograde step alone
 is reported too. Both grade the same N submissions of the forward-hooks assignment (solved, partly solved, blank,
 rewritten: tests/corpus.py) in two identical scratch courses; the scores must agree cell by cell.
-Usage: python benchmarks/bench_autograde.py [N]   (make bench)
+With --dask, hooklab also grades them on a local Dask cluster of as many workers (make bench BENCH_DASK=1).
+Usage: python benchmarks/bench_autograde.py [N] [--dask]   (make bench)
 """
 
 from __future__ import annotations
@@ -57,12 +58,23 @@ def compute_floor(path: Path) -> float:
     return seconds
 
 
-def main(count: int) -> int:
+def hooklab(course: Path, inbox: Path, *options: str) -> tuple[float, str]:
+    """Seconds `hooklab autograde` takes on the inbox, and its summary."""
+    start = time.perf_counter()
+    report = subprocess.run(
+        [sys.executable, "-m", "hooklab.cli", "autograde", "--config", str(course / "nbgrader_config.py"), *options, str(inbox)],
+        check=True, stdout=subprocess.PIPE, text=True,
+    ).stdout
+    return time.perf_counter() - start, report
+
+
+def main(count: int, dask: bool) -> int:
     by_kind = {case.student: case for case in corpus.structural_cases() if case.student in KINDS}
     students = [corpus.Case(f"s{i:03d}", corpus.ASSIGNMENT, by_kind[KINDS[i % len(KINDS)]].files, {}) for i in range(count)]
     with tempfile.TemporaryDirectory(prefix="hooklab-bench-") as scratch:
         plain, ours = make_course(Path(scratch) / "nbgrader"), make_course(Path(scratch) / "hooklab")
-        for course in (plain, ours):
+        on_dask = make_course(Path(scratch) / "dask") if dask else None
+        for course in (plain, ours, *([on_dask] if on_dask else [])):
             nbgrader(course, "generate_assignment", corpus.ASSIGNMENT)
         corpus.write(plain / "autograder" / "submitted", students)
         inbox = corpus.write(Path(scratch) / "inbox", students)
@@ -73,21 +85,20 @@ def main(count: int) -> int:
         nbgrader(plain, "generate_feedback", corpus.ASSIGNMENT)
         sequential = time.perf_counter() - start
 
-        start = time.perf_counter()
-        report = subprocess.run(
-            [sys.executable, "-m", "hooklab.cli", "autograde", "--config", str(ours / "nbgrader_config.py"), str(inbox)],
-            check=True, stdout=subprocess.PIPE, text=True,
-        ).stdout
-        parallel = time.perf_counter() - start
+        parallel, report = hooklab(ours, inbox)
+        distributed = hooklab(on_dask, inbox, "--dask")[0] if on_dask else 0.0
         floor = compute_floor(REPO / "solutions" / corpus.ASSIGNMENT / corpus.notebook_name(corpus.ASSIGNMENT))
 
-        if scores(plain) != scores(ours):
+        if scores(plain) != scores(ours) or (on_dask and scores(on_dask) != scores(ours)):
             print("scores differ between nbgrader and hooklab", file=sys.stderr)
             return 1
     print(f"{count} submissions, {os.cpu_count()} cores; scores identical")
     print(f"nbgrader autograde + generate_feedback: {count / sequential:5.2f} submissions/s ({sequential:.1f} s)")
     print(f"  (nbgrader autograde alone:            {count / autograde_only:5.2f} submissions/s, {autograde_only:.1f} s)")
     print(f"hooklab autograde ({os.cpu_count()} workers):           {count / parallel:5.2f} submissions/s ({parallel:.1f} s)")
+    if dask:
+        print(f"hooklab autograde --dask ({os.cpu_count()} workers):    {count / distributed:5.2f} submissions/s ({distributed:.1f} s, "
+              f"{parallel / distributed:.2f}x the local mode; cluster start included)")
     print(f"ratio: {sequential / parallel:.2f}x (autograde alone: {autograde_only / parallel:.2f}x)")
     print(next(line for line in report.splitlines() if line.startswith("Time per submission")))
     print(f"Compute floor: the notebook's cells take {1000 * floor:.0f} ms in a warm kernel.")
@@ -95,4 +106,5 @@ def main(count: int) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(int(sys.argv[1]) if len(sys.argv) > 1 else 24))
+    numbers = [arg for arg in sys.argv[1:] if arg.isdigit()]
+    sys.exit(main(int(numbers[0]) if numbers else 24, "--dask" in sys.argv[1:]))

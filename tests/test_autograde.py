@@ -63,14 +63,14 @@ def expected(case: corpus.Case, graded: dict) -> dict[str, float]:
     return corpus.zero(case.assignment) if graded["ledger"][key(case)]["held"] else case.scores
 
 
-def scores_in_gradebook(course: Path) -> dict[str, dict[str, float]]:
+def scores_in_gradebook(course: Path, cases: list[corpus.Case] = CASES) -> dict[str, dict[str, float]]:
     with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gradebook:
         return {
             key(case): {
                 test: gradebook.find_grade(test, Path(corpus.notebook_name(case.assignment)).stem, case.assignment, case.student).score
                 for test in corpus.points(case.assignment)
             }
-            for case in CASES
+            for case in cases
         }
 
 

@@ -67,6 +67,11 @@ def parser() -> argparse.ArgumentParser:
     grade.add_argument("--jobs", "-j", type=int, default=os.cpu_count() or 1,
                        help="submissions graded at once (default: one per core, %(default)s)")
     grade.add_argument("--force", action="store_true", help="regrade submissions that were graded already")
+    cluster = grade.add_mutually_exclusive_group()
+    cluster.add_argument("--scheduler", metavar="ADDRESS",
+                         help="execute on the workers of the Dask cluster at ADDRESS (e.g. tcp://10.0.0.5:8786); "
+                         "this machine records and writes the feedback with --jobs processes")
+    cluster.add_argument("--dask", action="store_true", help="execute on a local Dask cluster of --jobs workers")
     grade.add_argument("--timeout", type=int, default=None,
                        help="seconds a notebook cell may run before it is interrupted (default: the course's, 30)")
     limits = grade.add_argument_group(
@@ -133,7 +138,8 @@ def main(argv: list[str] | None = None) -> int:
         if sandbox.isolate:
             print("hooklab: grade without one with --no-sandbox (student code then runs with the grader's rights)", file=sys.stderr)
         return 2
-    report = autograde(args.submissions, course, max(1, args.jobs), force=args.force, filename_regex=args.filename_regex)
+    report = autograde(args.submissions, course, max(1, args.jobs), force=args.force, filename_regex=args.filename_regex,
+                       dask=args.dask, scheduler=args.scheduler)
     print(report)
     if not sandbox.isolate:
         print("Graded WITHOUT a sandbox (--no-sandbox): student code ran with the grader's rights.")

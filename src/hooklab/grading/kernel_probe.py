@@ -43,6 +43,7 @@ KERNEL_METHODS = ("do_execute", "execute_request", "dispatch_shell", "send_respo
 
 _state: dict[str, Any] = {}
 _realpaths: dict[str, str] = {}
+_origins: dict[str, tuple[Any, Any, bool]] = {}  # module name → (module, its __file__, loaded from the folder)
 _MISSING = object()
 
 
@@ -162,7 +163,11 @@ def _submission_modules(folder: str) -> list[str]:
     prefix = os.path.join(folder, "")
     for name, module in list(sys.modules.items()):
         origin = getattr(module, "__file__", None)
-        if isinstance(origin, str) and os.path.isabs(origin) and _resolved(origin).startswith(prefix):
+        seen = _origins.get(name)
+        if seen is None or seen[0] is not module or seen[1] != origin:  # new, replaced or moved: look again
+            inside = isinstance(origin, str) and os.path.isabs(origin) and _resolved(origin).startswith(prefix)
+            _origins[name] = seen = (module, origin, inside)
+        if seen[2]:
             found.append(name)
     return sorted(found)
 

@@ -60,8 +60,10 @@ def pass_rates(gradebook: Gradebook, keys: set[str]) -> dict[str, tuple[float, i
     return {cell: (sum(passed) / len(passed), len(passed)) for cell, passed in outcomes.items()}
 
 
-def summary(entries: dict[str, Entry], rates: dict[str, tuple[float, int]], skipped: int, problems: list[str]) -> str:
-    """The report printed at the end of a run."""
+def summary(
+    entries: dict[str, Entry], rates: dict[str, tuple[float, int]], skipped: int, problems: list[str], reruns: dict[str, int] | None = None
+) -> str:
+    """The report printed at the end of a run; ``reruns``: submissions run again after their worker died."""
     failed = {key: entry.reason for key, entry in sorted(entries.items()) if not entry.ok}
     held = {key: entry for key, entry in sorted(entries.items()) if entry.ok and entry.is_held}
     noted = {key: entry.notes for key, entry in sorted(entries.items()) if entry.ok and entry.notes}
@@ -79,6 +81,9 @@ def summary(entries: dict[str, Entry], rates: dict[str, tuple[float, int]], skip
     if noted:
         lines.append("Graded with notes (cells after a stopped kernel score 0):")
         lines += [f"  {key}: {'; '.join(notes)}" for key, notes in noted.items()]
+    if reruns:
+        lines.append("Run again on another worker after theirs died (the result is the last run's):")
+        lines += [f"  {key}: {'once' if times == 1 else f'{times} times'}" for key, times in sorted(reruns.items())]
     if problems:
         lines.append("Input that was not graded:")
         lines += [f"  {problem}" for problem in problems]

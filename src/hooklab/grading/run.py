@@ -9,6 +9,7 @@ import sys
 import tempfile
 import time
 import warnings
+from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -78,12 +79,16 @@ def autograde(
     *,
     force: bool = False,
     filename_regex: str = DEFAULT_FILENAME_REGEX,
+    dask: bool = False,
+    scheduler: str | None = None,
 ) -> str:
     """Grade every submission under ``submissions``; returns the summary (also written to the log).
 
-    Workers execute; this process records each result in the gradebook (nbgrader's recording
-    preprocessors), has the workers write its feedback, and only then marks it done in the ledger,
-    so a run that is stopped resumes with whatever was not finished."""
+    Workers execute: ``jobs`` local processes, or with ``dask`` a local Dask cluster of ``jobs`` workers,
+    or the workers of the Dask cluster at ``scheduler`` (:mod:`hooklab.grading.cluster`). This process
+    records each result in the gradebook (nbgrader's recording preprocessors), has its local workers
+    write the feedback, and only then marks it done in the ledger, so a run that is stopped resumes
+    with whatever was not finished."""
     course.work_dir.mkdir(parents=True, exist_ok=True)
     ledger = Ledger(course.work_dir / LEDGER)
     api = NbGraderAPI(config=course.config())
@@ -140,12 +145,26 @@ def autograde(
             snapshot = Path(scratch) / "gradebook.db"
             shutil.copyfile(course.db_url.removeprefix("sqlite:///"), snapshot)
             with ProcessPoolExecutor(jobs, initializer=worker.start, initargs=(course, snapshot, course.work_dir / LOG)) as pool:
-                problems += _run(pool, jobs, runnable, ledger, record_result, stages)
+                if dask or scheduler:
+                    from hooklab.grading.cluster import DaskExecution  # dask.distributed loads only for this mode
+
+                    cluster = DaskExecution(course, sorted({t.assignment for t in runnable}), snapshot, scheduler, jobs)
+                    try:
+                        execution = Execution(lambda task: cluster.submit(task.student, task.assignment), cluster.slots, cluster.restarts)
+                        problems += _run(pool, execution, runnable, ledger, record_result, stages)
+                    finally:
+                        cluster.close()
+                else:
+                    execution = Execution(lambda task: pool.submit(worker.execute, task.student, task.assignment), jobs)
+                    problems += _run(pool, execution, runnable, ledger, record_result, stages)
         stages.wall = time.perf_counter() - started
+        reruns = execution.reruns
+    else:
+        reruns = {}
 
     rates = export(course, ledger, seen)
     entries = {key: entry for key, entry in ledger.entries.items() if key in seen}
-    report = summary(entries, rates, skipped, problems)
+    report = summary(entries, rates, skipped, problems, reruns)
     return f"{report}\n{stages.describe(jobs)}" if stages.count else report
 
 
@@ -175,6 +194,18 @@ STAGES = ("queue", "autograde", "kernel", "cells", "record", "feedback")  # kern
 
 
 @dataclass
+class Execution:
+    """Where submissions are executed: ``submit`` returns a future of :func:`worker.execute`'s result;
+    ``slots`` submissions are kept there at once; ``restarts`` says how often a finished one was started
+    again because its worker died (a Dask cluster re-runs it elsewhere)."""
+
+    submit: Callable[[Task], Future]
+    slots: int
+    restarts: Callable[[Future], int] = lambda future: 0
+    reruns: dict[str, int] = field(default_factory=dict)  # "student/assignment" → times run again
+
+
+@dataclass
 class Task:
     student: str
     assignment: str
@@ -187,11 +218,11 @@ class Task:
         return f"{self.student}/{self.assignment}"
 
 
-def _run(pool: ProcessPoolExecutor, jobs: int, tasks: list[Task], ledger: Ledger, record_result, stages: Stages) -> list[str]:
-    """Execute every task in the pool, record each as it comes back, then have its feedback written;
-    a task enters the ledger once its feedback is done. No more executions are queued than there
-    are workers, so feedback is written as the run goes and a stopped run loses little. Returns the
-    problems met; ``stages`` gets the time each stage took."""
+def _run(pool: ProcessPoolExecutor, execution: Execution, tasks: list[Task], ledger: Ledger, record_result, stages: Stages) -> list[str]:
+    """Execute every task, record each as it comes back, then have the pool write its feedback; a task
+    enters the ledger once its feedback is done. No more executions are queued than ``execution`` has
+    slots, so feedback is written as the run goes and a stopped run loses little. Returns the problems
+    met; ``stages`` gets the time each stage took."""
     problems: list[str] = []
     backlog = iter(tasks)
     executing: dict[Future, tuple[Task, float]] = {}
@@ -200,7 +231,7 @@ def _run(pool: ProcessPoolExecutor, jobs: int, tasks: list[Task], ledger: Ledger
     def execute_next() -> None:
         task = next(backlog, None)
         if task is not None:
-            executing[pool.submit(worker.execute, task.student, task.assignment)] = task, time.perf_counter()
+            executing[execution.submit(task)] = task, time.perf_counter()
 
     def done(task: Task, entry: Entry | None) -> None:
         if entry is not None:
@@ -212,7 +243,7 @@ def _run(pool: ProcessPoolExecutor, jobs: int, tasks: list[Task], ledger: Ledger
         problems.append(f"{task.key}: the grading process failed ({error!r}); run again to retry")
         done(task, None)
 
-    for _ in range(jobs):
+    for _ in range(execution.slots):
         execute_next()
     with tqdm(total=len(tasks), unit="submission", file=sys.stderr, dynamic_ncols=True) as bar:
         while executing or writing:
@@ -227,6 +258,8 @@ def _run(pool: ProcessPoolExecutor, jobs: int, tasks: list[Task], ledger: Ledger
                         done(task, entry)
                     continue
                 task, submitted = executing.pop(future)
+                if restarts := execution.restarts(future):
+                    execution.reruns[task.key] = restarts
                 if future.exception():
                     failed(task, future.exception())
                 else:

@@ -1,7 +1,7 @@
 """Grading in a worker process: nbgrader's autograde runs the submission, nothing is recorded here.
 
-A worker executes a submission with nbgrader's ``Autograde`` minus the preprocessors that write
-scores (the parent records them, :func:`hooklab.grading.record.record`), against a private copy
+A worker (a process of the local pool, or a Dask worker: :mod:`hooklab.grading.cluster`) executes a
+submission with nbgrader's ``Autograde`` minus the preprocessors that write scores (the parent records them, :func:`hooklab.grading.record.record`), against a private copy
 of the course gradebook: nbgrader's autograde registers the submission as it starts, and SQLite
 gradebooks do not take concurrent writers. Feedback is written once the parent has recorded, from
 the course gradebook, which it only reads.
@@ -9,6 +9,7 @@ the course gradebook, which it only reads.
 
 from __future__ import annotations
 
+import copy
 import os
 import re
 import shutil
@@ -18,53 +19,73 @@ from pathlib import Path
 from jupyter_client.provisioning import KernelProvisionerFactory
 from nbgrader.apps import NbGraderAPI
 from nbgrader.coursedir import CourseDirectory
+from traitlets.config import Config
 
 from hooklab.grading import kernels, sandbox
 from hooklab.grading.course import Course
 
-_executing: NbGraderAPI | None = None
-_feedback: NbGraderAPI | None = None
+
+class Grader:
+    """nbgrader's autograde and feedback for one course, in the process that grades: executing against
+    a private copy of the gradebook, writing feedback from the course gradebook."""
+
+    def __init__(self, execute_config: Config, gradebook_copy: Path, feedback_config: Config | None = None) -> None:
+        private = gradebook_copy.with_name(f"worker-{os.getpid()}.db")
+        shutil.copyfile(gradebook_copy, private)
+        execute_config = copy.deepcopy(execute_config)
+        execute_config.CourseDirectory.db_url = f"sqlite:///{private}"
+        self._executing = _api(execute_config)
+        self._feedback = _api(feedback_config) if feedback_config is not None else None
+        if kernels.SUPPORTED:
+            KernelProvisionerFactory.instance().default_provisioner_name = kernels.PROVISIONER
+
+    def execute(self, student: str, assignment: str) -> tuple[str, float]:
+        """Autograde one submission into the ``autograded`` folder; returns why it could not be (or "")
+        and the seconds it took."""
+        started = time.perf_counter()
+        outcome = self._executing.autograde(assignment, student, force=True, create=True)
+        return ("" if outcome["success"] else failure_reason(outcome.get("log", ""))), time.perf_counter() - started
+
+    def feedback(self, student: str, assignment: str) -> float:
+        """nbgrader's feedback for a recorded submission; returns the seconds it took."""
+        assert self._feedback is not None, "this grader only executes"
+        started = time.perf_counter()
+        outcome = self._feedback.generate_feedback(assignment, student, force=True)
+        if not outcome["success"]:
+            raise RuntimeError(f"nbgrader could not write the feedback: {outcome.get('log', '').strip()[-300:]}")
+        return time.perf_counter() - started
 
 
-def _api(config) -> NbGraderAPI:
+def _api(config: Config) -> NbGraderAPI:
     api = NbGraderAPI(coursedir=CourseDirectory(config=config), config=config)
     api.log_level = "WARN"
     return api
 
 
+_grader: Grader | None = None  # this pool process's
+
+
 def start(course: Course, gradebook_copy: Path, log: Path) -> None:
-    """Pool initializer: a private gradebook, a log file that takes this process's and its kernels'
-    stderr (kept away from the progress display), and kernels forked from a preloaded server where
-    the system allows (:mod:`hooklab.grading.kernels`)."""
-    global _executing, _feedback
+    """Pool initializer: a :class:`Grader` for the course, a log file that takes this process's and its
+    kernels' stderr (kept away from the progress display), and kernels forked from a preloaded server
+    where the system allows (:mod:`hooklab.grading.kernels`)."""
+    global _grader
     sandbox.die_with_parent()  # a killed grader takes its workers, their kernel servers and kernels with it
     with open(log, "a") as handle:
         os.dup2(handle.fileno(), 2)
-    private = gradebook_copy.with_name(f"worker-{os.getpid()}.db")
-    shutil.copyfile(gradebook_copy, private)
-    _executing = _api(course.config(db_url=f"sqlite:///{private}", execute_only=True))
-    _feedback = _api(course.config())
-    if kernels.SUPPORTED:
-        KernelProvisionerFactory.instance().default_provisioner_name = kernels.PROVISIONER
+    _grader = Grader(course.config(execute_only=True), gradebook_copy, course.config())
 
 
 def execute(student: str, assignment: str) -> tuple[str, float]:
-    """Autograde one submission into the ``autograded`` folder; returns why it could not be (or "")
-    and the seconds it took."""
-    assert _executing is not None, "worker not started"
-    started = time.perf_counter()
-    outcome = _executing.autograde(assignment, student, force=True, create=True)
-    return ("" if outcome["success"] else failure_reason(outcome.get("log", ""))), time.perf_counter() - started
+    """:meth:`Grader.execute` in a pool process."""
+    assert _grader is not None, "worker not started"
+    return _grader.execute(student, assignment)
 
 
 def feedback(student: str, assignment: str) -> float:
-    """nbgrader's feedback for a recorded submission; returns the seconds it took."""
-    assert _feedback is not None, "worker not started"
-    started = time.perf_counter()
-    outcome = _feedback.generate_feedback(assignment, student, force=True)
-    if not outcome["success"]:
-        raise RuntimeError(f"nbgrader could not write the feedback: {outcome.get('log', '').strip()[-300:]}")
-    return time.perf_counter() - started
+    """:meth:`Grader.feedback` in a pool process."""
+    assert _grader is not None, "worker not started"
+    return _grader.feedback(student, assignment)
 
 
 _REASONS = [

@@ -1,0 +1,118 @@
+"""`hooklab autograde` on Dask: a local cluster grades the corpus as the local pool does, and a worker
+killed in the middle of a submission loses nothing (the submission is run again on another worker)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import dask
+import pytest
+from distributed import Client, LocalCluster
+
+import corpus
+from conftest import make_course
+from test_autograde import GRADE, scores_in_gradebook
+
+ASSIGNMENT = corpus.ASSIGNMENT
+SLOW = "slow"  # the submission the worker is killed under: right answers, and a cell that takes 4 s
+
+
+def sample() -> list[corpus.Case]:
+    """Every careless and broken submission of the structural family, cheats of two kinds, and honest
+    answers of another notebook."""
+    attacks = [case for case in corpus.attack_cases() if case.held not in ("", None)][:2]
+    honest = [case for case in corpus.honest_cases() if case.assignment == "05_autograd_function"][:1]
+    return corpus.structural_cases() + attacks + honest
+
+
+def slow_case() -> corpus.Case:
+    answers = {**corpus.solutions(ASSIGNMENT)}
+    answers["collect_hooks"] = f"import time\ntime.sleep(4)\n\n{answers['collect_hooks']}"
+    return corpus.Case(SLOW, ASSIGNMENT, {corpus.notebook_name(ASSIGNMENT): corpus.notebook(ASSIGNMENT, answers)}, corpus.scores(ASSIGNMENT))
+
+
+def graded_like_expected(course: Path, cases: list[corpus.Case]) -> None:
+    ledger = json.loads((course / "grading.json").read_text())
+    runnable = [case for case in cases if ledger[f"{case.student}/{case.assignment}"]["ok"]]
+    got = scores_in_gradebook(course, runnable)
+    for case in cases:
+        key = f"{case.student}/{case.assignment}"
+        entry = ledger[key]
+        if not entry["ok"]:  # nbgrader may or may not run a notebook of another assignment
+            assert case.reason in entry["reason"] if case.reason else case.student == "wrong_assignment", (key, entry["reason"])
+            continue
+        assert not case.reason, f"{key} should not have run"
+        held = bool(entry["held"])
+        if case.held is not None:
+            assert held == bool(case.held), (key, entry["held"])
+        assert got[key] == (corpus.zero(case.assignment) if held else case.scores), key
+        feedback = course / "autograder" / "feedback" / case.student / case.assignment
+        assert any(feedback.glob("*.html")), f"{key}: no feedback"
+
+
+def test_a_local_dask_cluster_grades_the_corpus_like_the_local_pool(tmp_path: Path):
+    cases = sample()
+    course = make_course(tmp_path / "course")
+    submissions = corpus.write(tmp_path / "submissions", cases)
+    result = subprocess.run([*GRADE, "--dask", "--jobs", "2", "--config", str(course / "nbgrader_config.py"), str(submissions)],
+                            capture_output=True, text=True, timeout=900)
+    assert result.returncode == 0, result.stdout + result.stderr
+    graded_like_expected(course, cases)
+    assert "Run again on another worker" not in result.stdout
+
+
+def _running(client: Client, key_part: str) -> str | None:
+    """The address of the worker that holds a task whose key contains ``key_part``, if any."""
+    for address, keys in client.processing().items():
+        if any(key_part in str(key) for key in keys):
+            return address
+    return None
+
+
+def test_a_worker_killed_mid_submission_loses_nothing(tmp_path: Path):
+    cases = [slow_case(), *[case for case in corpus.structural_cases() if case.student in ("full", "partial", "blank")]]
+    course = make_course(tmp_path / "course")
+    submissions = corpus.write(tmp_path / "submissions", cases)
+    with dask.config.set({"distributed.scheduler.allowed-failures": 1}), \
+            LocalCluster(n_workers=2, threads_per_worker=1, dashboard_address=None) as cluster, Client(cluster) as client:
+        grading = subprocess.Popen([*GRADE, "--scheduler", cluster.scheduler_address, "--jobs", "1",
+                                    "--config", str(course / "nbgrader_config.py"), str(submissions)],
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            deadline, victim = time.monotonic() + 300, None
+            while victim is None and grading.poll() is None and time.monotonic() < deadline:
+                victim = _running(client, f"-{SLOW}-")
+                time.sleep(0.05)
+            assert victim is not None, "the slow submission never reached a worker"
+            time.sleep(2)  # its kernel is asleep in the answer cell
+            assert _running(client, f"-{SLOW}-") == victim, "the slow submission finished before the kill"
+            pid = client.run(os.getpid, workers=[victim])[victim]
+            os.kill(pid, signal.SIGKILL)
+            out, err = grading.communicate(timeout=600)
+        finally:
+            grading.kill()
+    assert grading.returncode == 0, out + err
+    graded_like_expected(course, cases)
+    assert f"{SLOW}/{ASSIGNMENT}: once" in out, out
+
+
+def test_files_travel_as_bytes_and_never_land_outside_their_folder(tmp_path: Path):
+    from hooklab.grading.cluster import folder_bytes, unpack
+
+    (tmp_path / "a" / "data").mkdir(parents=True)
+    (tmp_path / "a" / "nb.ipynb").write_bytes(b"{}")
+    (tmp_path / "a" / "data" / "x.npy").write_bytes(b"\x00\x01")
+    files = folder_bytes(tmp_path / "a")
+    assert files == {"data/x.npy": b"\x00\x01", "nb.ipynb": b"{}"}
+    unpack(files, tmp_path / "b")
+    assert folder_bytes(tmp_path / "b") == files
+    for escape in ("../outside", "/etc/evil", "data/../../outside"):
+        with pytest.raises(ValueError, match="outside"):
+            unpack({escape: b"x"}, tmp_path / "c")
+    assert not (tmp_path / "outside").exists()

@@ -650,6 +650,49 @@ def _forward_hooks() -> list[Answer]:
                     result = model(corrupted)
                 return result
         '''),
+        answer("predict_order", "explicit recursion returning (labels, raised), insert(0) for prepend", r'''
+            def predict_order(config):
+                hooks = config["hooks"]
+
+                def queue(module, kind, only_always=False):
+                    front, back = [], []
+                    for hook in hooks:
+                        if hook["module"] != module or hook["kind"] != kind:
+                            continue
+                        if hook.get("prepend"):
+                            front.insert(0, hook)
+                        else:
+                            back.append(hook)
+                    return [hook["label"] for hook in front + back if not only_always or hook.get("always_call")]
+
+                def events(module):
+                    labels = queue(module, "pre")
+                    for child in config["run"] if module == "outer" else []:
+                        child_labels, raised = events(child)
+                        labels += child_labels
+                        if raised:
+                            return labels + queue(module, "hook", only_always=True), True
+                    if config["raises"] == module:
+                        return labels + queue(module, "hook", only_always=True), True
+                    return labels + queue(module, "hook"), False
+
+                return events("outer")[0]
+        '''),
+        answer("predict_order", "flat loop, sort key, type hints, enumerate", r'''
+            def predict_order(config: dict) -> list[str]:
+                def labels(module: str, kind: str, always_only: bool = False) -> list[str]:
+                    mine = [(i, hook) for i, hook in enumerate(config["hooks"]) if hook["module"] == module and hook["kind"] == kind]
+                    mine.sort(key=lambda item: (0, -item[0]) if item[1].get("prepend", False) else (1, item[0]))
+                    return [hook["label"] for _, hook in mine if hook.get("always_call", False) or not always_only]
+
+                result = labels("outer", "pre")
+                for child in config["run"]:
+                    result += labels(child, "pre")
+                    if config["raises"] == child:  # the child's forward raises, and so does outer's
+                        return result + labels(child, "hook", always_only=True) + labels("outer", "hook", always_only=True)
+                    result += labels(child, "hook")
+                return result + labels("outer", "hook", always_only=config["raises"] == "outer")
+        '''),
     ]
 
 
@@ -787,6 +830,40 @@ def _backward_hooks() -> list[Answer]:
 
             def graph_nodes(tensor: torch.Tensor) -> list[str]:
                 return list(_walk(tensor.grad_fn, set()))
+        '''),
+        answer("multi_grad", "class with bound methods, torch.autograd.graph by module path", r'''
+            class GroupWatcher:
+                def __init__(self, names, log):
+                    self.names, self.log = list(names), log
+
+                def on_first(self, grad):
+                    self.log.append(("first", grad))
+
+                def on_all(self, grads):
+                    self.log.append(("all", {name: grad for name, grad in zip(self.names, grads)}))
+
+
+            def watch_group(tensors, names, log):
+                watcher = GroupWatcher(names, log)
+                first = torch.autograd.graph.register_multi_grad_hook(tensors, watcher.on_first, mode="any")
+                every = torch.autograd.graph.register_multi_grad_hook(tensors, watcher.on_all)
+                return [first, every]
+        '''),
+        answer("multi_grad", "functools.partial, lambda, enumerate, tuple of tensors", r'''
+            from functools import partial
+
+            from torch.autograd.graph import register_multi_grad_hook
+
+
+            def _record(log, kind, value):
+                log.append((kind, value))
+
+
+            def watch_group(tensors, names, log):
+                handles = [register_multi_grad_hook(tuple(tensors), partial(_record, log, "first"), mode="any")]
+                handles.append(register_multi_grad_hook(
+                    tuple(tensors), lambda grads: _record(log, "all", {names[i]: g for i, g in enumerate(grads)}), mode="all"))
+                return handles
         '''),
     ]
 
@@ -1752,6 +1829,26 @@ def _memory_hooks() -> list[Answer]:
                     torch.autograd.grad(loss, [inputs] + list(layer.parameters()))
                 g, a = seen["g"].detach(), seen["x"].detach()
                 return {"weight": g[:, :, None] * a[:, None, :], "bias": g}
+        '''),
+        answer("compact_state_dict", "dict comprehension, del and update, half()", r'''
+            def compact(module, state_dict, prefix, local_metadata):
+                mine = {key: value for key, value in state_dict.items() if key.startswith(prefix)}
+                for key in mine:
+                    del state_dict[key]
+                state_dict.update({
+                    key: value.half() if value.dtype.is_floating_point else value
+                    for key, value in mine.items()
+                    if key != f"{prefix}mask"
+                })
+        '''),
+        answer("compact_state_dict", "pop, list(items()), continue, torch.is_floating_point, type hints", r'''
+            def compact(module: nn.Module, state_dict: dict, prefix: str, local_metadata: dict) -> None:
+                state_dict.pop(prefix + "mask")
+                for key, value in list(state_dict.items()):
+                    if not key.startswith(prefix):
+                        continue  # saved by another module
+                    if torch.is_floating_point(value):
+                        state_dict[key] = value.to(dtype=torch.float16, copy=True)
         '''),
     ]
 

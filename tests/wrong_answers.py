@@ -295,4 +295,114 @@ def wrong_answers() -> list[Wrong]:
                 layer.zero_grad()  # not what it was before
                 return {"weight": torch.einsum("no,ni->noi", kept["g"], kept["x"]), "bias": kept["g"]}
         '''), "restore the gradient it had"),
+        Wrong("watch_group_all_mode_twice", BACKWARD_HOOKS, "multi_grad", _cell('''
+            from torch.autograd.graph import register_multi_grad_hook
+
+
+            def watch_group(tensors, names, log):
+                return [register_multi_grad_hook(tensors, lambda grads: log.append(("first", grads))),
+                        register_multi_grad_hook(tensors, lambda grads: log.append(("all", dict(zip(names, grads)))))]
+        '''), "expected a tensor"),
+        Wrong("watch_group_first_on_every_tensor", BACKWARD_HOOKS, "multi_grad", _cell('''
+            from torch.autograd.graph import register_multi_grad_hook
+
+
+            def watch_group(tensors, names, log):
+                handles = [t.register_hook(lambda grad: log.append(("first", grad))) for t in tensors]
+                return handles[:1] + [register_multi_grad_hook(tensors, lambda grads: log.append(("all", dict(zip(names, grads)))))]
+        '''), "one of each per pass"),
+        Wrong("watch_group_all_skips_missing", BACKWARD_HOOKS, "multi_grad", _cell('''
+            from torch.autograd.graph import register_multi_grad_hook
+
+
+            def watch_group(tensors, names, log):
+                def every(grads):
+                    log.append(("all", {name: grad for name, grad in zip(names, grads) if grad is not None}))
+
+                return [register_multi_grad_hook(tensors, lambda grad: log.append(("first", grad)), mode="any"),
+                        register_multi_grad_hook(tensors, every)]
+        '''), "every name of the group"),
+        Wrong("predict_order_ignores_prepend", FORWARD_HOOKS, "predict_order", _cell('''
+            def predict_order(config):
+                def labels(module, kind, always_only=False):
+                    return [h["label"] for h in config["hooks"] if h["module"] == module and h["kind"] == kind
+                            and (h.get("always_call") or not always_only)]
+
+                result = labels("outer", "pre")
+                for child in config["run"]:
+                    result += labels(child, "pre")
+                    if config["raises"] == child:
+                        return result + labels(child, "hook", True) + labels("outer", "hook", True)
+                    result += labels(child, "hook")
+                return result + labels("outer", "hook", config["raises"] == "outer")
+        '''), "prepended pre-hooks and hooks"),
+        Wrong("predict_order_prepended_in_registration_order", FORWARD_HOOKS, "predict_order", _cell('''
+            def predict_order(config):
+                def labels(module, kind, always_only=False):
+                    mine = [h for h in config["hooks"] if h["module"] == module and h["kind"] == kind]
+                    ordered = [h for h in mine if h.get("prepend")] + [h for h in mine if not h.get("prepend")]
+                    return [h["label"] for h in ordered if h.get("always_call") or not always_only]
+
+                result = labels("outer", "pre")
+                for child in config["run"]:
+                    result += labels(child, "pre")
+                    if config["raises"] == child:
+                        return result + labels(child, "hook", True) + labels("outer", "hook", True)
+                    result += labels(child, "hook")
+                return result + labels("outer", "hook", config["raises"] == "outer")
+        '''), "of two prepended hooks, the later runs first"),
+        Wrong("predict_order_nothing_after_a_raise", FORWARD_HOOKS, "predict_order", _cell('''
+            def predict_order(config):
+                def labels(module, kind):
+                    mine = [h for h in config["hooks"] if h["module"] == module and h["kind"] == kind]
+                    return [h["label"] for h in [h for h in mine if h.get("prepend")][::-1] + [h for h in mine if not h.get("prepend")]]
+
+                result = labels("outer", "pre")
+                for child in config["run"]:
+                    result += labels(child, "pre")
+                    if config["raises"] == child:
+                        return result  # no hook runs once forward has raised
+                    result += labels(child, "hook")
+                return result if config["raises"] == "outer" else result + labels("outer", "hook")
+        '''), "a child that raises"),
+        Wrong("predict_order_each_child_once", FORWARD_HOOKS, "predict_order", _cell('''
+            def predict_order(config):
+                def labels(module, kind, always_only=False):
+                    mine = [h for h in config["hooks"] if h["module"] == module and h["kind"] == kind]
+                    ordered = [h for h in mine if h.get("prepend")][::-1] + [h for h in mine if not h.get("prepend")]
+                    return [h["label"] for h in ordered if h.get("always_call") or not always_only]
+
+                result = labels("outer", "pre")
+                for child in dict.fromkeys(config["run"]):  # each child once
+                    result += labels(child, "pre")
+                    if config["raises"] == child:
+                        return result + labels(child, "hook", True) + labels("outer", "hook", True)
+                    result += labels(child, "hook")
+                return result + labels("outer", "hook", config["raises"] == "outer")
+        '''), "a child called twice"),
+        Wrong("compact_converts_every_entry", MEMORY_HOOKS, "compact_state_dict", _cell('''
+            def compact(module, state_dict, prefix, local_metadata):
+                del state_dict[prefix + "mask"]
+                for key, value in state_dict.items():
+                    if value.is_floating_point():
+                        state_dict[key] = value.half()
+        '''), "(an entry of another module) should be torch.float32"),
+        Wrong("compact_halves_the_module", MEMORY_HOOKS, "compact_state_dict", _cell('''
+            def compact(module, state_dict, prefix, local_metadata):
+                del state_dict[prefix + "mask"]
+                module.half()
+        '''), "should be torch.float16"),
+        Wrong("compact_halves_integers_too", MEMORY_HOOKS, "compact_state_dict", _cell('''
+            def compact(module, state_dict, prefix, local_metadata):
+                del state_dict[prefix + "mask"]
+                for key in [key for key in state_dict if key.startswith(prefix)]:
+                    state_dict[key] = state_dict[key].half()
+        '''), "(an integer entry) should be torch.int64"),
+        Wrong("compact_drops_mask_without_prefix", MEMORY_HOOKS, "compact_state_dict", _cell('''
+            def compact(module, state_dict, prefix, local_metadata):
+                state_dict.pop("mask", None)
+                for key, value in state_dict.items():
+                    if key.startswith(prefix) and value.is_floating_point():
+                        state_dict[key] = value.half()
+        '''), "each Smoother's mask left out"),
     ]

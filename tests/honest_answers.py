@@ -1850,6 +1850,22 @@ def _memory_hooks() -> list[Answer]:
                     if torch.is_floating_point(value):
                         state_dict[key] = value.to(dtype=torch.float16, copy=True)
         '''),
+        answer("compact_state_dict", "torch.save and torch.load through io.BytesIO to try it", r'''
+            import io
+
+
+            def compact(module, state_dict, prefix, local_metadata):
+                del state_dict[prefix + "mask"]
+                for key in [key for key in state_dict if key.startswith(prefix)]:
+                    if state_dict[key].is_floating_point():
+                        state_dict[key] = state_dict[key].half()
+
+
+            saved = io.BytesIO()  # pickling a state dict, as saving a checkpoint does
+            torch.save(nn.Linear(3, 2).state_dict(), saved)
+            saved.seek(0)
+            print(sorted(torch.load(saved, weights_only=True)))
+        '''),
     ]
 
 def honest_answers() -> list[Answer]:

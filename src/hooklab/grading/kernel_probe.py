@@ -32,6 +32,8 @@ MODULES = (
 )
 # Attributes that legitimately change while a notebook runs.
 VOLATILE = {"builtins": {"_", "__", "___", "exit", "quit", "get_ipython", "display", "__IPYTHON__"}}
+# Caches Python itself writes into a class: pickling an instance (torch.save) stores copyreg's __slotnames__.
+CLASS_CACHES = {"__slotnames__"}
 # Callbacks these libraries register on IPython's events (matplotlib draws after each cell).
 LIBRARY_PREFIXES = ("IPython.", "ipykernel.", "matplotlib.", "matplotlib_inline.", "ipywidgets.", "comm.", "traitlets.")
 SHELL_METHODS = (
@@ -86,7 +88,8 @@ def _facts(shell: Any) -> tuple[dict[str, str], dict[str, Any]]:
             facts[f"hooklab.checks.{key} (globals)"] = _token(value.__globals__)
     for cls in _classes():
         for key, value in list(vars(cls).items()):
-            facts[f"{cls.__module__}.{cls.__qualname__}.{key}"] = _token(value)
+            if key not in CLASS_CACHES:
+                facts[f"{cls.__module__}.{cls.__qualname__}.{key}"] = _token(value)
     facts["sys.meta_path"] = repr([_token(finder) for finder in sys.meta_path])
     facts["sys.path_hooks"] = repr([_token(hook) for hook in sys.path_hooks])
     facts["sys.settrace"] = _token(sys.gettrace())

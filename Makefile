@@ -12,21 +12,36 @@ export PATH := $(CURDIR)/$(BIN):$(PATH)
 export JUPYTER_CONFIG_PATH := $(CURDIR)/autograder
 export JUPYTER_PREFER_ENV_PATH := 1
 
-.PHONY: help install lab test test-browser release execute autograde bench lock clean
+.PHONY: help install lab instructor test test-browser release execute autograde bench lock clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "} {printf "  make %-13s %s\n", $$1, $$2}'
 
+# torch's CPU build by default (students rarely have a GPU; a CUDA build is several GB): a torch wheel that
+# pip finds without an index (its find-links) is taken as it is, otherwise PyTorch's CPU index is added.
+# TORCH_INDEX=<url> takes another build (https://download.pytorch.org/whl/cu128), TORCH_INDEX= PyPI's.
+TORCH_INDEX ?= auto
+TORCH_CPU_INDEX := https://download.pytorch.org/whl/cpu
 $(INSTALLED): pyproject.toml requirements.lock
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --constraint requirements.lock --editable '.[test]'
+	index="$(TORCH_INDEX)"; \
+	if [ "$$index" = auto ]; then \
+		$(BIN)/python -m pip install --dry-run --quiet --no-index --no-deps --ignore-installed "$$(grep '^torch==' requirements.lock)" \
+			>/dev/null 2>&1 && index= || index=$(TORCH_CPU_INDEX); \
+	fi; \
+	$(BIN)/python -m pip install --quiet --constraint requirements.lock $${index:+--extra-index-url "$$index"} --editable '.[grading,test]'
 	touch $@
 
-install: $(INSTALLED) ## create .venv and install the pack, pinned by requirements.lock (fast when done)
+install: $(INSTALLED) ## create .venv with the pack, its grading and test extras, pinned by requirements.lock (fast when done)
 
-LAB_ROOT ?= notebooks
-lab: $(INSTALLED) ## start JupyterLab on notebooks/ (instructors: make lab LAB_ROOT=.)
-	$(BIN)/jupyter lab --ServerApp.root_dir=$(LAB_ROOT) $(if $(filter 0,$(shell id -u)),--allow-root)
+# JupyterLab's modes (lab/README.md): their Jupyter configuration comes before the course's.
+ARGS ?=
+LAB = $(BIN)/jupyter lab $(if $(filter 0,$(shell id -u)),--allow-root)
+lab: $(INSTALLED) ## students: JupyterLab on notebooks/ with nbgrader's Validate button (make lab ARGS="--port 9000 --no-browser")
+	JUPYTER_CONFIG_PATH=$(CURDIR)/lab/student:$(CURDIR)/lab/course:$(CURDIR)/autograder $(LAB) --ServerApp.root_dir=notebooks $(ARGS)
+
+instructor: $(INSTALLED) ## instructors: JupyterLab on the course, with Formgrader and Create Assignment (ARGS as for lab)
+	JUPYTER_CONFIG_PATH=$(CURDIR)/lab/course:$(CURDIR)/autograder $(LAB) --ServerApp.root_dir=. $(ARGS)
 
 test: $(INSTALLED) ## run the whole test suite (the browser test too, when Chromium is installed)
 	$(BIN)/pytest
@@ -54,7 +69,7 @@ bench: $(INSTALLED) ## throughput of hooklab autograde vs sequential nbgrader au
 lock: ## re-resolve the newest allowed versions into requirements.lock (keeps its torch pin)
 	rm -rf build/lock-venv
 	$(PYTHON) -m venv build/lock-venv
-	build/lock-venv/bin/python -m pip install --quiet "$$(grep '^torch==' requirements.lock)" '.[test]'
+	build/lock-venv/bin/python -m pip install --quiet "$$(grep '^torch==' requirements.lock)" '.[grading,test]'
 	build/lock-venv/bin/python -m pip freeze --exclude-editable \
 		| sed -e 's/+cpu$$//' | grep -v '^hooklab' > requirements.lock
 	rm -rf build/lock-venv

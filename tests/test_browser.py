@@ -1,5 +1,7 @@
-"""JupyterLab in headless Chromium: a solution notebook's widgets render and respond to clicks, and
-Run All on a blank release reaches the widgets after its open exercises.
+"""JupyterLab in headless Chromium: a solution notebook's widgets render and respond to clicks, Run All
+on a blank release reaches the widgets after its open exercises, the student lab (`make lab`) shows
+Validate and nothing of nbgrader's instructor or exchange panels, and the instructor lab (`make
+instructor`) opens Formgrader on the course.
 
 Runs when Chromium is installed (``apt-get install chromium``; ``make test-browser`` runs only this);
 skipped with the reason otherwise, unless HOOKLAB_REQUIRE_BROWSER=1 (CI), which makes that a failure.
@@ -8,6 +10,7 @@ The screenshot goes to build/browser/.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -17,6 +20,7 @@ import socket
 import subprocess
 import sys
 import time
+import urllib.error
 import urllib.request
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -24,7 +28,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from conftest import REPO
+from conftest import COURSE_CONFIG, REPO, make_course
 
 CHROMIUM = Path(os.environ.get("HOOKLAB_CHROMIUM", "/usr/bin/chromium"))
 CHROMIUM_FLAGS = [
@@ -34,9 +38,8 @@ CHROMIUM_FLAGS = [
 NOTEBOOK = REPO / "solutions" / "04_apply" / "apply.ipynb"
 BLANK = REPO / "notebooks" / "03_backward_hooks" / "backward_hooks.ipynb"  # a HookTimeline after open exercises
 SCREENSHOTS = REPO / "build" / "browser"
-SETTINGS = {  # private JupyterLab settings: every cell in the DOM, no news prompt over the notebook
+SETTINGS = {  # private JupyterLab settings: every cell in the DOM
     "@jupyterlab/notebook-extension:tracker": {"windowingMode": "none"},
-    "@jupyterlab/apputils-extension:notification": {"fetchNews": "false"},
 }
 
 if not CHROMIUM.exists():
@@ -54,15 +57,21 @@ def free_port() -> int:
         return probe.getsockname()[1]
 
 
-@pytest.fixture(scope="module")
-def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Callable[[Path], str]]:
-    """JupyterLab on loopback with a token, serving copies of the notebooks (autosave can't touch
-    solutions/ or notebooks/), with private settings and state; yields a notebook's URL by its path."""
-    scratch = tmp_path_factory.mktemp("lab")
-    root, log = scratch / "notebooks", scratch / "lab.log"
-    root.mkdir()
-    for notebook in (NOTEBOOK, BLANK):
-        shutil.copy(notebook, root / notebook.name)
+MODES = {"student": "lab", "instructor": "instructor"}  # make target of each JupyterLab mode
+
+
+def config_path(mode: str, course_config: Path) -> str:
+    """JUPYTER_CONFIG_PATH as the mode's make target sets it, with ``course_config`` for the course's folder."""
+    command = subprocess.run(["make", "-n", MODES[mode]], cwd=REPO, capture_output=True, text=True, check=True).stdout
+    folders = re.search(r"JUPYTER_CONFIG_PATH=(\S+) \S*jupyter lab", command)[1].split(os.pathsep)
+    return os.pathsep.join(str(course_config) if folder == str(COURSE_CONFIG.parent) else folder for folder in folders)
+
+
+@contextlib.contextmanager
+def jupyterlab(scratch: Path, root: Path, mode: str, course_config: Path) -> Iterator[str]:
+    """JupyterLab on loopback with a token, in ``mode``, serving ``root`` with private settings and state;
+    yields its base URL with the token as ``{base}?token=...`` parts: (base, token)."""
+    log = scratch / "lab.log"
     for plugin, values in SETTINGS.items():
         path = scratch / "settings" / f"{plugin.replace(':', '/')}.jupyterlab-settings"
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -70,6 +79,7 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Callable[[Path], s
     port, token = free_port(), secrets.token_hex(16)
     env = {
         **os.environ,
+        "JUPYTER_CONFIG_PATH": config_path(mode, course_config),
         "JUPYTERLAB_SETTINGS_DIR": str(scratch / "settings"),
         "JUPYTERLAB_WORKSPACES_DIR": str(scratch / "workspaces"),
         "JUPYTER_RUNTIME_DIR": str(scratch / "runtime"),
@@ -77,7 +87,7 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Callable[[Path], s
     server = subprocess.Popen(
         [sys.executable, "-m", "jupyterlab", "--no-browser", "--allow-root", "--ServerApp.ip=127.0.0.1",
          f"--ServerApp.port={port}", "--ServerApp.port_retries=0", f"--IdentityProvider.token={token}",
-         f"--ServerApp.root_dir={root}", "--LabApp.expose_app_in_browser=True", "--LabApp.news_url=None"],
+         f"--ServerApp.root_dir={root}", "--LabApp.expose_app_in_browser=True"],
         env=env, stdout=subprocess.DEVNULL, stderr=log.open("w"),
     )
     base = f"http://127.0.0.1:{port}"
@@ -91,11 +101,24 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Callable[[Path], s
                 if server.poll() is not None or time.monotonic() > deadline:
                     pytest.fail(f"JupyterLab did not start:\n{log.read_text()[-3000:]}")
                 time.sleep(0.5)
-        # one workspace per notebook, so that a page shows that notebook alone
-        yield lambda notebook: f"{base}/lab/workspaces/{notebook.stem}/tree/{notebook.name}?reset&token={token}"
+        yield base, token
     finally:
         server.terminate()
         server.wait(timeout=30)
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Callable[[Path], str]]:
+    """The student lab (`make lab`) serving copies of the notebooks (autosave can't touch solutions/ or
+    notebooks/); yields a notebook's URL by its path."""
+    scratch = tmp_path_factory.mktemp("lab")
+    root = scratch / "notebooks"
+    root.mkdir()
+    for notebook in (NOTEBOOK, BLANK):
+        shutil.copy(notebook, root / notebook.name)
+    with jupyterlab(scratch, root, "student", COURSE_CONFIG.parent) as (base, token):
+        # one workspace per notebook, so that a page shows that notebook alone
+        yield lambda notebook: f"{base}/lab/workspaces/{notebook.stem}/tree/{notebook.name}?reset&token={token}"
 
 
 @pytest.fixture(scope="module")
@@ -159,3 +182,47 @@ def test_run_all_on_a_blank_release_reaches_the_widgets_after_open_exercises(bro
     assert page.get_by_text("Error displaying widget").count() == 0, "a widget failed to render"
     timeline.get_by_role("button", name="Next").click()
     expect(timeline).to_contain_text(re.compile(r"event2Next2/\d+ · forward"))  # slider and caption both at event 2
+
+
+def console_errors(page: Page) -> list[str]:
+    errors: list[str] = []
+    page.on("console", lambda message: errors.append(message.text) if message.type == "error" else None)
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    return errors
+
+
+def test_the_student_lab_shows_validate_and_nothing_of_the_instructor_or_exchange(browser: Browser, lab: Callable[[Path], str]):
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    errors = console_errors(page)
+    page.goto(lab(BLANK))
+    page.wait_for_selector(".jp-NotebookPanel .jp-Cell", timeout=60_000)
+    page.wait_for_function("() => window.jupyterapp.shell.currentWidget?.sessionContext?.session?.kernel")
+    expect(page.get_by_role("button", name="Validate")).to_be_visible()
+    commands = page.evaluate("() => window.jupyterapp.commands.listCommands()")
+    instructor = [c for c in commands if c.startswith("nbgrader:") and c != "nbgrader:validate-assignment"]
+    assert not instructor, f"nbgrader's instructor or exchange commands in the student lab: {instructor}"
+    for text in ("Formgrader", "Assignment List", "Course List", "Create Assignment", "Nbgrader"):
+        assert page.get_by_text(text, exact=True).count() == 0, f"{text} shows in the student lab"
+    page.wait_for_timeout(2000)  # a news prompt or an exchange error would be up by now
+    assert page.locator(".jp-Dialog, .jp-toast-message").count() == 0, page.locator(".jp-Dialog, .jp-toast-message").all_inner_texts()
+    assert not errors, f"console errors: {errors}"
+    base = lab(BLANK).split("/lab/")[0]
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        urllib.request.urlopen(f"{base}/formgrader?token={lab(BLANK).rsplit('token=', 1)[1]}", timeout=10)
+    assert refused.value.code == 404
+
+
+def test_the_instructor_lab_opens_formgrader_on_the_course(browser: Browser, tmp_path: Path):
+    course = make_course(tmp_path / "course")
+    with jupyterlab(tmp_path, course, "instructor", course) as (base, token):
+        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        errors = console_errors(page)
+        page.goto(f"{base}/formgrader?token={token}")
+        for assignment in ("01_module_basics", "07_memory_hooks"):
+            expect(page.get_by_text(assignment, exact=True).first).to_be_visible(timeout=60_000)
+        assert not errors, f"console errors: {errors}"
+        page.goto(f"{base}/lab/workspaces/instructor?reset&token={token}")
+        page.wait_for_function("() => window.jupyterapp && window.jupyterapp.commands.hasCommand('nbgrader:open-formgrader')",
+                               timeout=60_000)
+        page.wait_for_timeout(2000)
+        assert page.locator(".jp-Dialog").count() == 0, page.locator(".jp-Dialog").all_inner_texts()

@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import ast
+import importlib.metadata
 import re
+import subprocess
+import sys
 import tomllib
 
+import nbformat
 import yaml
 from packaging.requirements import Requirement
 
-from conftest import REPO
+from conftest import REPO, solution_notebooks
 
 CONDA_TO_PIP = {"pytorch": "torch"}
 NOT_PIP_PACKAGES = {"python", "pip"}
@@ -42,7 +47,8 @@ def conda_pins() -> dict[str, str]:
 def pyproject_requirements() -> list[Requirement]:
     project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
     extras = [text for extra in project["optional-dependencies"].values() for text in extra]
-    return [Requirement(text) for text in project["dependencies"] + extras]
+    requirements = [Requirement(text) for text in project["dependencies"] + extras]
+    return [requirement for requirement in requirements if requirement.name != project["name"]]  # not an extra's own extras
 
 
 def direct_dependencies() -> set[str]:
@@ -75,3 +81,58 @@ def test_lock_satisfies_pyproject_ranges():
         pinned = lock.get(normalise(requirement.name))
         assert pinned is not None, f"{requirement.name} is not in requirements.lock"
         assert requirement.specifier.contains(pinned), f"requirements.lock has {requirement.name}=={pinned}, outside {requirement}"
+
+
+def test_python_version_is_declared_once_and_is_the_one_tested():
+    project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
+    conda_python = next(entry for entry in yaml.safe_load((REPO / "environment.yml").read_text())["dependencies"]
+                        if isinstance(entry, str) and entry.startswith("python="))
+    assert project["requires-python"] == ">=3.11" and conda_python == "python=3.11"
+    assert sys.version_info[:2] >= (3, 11)
+
+
+NOTEBOOK_PACKAGE = REPO / "src" / "hooklab"
+
+
+def third_party_imports(sources: list[str]) -> set[str]:
+    names = set()
+    for source in sources:
+        try:
+            tree = ast.parse(source)
+        except SyntaxError:  # a cell with a magic
+            tree = ast.parse("\n".join(line for line in source.splitlines() if not line.lstrip().startswith(("%", "!"))))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                names |= {alias.name.split(".")[0] for alias in node.names}
+            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                names.add(node.module.split(".")[0])
+    return {name for name in names if name not in sys.stdlib_module_names and name != "hooklab"}
+
+
+def test_a_student_install_has_everything_the_notebooks_import():
+    sources = [cell.source for path in solution_notebooks() for cell in nbformat.read(path, as_version=4).cells if cell.cell_type == "code"]
+    sources += [path.read_text() for path in [NOTEBOOK_PACKAGE / "checks.py", *sorted((NOTEBOOK_PACKAGE / "widgets").glob("*.py"))]]
+    distributions = importlib.metadata.packages_distributions()
+    project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
+    student = {normalise(Requirement(text).name) for text in project["dependencies"]}
+    for module in sorted(third_party_imports(sources)):
+        providers = {normalise(name) for name in distributions.get(module, [])}
+        assert providers & student, f"the notebooks import {module} ({sorted(providers)}), which `pip install hooklab` does not bring"
+
+
+GRADING_MODULES = ("nbgrader", "nbclient", "nbconvert", "tqdm", "distributed", "jupyterlab")
+WITHOUT_GRADING = f"""
+import importlib.abc, sys
+class Absent(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in {GRADING_MODULES!r}:
+            raise ModuleNotFoundError(f"No module named {{name!r}}", name=name)
+sys.meta_path.insert(0, Absent())
+"""
+
+
+def test_notebook_modules_import_without_the_grading_stack_and_the_command_says_what_to_install():
+    code = WITHOUT_GRADING + "import hooklab.checks, hooklab.widgets\nfrom hooklab.command import main\nsys.argv = ['hooklab', 'autograde', 'x']\nsys.exit(main())"
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 2, result.stderr
+    assert "pip install 'hooklab[grading]'" in result.stderr and "Traceback" not in result.stderr, result.stderr

@@ -359,6 +359,12 @@ def test_an_error_in_backward_is_reported_with_the_students_line_not_a_traceback
     with fails_with(CALL + r"Mul.backward raised IndexError: index 7 is out of bounds .* \(line \d+: return grad_output\[7\], None\)$"):
         check_backward(mul_with(broken), X, Y)
 
+    def blank(ctx, grad_output):
+        raise NotImplementedError()
+
+    with fails_with(CALL + r"Mul.backward raised NotImplementedError \(line \d+: raise NotImplementedError\(\)\)$"):
+        check_backward(mul_with(blank), X, Y)
+
 
 def by_autograd(ctx, grad_output):
     with torch.enable_grad():
@@ -401,3 +407,13 @@ def test_backward_checks_the_given_forward_and_what_it_is_handed():
         check_backward(Mul, X, Y, reference=torch.add)
     with fails_with(r"check_backward without a reference needs float64 inputs; x, y is not"):
         check_backward(Mul, X.float(), Y.float())
+
+
+def test_a_backward_that_changes_grad_output_in_place_is_judged_on_the_original():
+    def scales_grad_output(ctx, grad_output):
+        x, y = ctx.saved_tensors
+        grad_output.mul_(2)  # the expected gradient must not see this
+        return (grad_output * y).sum_to_size(x.shape), (grad_output * x).sum_to_size(y.shape)
+
+    with fails_with(CALL + "grad of input x is wrong"):
+        check_backward(mul_with(scales_grad_output), X, Y)

@@ -311,7 +311,7 @@ def random_generator() -> torch.Generator:
 # where finite differences cannot decide (ties) or are too imprecise (float32).
 
 # Calls that compute a gradient with autograd rather than with a formula: the puzzles forbid them.
-_AUTOGRAD_CALLS = {"grad", "backward", "vjp", "jvp", "vmap", "jacrev", "jacfwd", "hessian", "jacobian", "vhp", "hvp"}
+_AUTOGRAD_CALLS = {"grad", "backward", "vjp", "jvp", "jacrev", "jacfwd", "hessian", "jacobian", "vhp", "hvp"}
 
 
 class _AutogradGuard(TorchFunctionMode):
@@ -482,7 +482,8 @@ def check_backward(
     checked = _guarded(function, guard)
 
     def failing(stage: str, error: Exception) -> AnswerError:
-        return AnswerError(f"{call}: {stage} raised {type(error).__name__}: {error}{_student_line(error)}")
+        said = f": {error}" if str(error) else ""
+        return AnswerError(f"{call}: {stage} raised {type(error).__name__}{said}{_student_line(error)}")
 
     try:
         output = checked.apply(*inputs)
@@ -505,7 +506,7 @@ def check_backward(
 
     generator = generator if generator is not None else torch.Generator().manual_seed(0)
     grad_outputs = [torch.randn(_shape(o), generator=generator, dtype=o.dtype) if _differentiable(o) else None for o in outputs]
-    given = [g if g is not None else torch.zeros_like(o) for g, o in zip(grad_outputs, outputs)]
+    given = [g.clone() if g is not None else torch.zeros_like(o) for g, o in zip(grad_outputs, outputs)]  # backward may change them
     try:
         with _no_grad():
             returned = checked.backward(node, *given)

@@ -20,6 +20,7 @@ APPLY = "04_apply"
 AUTOGRAD_FUNCTION = "05_autograd_function"
 APPLICATIONS = "06_applications"
 MEMORY_HOOKS = "07_memory_hooks"
+BACKWARD_PUZZLES = "08_backward_puzzles"
 
 
 @dataclass(frozen=True)
@@ -1867,10 +1868,336 @@ def _memory_hooks() -> list[Answer]:
             print(sorted(torch.load(saved, weights_only=True)))
         '''),
     ]
+def _backward_puzzles() -> list[Answer]:
+    def answer(grade_id: str, style: str, source: str) -> Answer:
+        return Answer(BACKWARD_PUZZLES, grade_id, style, _cell(source))
+
+    return [
+        answer("mul", "helper function, loop over dims, keepdim sums", r'''
+            def reduce_to(grad: torch.Tensor, shape: torch.Size) -> torch.Tensor:
+                """Sum grad over the dimensions that broadcasting added or stretched."""
+                while grad.dim() > len(shape):
+                    grad = grad.sum(0)
+                for dim, size in enumerate(shape):
+                    if size == 1 and grad.shape[dim] != 1:
+                        grad = grad.sum(dim, keepdim=True)
+                return grad
+
+
+            class Mul(Function):
+                @staticmethod
+                def forward(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+                    return x * y
+
+                @staticmethod
+                def setup_context(ctx, inputs: tuple, output: torch.Tensor) -> None:
+                    ctx.save_for_backward(*inputs)
+
+                @staticmethod
+                def backward(ctx, grad_output: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+                    x, y = ctx.saved_tensors
+                    grad_x = grad_y = None
+                    if ctx.needs_input_grad[0]:
+                        grad_x = reduce_to(grad_output * y, x.shape)
+                    if ctx.needs_input_grad[1]:
+                        grad_y = reduce_to(grad_output * x, y.shape)
+                    return grad_x, grad_y
+        '''),
+        answer("sum_dim", "reshape with a 1 inserted, times ones, docstring", r'''
+            class SumDim(Function):
+                @staticmethod
+                def forward(x: torch.Tensor, dim: int, keepdim: bool) -> torch.Tensor:
+                    return x.sum(dim, keepdim=keepdim)
+
+                @staticmethod
+                def setup_context(ctx, inputs: tuple, output: torch.Tensor) -> None:
+                    x, dim, keepdim = inputs
+                    ctx.shape, ctx.dim, ctx.keepdim = x.shape, dim, keepdim
+
+                @staticmethod
+                def backward(ctx, grad_output: torch.Tensor) -> tuple[torch.Tensor, None, None]:
+                    """Every summed entry gets the gradient of its sum."""
+                    shape = list(ctx.shape)
+                    shape[ctx.dim] = 1
+                    ones = torch.ones(ctx.shape, dtype=grad_output.dtype)
+                    return grad_output.reshape(shape) * ones, None, None
+        '''),
+        answer("mean_dim", "torch.full for the weights, ndim arithmetic", r'''
+            class MeanDim(Function):
+                @staticmethod
+                def forward(x: torch.Tensor, dim: int, keepdim: bool) -> torch.Tensor:
+                    return x.mean(dim, keepdim=keepdim)
+
+                @staticmethod
+                def setup_context(ctx, inputs: tuple, output: torch.Tensor) -> None:
+                    x, dim, keepdim = inputs
+                    ctx.shape, ctx.dim, ctx.keepdim = x.shape, dim, keepdim
+
+                @staticmethod
+                def backward(ctx, grad_output: torch.Tensor) -> tuple[torch.Tensor, None, None]:
+                    dim = ctx.dim % len(ctx.shape)
+                    count = ctx.shape[dim]
+                    g = grad_output if ctx.keepdim else grad_output.unsqueeze(dim)
+                    weights = torch.full(ctx.shape, 1.0 / count, dtype=grad_output.dtype)
+                    return g * weights, None, None
+        '''),
+        answer("where", "masks as floats, own reduce loop, saves x and y", r'''
+            class Where(Function):
+                @staticmethod
+                def forward(condition: torch.Tensor, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+                    return torch.where(condition, x, y)
+
+                @staticmethod
+                def setup_context(ctx, inputs: tuple, output: torch.Tensor) -> None:
+                    condition, x, y = inputs
+                    ctx.save_for_backward(condition, x, y)
+
+                @staticmethod
+                def backward(ctx, grad_output: torch.Tensor):
+                    condition, x, y = ctx.saved_tensors
+                    mask = condition.to(grad_output.dtype)
+                    grads = []
+                    for value, part in ((x, grad_output * mask), (y, grad_output * (1 - mask))):
+                        extra = part.dim() - value.dim()
+                        if extra:
+                            part = part.sum(dim=tuple(range(extra)))
+                        dims = tuple(d for d, n in enumerate(value.shape) if n == 1 and part.shape[d] != 1)
+                        grads.append(part.sum(dim=dims, keepdim=True) if dims else part)
+                    return (None, *grads)
+        '''),
+        answer("cumsum", "total minus exclusive prefix sum", r'''
+            class Cumsum(Function):
+                @staticmethod
+                def forward(x: torch.Tensor, dim: int) -> torch.Tensor:
+                    return x.cumsum(dim)
+
+                @staticmethod
+                def setup_context(ctx, inputs: tuple, output: torch.Tensor) -> None:
+                    ctx.dim = inputs[1]
+
+                @staticmethod
+                def backward(ctx, grad_output: torch.Tensor) -> tuple[torch.Tensor, None]:
+                    # suffix sum at j = everything minus what comes before j
+                    total = grad_output.sum(ctx.dim, keepdim=True)
+                    before = grad_output.cumsum(ctx.dim) - grad_output
+                    return total - before, None
+        '''),
+        answer("max_dim", "one_hot of the indices, movedim", r'''
+            class MaxDim(Function):
+                @staticmethod
+                def forward(x: torch.Tensor, dim: int, keepdim: bool) -> tuple[torch.Tensor, torch.Tensor]:
+                    values, indices = x.max(dim, keepdim=keepdim)
+                    return values, indices
+
+                @staticmethod
+                def setup_context(ctx, inputs: tuple, output: tuple) -> None:
+                    x, dim, keepdim = inputs
+                    values, indices = output
+                    ctx.mark_non_differentiable(indices)
+                    ctx.save_for_backward(indices)
+                    ctx.dim, ctx.keepdim, ctx.size = dim, keepdim, x.shape[dim]
+
+                @staticmethod
+                def backward(ctx, grad_values, grad_indices):
+                    (indices,) = ctx.saved_tensors
+                    if ctx.keepdim:
+                        indices, grad_values = indices.squeeze(ctx.dim), grad_values.squeeze(ctx.dim)
+                    picked = F.one_hot(indices, ctx.size).to(grad_values.dtype)  # the new last dim runs along dim
+                    grad = picked * grad_values.unsqueeze(-1)
+                    return grad.movedim(-1, ctx.dim), None, None
+        '''),
+        answer("topk", "index_put with a grid of row indices, flatten to 2-d", r'''
+            class TopK(Function):
+                @staticmethod
+                def forward(x: torch.Tensor, k: int) -> tuple[torch.Tensor, torch.Tensor]:
+                    values, indices = torch.topk(x, k)
+                    return values, indices
+
+                @staticmethod
+                def setup_context(ctx, inputs: tuple, output: tuple) -> None:
+                    values, indices = output
+                    ctx.mark_non_differentiable(indices)
+                    ctx.save_for_backward(indices)
+                    ctx.shape = inputs[0].shape
+
+                @staticmethod
+                def backward(ctx, grad_values: torch.Tensor, grad_indices: torch.Tensor) -> tuple[torch.Tensor, None]:
+                    (indices,) = ctx.saved_tensors
+                    k = indices.shape[-1]
+                    rows = indices.reshape(-1, k)
+                    grad = torch.zeros(rows.shape[0], ctx.shape[-1], dtype=grad_values.dtype)
+                    row_ids = torch.arange(rows.shape[0]).unsqueeze(1).expand_as(rows)
+                    grad[row_ids, rows] = grad_values.reshape(-1, k)
+                    return grad.reshape(ctx.shape), None
+        '''),
+        answer("index_select", "loop over the indices, narrow and add", r'''
+            class IndexSelect(Function):
+                @staticmethod
+                def forward(x: torch.Tensor, dim: int, index: torch.Tensor) -> torch.Tensor:
+                    return x.index_select(dim, index)
+
+                @staticmethod
+                def setup_context(ctx, inputs: tuple, output: torch.Tensor) -> None:
+                    x, dim, index = inputs
+                    ctx.save_for_backward(index)
+                    ctx.shape, ctx.dim = x.shape, dim
+
+                @staticmethod
+                def backward(ctx, grad_output: torch.Tensor) -> tuple[torch.Tensor, None, None]:
+                    (index,) = ctx.saved_tensors
+                    grad = torch.zeros(ctx.shape, dtype=grad_output.dtype)
+                    for position, source in enumerate(index.tolist()):
+                        grad.narrow(ctx.dim, source, 1).add_(grad_output.narrow(ctx.dim, position, 1))
+                    return grad, None, None
+        '''),
+        answer("max_pool1d", "index_put_ with accumulate=True on flattened rows", r'''
+            class MaxPool1d(Function):
+                @staticmethod
+                def forward(x: torch.Tensor, kernel_size: int, stride: int) -> tuple[torch.Tensor, torch.Tensor]:
+                    output, indices = F.max_pool1d(x, kernel_size, stride, return_indices=True)
+                    return output, indices
+
+                @staticmethod
+                def setup_context(ctx, inputs: tuple, output: tuple) -> None:
+                    pooled, indices = output
+                    ctx.mark_non_differentiable(indices)
+                    ctx.save_for_backward(indices)
+                    ctx.shape = inputs[0].shape
+
+                @staticmethod
+                def backward(ctx, grad_output, grad_indices):
+                    (indices,) = ctx.saved_tensors
+                    n, c, length = ctx.shape
+                    rows = torch.arange(n * c).repeat_interleave(indices.shape[-1])
+                    grad = torch.zeros(n * c, length, dtype=grad_output.dtype)
+                    grad.index_put_((rows, indices.reshape(-1)), grad_output.reshape(-1), accumulate=True)
+                    return grad.reshape(n, c, length), None, None
+        '''),
+        answer("softmax", "Jacobian matrix with diag_embed, movedim, saves the input", r'''
+            class Softmax(Function):
+                @staticmethod
+                def forward(x: torch.Tensor, dim: int) -> torch.Tensor:
+                    return x.softmax(dim)
+
+                @staticmethod
+                def setup_context(ctx, inputs: tuple, output: torch.Tensor) -> None:
+                    ctx.save_for_backward(inputs[0])
+                    ctx.dim = inputs[1]
+
+                @staticmethod
+                def backward(ctx, grad_output: torch.Tensor) -> tuple[torch.Tensor, None]:
+                    (x,) = ctx.saved_tensors
+                    y = torch.softmax(x, ctx.dim).movedim(ctx.dim, -1)
+                    g = grad_output.movedim(ctx.dim, -1)
+                    jacobian = torch.diag_embed(y) - y.unsqueeze(-1) * y.unsqueeze(-2)  # J[i, j] = y_i (δ_ij - y_j)
+                    grad = (jacobian @ g.unsqueeze(-1)).squeeze(-1)  # J is symmetric
+                    return grad.movedim(-1, ctx.dim), None
+        '''),
+        answer("logsumexp", "softmax of the input, keepdim by reshape", r'''
+            class LogSumExp(Function):
+                @staticmethod
+                def forward(x: torch.Tensor, dim: int, keepdim: bool) -> torch.Tensor:
+                    return x.logsumexp(dim, keepdim=keepdim)
+
+                @staticmethod
+                def setup_context(ctx, inputs: tuple, output: torch.Tensor) -> None:
+                    x, dim, keepdim = inputs
+                    ctx.save_for_backward(x)
+                    ctx.dim = dim
+
+                @staticmethod
+                def backward(ctx, grad_output: torch.Tensor):
+                    (x,) = ctx.saved_tensors
+                    shape = list(x.shape)
+                    shape[ctx.dim] = 1
+                    return grad_output.reshape(shape) * torch.softmax(x, dim=ctx.dim), None, None
+        '''),
+        answer("cross_entropy", "F.one_hot, exp of log_softmax", r'''
+            class CrossEntropy(Function):
+                @staticmethod
+                def forward(logits: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
+                    return F.nll_loss(logits.log_softmax(1), target)
+
+                @staticmethod
+                def setup_context(ctx, inputs: tuple, output: torch.Tensor) -> None:
+                    ctx.save_for_backward(*inputs)
+
+                @staticmethod
+                def backward(ctx, grad_output: torch.Tensor) -> tuple[torch.Tensor, None]:
+                    logits, target = ctx.saved_tensors
+                    batch, classes = logits.shape
+                    probabilities = logits.log_softmax(dim=1).exp()
+                    onehot = F.one_hot(target, num_classes=classes).to(logits.dtype)
+                    return (probabilities - onehot) * (grad_output / batch), None
+        '''),
+        answer("layer_norm", "saves mean and rstd in setup_context, sums via flatten", r'''
+            class LayerNorm(Function):
+                @staticmethod
+                def forward(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor, eps: float) -> torch.Tensor:
+                    return F.layer_norm(x, x.shape[-1:], weight, bias, eps)
+
+                @staticmethod
+                def setup_context(ctx, inputs: tuple, output: torch.Tensor) -> None:
+                    x, weight, bias, eps = inputs
+                    mean = x.mean(dim=-1, keepdim=True)
+                    variance = ((x - mean) ** 2).mean(dim=-1, keepdim=True)
+                    ctx.save_for_backward(x, weight, mean, 1 / torch.sqrt(variance + eps))
+
+                @staticmethod
+                def backward(ctx, grad_output):
+                    x, weight, mean, rstd = ctx.saved_tensors
+                    d = x.shape[-1]
+                    x_hat = (x - mean) * rstd
+                    grad_weight = (grad_output * x_hat).flatten(0, -2).sum(0) if x.dim() > 1 else grad_output * x_hat
+                    grad_bias = grad_output.flatten(0, -2).sum(0) if x.dim() > 1 else grad_output.clone()
+                    dx_hat = grad_output * weight
+                    grad_x = (d * dx_hat - dx_hat.sum(-1, keepdim=True) - x_hat * (dx_hat * x_hat).sum(-1, keepdim=True)) * rstd / d
+                    return grad_x, grad_weight, grad_bias, None
+        '''),
+        answer("normalize", "saves the output, norm recomputed with sqrt of a sum", r'''
+            class Normalize(Function):
+                @staticmethod
+                def forward(x: torch.Tensor, dim: int) -> torch.Tensor:
+                    return F.normalize(x, dim=dim)
+
+                @staticmethod
+                def setup_context(ctx, inputs: tuple, output: torch.Tensor) -> None:
+                    x, dim = inputs
+                    ctx.save_for_backward(x, output)
+                    ctx.dim = dim
+
+                @staticmethod
+                def backward(ctx, grad_output: torch.Tensor) -> tuple[torch.Tensor, None]:
+                    x, y = ctx.saved_tensors
+                    norm = torch.sqrt((x * x).sum(dim=ctx.dim, keepdim=True)).clamp(min=1e-12)
+                    along = (grad_output * y).sum(dim=ctx.dim, keepdim=True)
+                    return grad_output / norm - y * along / norm, None
+        '''),
+        answer("conv1d", "F.conv_transpose1d and F.conv1d with transposed batch and channels", r'''
+            class Conv1d(Function):
+                @staticmethod
+                def forward(x: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
+                    windows = x.unfold(2, weight.shape[2], 1)  # (N, C, L - K + 1, K): the window at each position
+                    return torch.einsum("nclk,ock->nol", windows, weight)
+
+                @staticmethod
+                def setup_context(ctx, inputs: tuple, output: torch.Tensor) -> None:
+                    ctx.save_for_backward(*inputs)
+
+                @staticmethod
+                def backward(ctx, grad_output: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+                    x, weight = ctx.saved_tensors
+                    grad_x = F.conv_transpose1d(grad_output, weight)
+                    # grad_weight[o, c, k] = sum over n, l of grad_output[n, o, l] * x[n, c, l + k]: a convolution over the batch
+                    grad_weight = F.conv1d(x.transpose(0, 1), grad_output.transpose(0, 1)).transpose(0, 1)
+                    return grad_x, grad_weight
+        '''),
+    ]
+
 
 def honest_answers() -> list[Answer]:
     """Every honest answer, at least one for each answer cell of the notebooks."""
-    return _module_basics() + _forward_hooks() + _backward_hooks() + _apply() + _autograd_function() + _applications() + _memory_hooks()
+    return _module_basics() + _forward_hooks() + _backward_hooks() + _apply() + _autograd_function() + _applications() + _memory_hooks() + _backward_puzzles()
 
 
 def extra_cells() -> list[tuple[str, str, str]]:

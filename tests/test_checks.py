@@ -12,6 +12,7 @@ from torch import nn
 from hooklab.checks import (
     AnswerError,
     check_answer,
+    check_backward,
     check_equal,
     check_names,
     check_parameter,
@@ -254,3 +255,165 @@ def test_check_equal_takes_a_numpy_count_for_an_int_but_nothing_that_claims_equa
         check_equal([Anything()], [("layer", (2,))], "shapes")
     with fails_with("holds a .*Anything; expected names"):
         check_names([Anything()], ["weight"], "names")
+
+
+# check_backward -----------------------------------------------------------------------------
+
+
+class Mul(torch.autograd.Function):
+    """x * y with broadcasting, and a right backward."""
+
+    @staticmethod
+    def forward(x, y):
+        return x * y
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.save_for_backward(*inputs)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        x, y = ctx.saved_tensors
+        return (grad_output * y).sum_to_size(x.shape), (grad_output * x).sum_to_size(y.shape)
+
+
+def mul_with(backward):
+    return type("Mul", (Mul,), {"backward": staticmethod(backward)})
+
+
+class MaxDim(torch.autograd.Function):
+    @staticmethod
+    def forward(x, dim):
+        values, indices = x.max(dim)
+        return values, indices
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.mark_non_differentiable(output[1])
+        ctx.save_for_backward(inputs[0], output[1])
+        ctx.dim = inputs[1]
+
+    @staticmethod
+    def backward(ctx, grad_values, grad_indices):
+        x, indices = ctx.saved_tensors
+        return torch.zeros_like(x).scatter(ctx.dim, indices.unsqueeze(ctx.dim), grad_values.unsqueeze(ctx.dim)), None
+
+
+X, Y = torch.randn(3, 4, dtype=torch.float64), torch.randn(4, dtype=torch.float64)
+CALL = re.escape("Mul.apply(x: (3, 4) float64, y: (4,) float64): ")
+
+
+def test_backward_passes_right_gradients_by_finite_differences_and_by_reference():
+    check_backward(Mul, X, Y)
+    check_backward(Mul, X.float(), Y.float(), reference=torch.mul)
+    check_backward(MaxDim, torch.tensor([[1.0, 3.0, 3.0]]), 1, reference=lambda x, dim: x.max(dim))  # a tie
+
+
+def test_backward_names_the_input_the_index_and_the_error():
+    def half_of_y(ctx, grad_output):
+        x, y = ctx.saved_tensors
+        return (grad_output * y).sum_to_size(x.shape), (grad_output * x).sum_to_size(y.shape) / 2
+
+    with fails_with(CALL + r"grad of input y is wrong at index \(0,\): expected -?[\d.]+, got -?[\d.]+ \(4 of 4 entries wrong, max abs error [\d.]+\)$"):
+        check_backward(mul_with(half_of_y), X, Y)
+
+
+def test_backward_of_a_broadcast_input_must_have_its_shape_although_autograd_would_reduce_it():
+    def not_reduced(ctx, grad_output):
+        x, y = ctx.saved_tensors
+        return grad_output * y, grad_output * x
+
+    assert torch.autograd.gradcheck(mul_with(not_reduced).apply, (X.clone().requires_grad_(), Y.clone().requires_grad_()))  # the engine sums it
+    with fails_with(CALL + r"the gradient of input y has shape \(3, 4\), expected \(4,\) \(the shape of y itself\)$"):
+        check_backward(mul_with(not_reduced), X, Y)
+
+
+def test_backward_returns_one_gradient_per_input_none_for_the_others():
+    with fails_with(CALL + r"Mul.backward returned 1 gradient, expected 2: one per input of forward \(x, y\)$"):
+        check_backward(mul_with(lambda ctx, g: g * ctx.saved_tensors[1]), X, Y)
+    with fails_with(r"MaxDim.backward returned 1 gradient, expected 2: one per input of forward \(x, dim\), None for dim$"):
+        check_backward(type("MaxDim", (MaxDim,), {"backward": staticmethod(lambda ctx, g, i: MaxDim.backward(ctx, g, i)[0])}), X, 1)
+    with fails_with(r"the gradient for dim should be None \(dim is not a floating-point tensor\); got a torch.Tensor$"):
+        check_backward(type("MaxDim", (MaxDim,), {"backward": staticmethod(lambda ctx, g, i: (MaxDim.backward(ctx, g, i)[0], g))}), X, 1)
+    with fails_with(CALL + r"the gradient of input x is None, expected a tensor of shape \(3, 4\)$"):
+        check_backward(mul_with(lambda ctx, g: (None, (g * ctx.saved_tensors[0]).sum(0))), X, Y)
+    with fails_with(CALL + r"the gradient of input x has dtype torch.float32, expected torch.float64"):
+        check_backward(mul_with(lambda ctx, g: tuple(t.float() for t in Mul.backward(ctx, g))), X, Y)
+
+
+def test_ties_are_judged_against_the_reference_not_finite_differences():
+    def every_tie(ctx, grad_values, grad_indices):
+        x, indices = ctx.saved_tensors
+        values = x.gather(ctx.dim, indices.unsqueeze(ctx.dim))
+        return (x == values) * grad_values.unsqueeze(ctx.dim), None
+
+    with fails_with(r"grad of input x is wrong at index \(0, 2\): expected 0, got"):
+        check_backward(type("MaxDim", (MaxDim,), {"backward": staticmethod(every_tie)}), torch.tensor([[1.0, 3.0, 3.0]]), 1,
+                       reference=lambda x, dim: x.max(dim))
+
+
+def test_an_error_in_backward_is_reported_with_the_students_line_not_a_traceback():
+    def broken(ctx, grad_output):
+        return grad_output[7], None
+
+    with fails_with(CALL + r"Mul.backward raised IndexError: index 7 is out of bounds .* \(line \d+: return grad_output\[7\], None\)$"):
+        check_backward(mul_with(broken), X, Y)
+
+    def blank(ctx, grad_output):
+        raise NotImplementedError()
+
+    with fails_with(CALL + r"Mul.backward raised NotImplementedError \(line \d+: raise NotImplementedError\(\)\)$"):
+        check_backward(mul_with(blank), X, Y)
+
+
+def by_autograd(ctx, grad_output):
+    with torch.enable_grad():
+        leaves = [t.detach().requires_grad_() for t in ctx.saved_tensors]
+        return torch.autograd.grad(leaves[0] * leaves[1], leaves, grad_output)
+
+
+@pytest.mark.parametrize(("backward", "what"), [
+    (by_autograd, "turns gradient recording on"),
+    (lambda ctx, g: torch.func.vjp(torch.mul, *ctx.saved_tensors)[1](g), "turns gradient recording on"),
+    (lambda ctx, g: (torch._softmax_backward_data(g, ctx.saved_tensors[0], 1, g.dtype), None), "calls PyTorch's own backward function (_softmax_backward_data)"),
+    (lambda ctx, g: (torch.ops.aten._log_softmax_backward_data(g, ctx.saved_tensors[0], 1, g.dtype), None),
+     "calls PyTorch's own backward function (_log_softmax_backward_data)"),
+], ids=["enable_grad and autograd.grad", "torch.func.vjp", "torch backward function", "aten backward kernel"])
+def test_backward_that_uses_autograd_fails_whatever_it_returns(backward, what):
+    with fails_with(CALL + re.escape(f"Mul.backward {what}") + ".*no autograd, torch.func or PyTorch backward functions inside the Function"):
+        check_backward(mul_with(backward), X, Y)
+
+
+def test_a_graph_built_in_setup_context_for_backward_is_caught():
+    class Sneaky(Mul):
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            with torch.enable_grad():
+                ctx.leaves = [t.detach().requires_grad_() for t in inputs]
+                ctx.product = ctx.leaves[0] * ctx.leaves[1]
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            return torch.autograd.grad(ctx.product, ctx.leaves, grad_output)
+
+    with fails_with(re.escape("Sneaky.setup_context turns gradient recording on")):
+        check_backward(Sneaky, X, X.clone())
+
+
+def test_backward_checks_the_given_forward_and_what_it_is_handed():
+    with fails_with(r"^a Python int was given, expected a torch.autograd.Function subclass$"):
+        check_backward(3, X)
+    with fails_with(r"the output of Mul.apply\(x: \(3, 4\) float64, y: \(4,\) float64\) \(leave forward as it was given\) has the wrong values"):
+        check_backward(Mul, X, Y, reference=torch.add)
+    with fails_with(r"check_backward without a reference needs float64 inputs; x, y is not"):
+        check_backward(Mul, X.float(), Y.float())
+
+
+def test_a_backward_that_changes_grad_output_in_place_is_judged_on_the_original():
+    def scales_grad_output(ctx, grad_output):
+        x, y = ctx.saved_tensors
+        grad_output.mul_(2)  # the expected gradient must not see this
+        return (grad_output * y).sum_to_size(x.shape), (grad_output * x).sum_to_size(y.shape)
+
+    with fails_with(CALL + "grad of input x is wrong"):
+        check_backward(mul_with(scales_grad_output), X, Y)

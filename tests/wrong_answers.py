@@ -9,7 +9,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from honest_answers import APPLICATIONS, APPLY, AUTOGRAD_FUNCTION, BACKWARD_HOOKS, FORWARD_HOOKS, MEMORY_HOOKS, MODULE_BASICS, _cell
+from honest_answers import (
+    APPLICATIONS, APPLY, AUTOGRAD_FUNCTION, BACKWARD_HOOKS, BACKWARD_PUZZLES, FORWARD_HOOKS, MEMORY_HOOKS, MODULE_BASICS, _cell,
+)
 
 
 @dataclass(frozen=True)
@@ -405,4 +407,357 @@ def wrong_answers() -> list[Wrong]:
                     if key.startswith(prefix) and value.is_floating_point():
                         state_dict[key] = value.half()
         '''), "each Smoother's mask left out"),
+        # 08: one plausible mistake per puzzle; each fails its test cell with a message in the student's terms
+        Wrong("mul_gradient_not_reduced", BACKWARD_PUZZLES, "mul", _cell('''
+            class Mul(Function):
+                @staticmethod
+                def forward(x, y):
+                    return x * y
+
+                @staticmethod
+                def setup_context(ctx, inputs, output):
+                    ctx.save_for_backward(*inputs)
+
+                @staticmethod
+                def backward(ctx, grad_output):
+                    x, y = ctx.saved_tensors
+                    return grad_output * y, grad_output * x  # autograd's engine would sum these down; the check does not
+        '''), "the gradient of input y has shape (3, 4), expected (4,)"),
+        Wrong("sum_dim_expand_without_unsqueeze", BACKWARD_PUZZLES, "sum_dim", _cell('''
+            class SumDim(Function):
+                @staticmethod
+                def forward(x, dim, keepdim):
+                    return x.sum(dim, keepdim=keepdim)
+
+                @staticmethod
+                def setup_context(ctx, inputs, output):
+                    x, dim, keepdim = inputs
+                    ctx.shape, ctx.dim, ctx.keepdim = x.shape, dim, keepdim
+
+                @staticmethod
+                def backward(ctx, grad_output):
+                    return grad_output.expand(ctx.shape), None, None  # right for dim=0 only
+        '''), "SumDim.backward raised RuntimeError"),
+        Wrong("mean_dim_without_dividing", BACKWARD_PUZZLES, "mean_dim", _cell('''
+            class MeanDim(Function):
+                @staticmethod
+                def forward(x, dim, keepdim):
+                    return x.mean(dim, keepdim=keepdim)
+
+                @staticmethod
+                def setup_context(ctx, inputs, output):
+                    x, dim, keepdim = inputs
+                    ctx.shape, ctx.dim, ctx.keepdim = x.shape, dim, keepdim
+
+                @staticmethod
+                def backward(ctx, grad_output):
+                    g = grad_output if ctx.keepdim else grad_output.unsqueeze(ctx.dim)
+                    return g.expand(ctx.shape), None, None
+        '''), "grad of input x is wrong at index (0, 0)"),
+        Wrong("where_gradient_not_reduced", BACKWARD_PUZZLES, "where", _cell('''
+            class Where(Function):
+                @staticmethod
+                def forward(condition, x, y):
+                    return torch.where(condition, x, y)
+
+                @staticmethod
+                def setup_context(ctx, inputs, output):
+                    ctx.save_for_backward(inputs[0])
+
+                @staticmethod
+                def backward(ctx, grad_output):
+                    (condition,) = ctx.saved_tensors
+                    return None, grad_output * condition, grad_output * ~condition
+        '''), "the gradient of input x has shape (3, 4), expected (1, 4)"),
+        Wrong("cumsum_forward_direction", BACKWARD_PUZZLES, "cumsum", _cell('''
+            class Cumsum(Function):
+                @staticmethod
+                def forward(x, dim):
+                    return x.cumsum(dim)
+
+                @staticmethod
+                def setup_context(ctx, inputs, output):
+                    ctx.dim = inputs[1]
+
+                @staticmethod
+                def backward(ctx, grad_output):
+                    return grad_output.cumsum(ctx.dim), None
+        '''), "grad of input x is wrong at index (0, 0)"),
+        Wrong("max_dim_gradient_to_every_tie", BACKWARD_PUZZLES, "max_dim", _cell('''
+            class MaxDim(Function):
+                @staticmethod
+                def forward(x, dim, keepdim):
+                    values, indices = x.max(dim, keepdim=keepdim)
+                    return values, indices
+
+                @staticmethod
+                def setup_context(ctx, inputs, output):
+                    x, dim, keepdim = inputs
+                    values, indices = output
+                    ctx.mark_non_differentiable(indices)
+                    ctx.save_for_backward(x, values)
+                    ctx.dim, ctx.keepdim = dim, keepdim
+
+                @staticmethod
+                def backward(ctx, grad_values, grad_indices):
+                    x, values = ctx.saved_tensors
+                    if not ctx.keepdim:
+                        values, grad_values = values.unsqueeze(ctx.dim), grad_values.unsqueeze(ctx.dim)
+                    return (x == values) * grad_values, None, None  # every tied maximum gets the gradient
+        '''), "grad of input x is wrong at index (0, 2): expected 0"),
+        Wrong("topk_scatter_along_dim_0", BACKWARD_PUZZLES, "topk", _cell('''
+            class TopK(Function):
+                @staticmethod
+                def forward(x, k):
+                    values, indices = torch.topk(x, k)
+                    return values, indices
+
+                @staticmethod
+                def setup_context(ctx, inputs, output):
+                    values, indices = output
+                    ctx.mark_non_differentiable(indices)
+                    ctx.save_for_backward(indices)
+                    ctx.shape = inputs[0].shape
+
+                @staticmethod
+                def backward(ctx, grad_values, grad_indices):
+                    (indices,) = ctx.saved_tensors
+                    return grad_values.new_zeros(ctx.shape).scatter(0, indices, grad_values), None
+        '''), "TopK.backward raised RuntimeError: index 4 is out of bounds"),
+        Wrong("index_select_copy_loses_repeats", BACKWARD_PUZZLES, "index_select", _cell('''
+            class IndexSelect(Function):
+                @staticmethod
+                def forward(x, dim, index):
+                    return x.index_select(dim, index)
+
+                @staticmethod
+                def setup_context(ctx, inputs, output):
+                    x, dim, index = inputs
+                    ctx.save_for_backward(index)
+                    ctx.shape, ctx.dim = x.shape, dim
+
+                @staticmethod
+                def backward(ctx, grad_output):
+                    (index,) = ctx.saved_tensors
+                    grad = grad_output.new_zeros(ctx.shape)
+                    for position, source in enumerate(index.tolist()):
+                        grad.select(ctx.dim, source).copy_(grad_output.select(ctx.dim, position))  # the last copy wins
+                    return grad, None, None
+        '''), "IndexSelect.apply(x: (4, 3) float64, dim=0, index: (4,) int64): grad of input x is wrong at index (2, 0)"),
+        Wrong("max_pool1d_scatter_not_add", BACKWARD_PUZZLES, "max_pool1d", _cell('''
+            class MaxPool1d(Function):
+                @staticmethod
+                def forward(x, kernel_size, stride):
+                    output, indices = F.max_pool1d(x, kernel_size, stride, return_indices=True)
+                    return output, indices
+
+                @staticmethod
+                def setup_context(ctx, inputs, output):
+                    pooled, indices = output
+                    ctx.mark_non_differentiable(indices)
+                    ctx.save_for_backward(indices)
+                    ctx.shape = inputs[0].shape
+
+                @staticmethod
+                def backward(ctx, grad_output, grad_indices):
+                    (indices,) = ctx.saved_tensors
+                    return grad_output.new_zeros(ctx.shape).scatter(-1, indices, grad_output), None, None
+        '''), "MaxPool1d.apply(x: (2, 3, 8) float64, kernel_size=3, stride=1): grad of input x is wrong"),
+        Wrong("softmax_without_the_subtraction", BACKWARD_PUZZLES, "softmax", _cell('''
+            class Softmax(Function):
+                @staticmethod
+                def forward(x, dim):
+                    return x.softmax(dim)
+
+                @staticmethod
+                def setup_context(ctx, inputs, output):
+                    ctx.save_for_backward(output)
+                    ctx.dim = inputs[1]
+
+                @staticmethod
+                def backward(ctx, grad_output):
+                    (y,) = ctx.saved_tensors
+                    return y * (1 - y) * grad_output, None  # the diagonal of the Jacobian only
+        '''), "Softmax.apply(x: (3, 4) float64, dim=1): grad of input x is wrong"),
+        Wrong("logsumexp_ignores_grad_output", BACKWARD_PUZZLES, "logsumexp", _cell('''
+            class LogSumExp(Function):
+                @staticmethod
+                def forward(x, dim, keepdim):
+                    return x.logsumexp(dim, keepdim=keepdim)
+
+                @staticmethod
+                def setup_context(ctx, inputs, output):
+                    x, dim, keepdim = inputs
+                    ctx.save_for_backward(x)
+                    ctx.dim = dim
+
+                @staticmethod
+                def backward(ctx, grad_output):
+                    (x,) = ctx.saved_tensors
+                    return torch.softmax(x, ctx.dim), None, None  # the local derivative, not times grad_output
+        '''), "LogSumExp.apply(x: (3, 4) float64, dim=0, keepdim=False): grad of input x is wrong"),
+        Wrong("cross_entropy_sum_not_mean", BACKWARD_PUZZLES, "cross_entropy", _cell('''
+            class CrossEntropy(Function):
+                @staticmethod
+                def forward(logits, target):
+                    return F.nll_loss(logits.log_softmax(1), target)
+
+                @staticmethod
+                def setup_context(ctx, inputs, output):
+                    ctx.save_for_backward(*inputs)
+
+                @staticmethod
+                def backward(ctx, grad_output):
+                    logits, target = ctx.saved_tensors
+                    return (logits.softmax(1) - F.one_hot(target, logits.shape[1])) * grad_output, None
+        '''), "grad of input logits is wrong at index (0, 0)"),
+        Wrong("layer_norm_statistics_as_constants", BACKWARD_PUZZLES, "layer_norm", _cell('''
+            class LayerNorm(Function):
+                @staticmethod
+                def forward(x, weight, bias, eps):
+                    return F.layer_norm(x, x.shape[-1:], weight, bias, eps)
+
+                @staticmethod
+                def setup_context(ctx, inputs, output):
+                    x, weight, bias, eps = inputs
+                    ctx.save_for_backward(x, weight)
+                    ctx.eps = eps
+
+                @staticmethod
+                def backward(ctx, grad_output):
+                    x, weight = ctx.saved_tensors
+                    mean, var = x.mean(-1, keepdim=True), x.var(-1, correction=0, keepdim=True)
+                    rstd = (var + ctx.eps).rsqrt()
+                    x_hat = (x - mean) * rstd
+                    return grad_output * weight * rstd, (grad_output * x_hat).sum(0), grad_output.sum(0), None
+        '''), "grad of input x is wrong"),
+        Wrong("layer_norm_weight_gradient_not_summed_over_rows", BACKWARD_PUZZLES, "layer_norm", _cell('''
+            class LayerNorm(Function):
+                @staticmethod
+                def forward(x, weight, bias, eps):
+                    return F.layer_norm(x, x.shape[-1:], weight, bias, eps)
+
+                @staticmethod
+                def setup_context(ctx, inputs, output):
+                    x, weight, bias, eps = inputs
+                    ctx.save_for_backward(x, weight)
+                    ctx.eps = eps
+
+                @staticmethod
+                def backward(ctx, grad_output):
+                    x, weight = ctx.saved_tensors
+                    rstd = (x.var(-1, correction=0, keepdim=True) + ctx.eps).rsqrt()
+                    x_hat = (x - x.mean(-1, keepdim=True)) * rstd
+                    g = grad_output * weight
+                    grad_x = rstd * (g - g.mean(-1, keepdim=True) - x_hat * (g * x_hat).mean(-1, keepdim=True))
+                    return grad_x, (grad_output * x_hat).mean(0), grad_output.mean(0), None
+        '''), "grad of input weight is wrong"),
+        Wrong("normalize_norm_as_constant", BACKWARD_PUZZLES, "normalize", _cell('''
+            class Normalize(Function):
+                @staticmethod
+                def forward(x, dim):
+                    return F.normalize(x, dim=dim)
+
+                @staticmethod
+                def setup_context(ctx, inputs, output):
+                    ctx.save_for_backward(inputs[0])
+                    ctx.dim = inputs[1]
+
+                @staticmethod
+                def backward(ctx, grad_output):
+                    (x,) = ctx.saved_tensors
+                    return grad_output / x.norm(dim=ctx.dim, keepdim=True), None
+        '''), "Normalize.apply(x: (3, 4) float64, dim=1): grad of input x is wrong"),
+        Wrong("conv1d_flipped_kernel", BACKWARD_PUZZLES, "conv1d", _cell('''
+            class Conv1d(Function):
+                @staticmethod
+                def forward(x, weight):
+                    windows = x.unfold(2, weight.shape[2], 1)
+                    return torch.einsum("nclk,ock->nol", windows, weight)
+
+                @staticmethod
+                def setup_context(ctx, inputs, output):
+                    ctx.save_for_backward(*inputs)
+
+                @staticmethod
+                def backward(ctx, grad_output):
+                    x, weight = ctx.saved_tensors
+                    grad_weight = torch.einsum("nol,nclk->ock", grad_output, x.unfold(2, weight.shape[2], 1))
+                    return F.conv_transpose1d(grad_output, weight.flip(-1)), grad_weight  # convolution vs correlation
+        '''), "Conv1d.apply(x: (2, 3, 7) float64, weight: (4, 3, 3) float64): grad of input x is wrong"),
+        Wrong("softmax_by_autograd", BACKWARD_PUZZLES, "softmax", _cell('''
+            class Softmax(Function):
+                @staticmethod
+                def forward(x, dim):
+                    return x.softmax(dim)
+
+                @staticmethod
+                def setup_context(ctx, inputs, output):
+                    ctx.save_for_backward(inputs[0])
+                    ctx.dim = inputs[1]
+
+                @staticmethod
+                def backward(ctx, grad_output):
+                    (x,) = ctx.saved_tensors
+                    with torch.enable_grad():
+                        x = x.detach().requires_grad_()
+                        (grad,) = torch.autograd.grad(x.softmax(ctx.dim), x, grad_output)
+                    return grad, None
+        '''), "Softmax.backward turns gradient recording on"),
+        Wrong("layer_norm_by_torch_func", BACKWARD_PUZZLES, "layer_norm", _cell('''
+            class LayerNorm(Function):
+                @staticmethod
+                def forward(x, weight, bias, eps):
+                    return F.layer_norm(x, x.shape[-1:], weight, bias, eps)
+
+                @staticmethod
+                def setup_context(ctx, inputs, output):
+                    x, weight, bias, eps = inputs
+                    ctx.save_for_backward(x, weight, bias)
+                    ctx.eps = eps
+
+                @staticmethod
+                def backward(ctx, grad_output):
+                    x, weight, bias = ctx.saved_tensors
+                    _, vjp = torch.func.vjp(lambda x, w, b: F.layer_norm(x, x.shape[-1:], w, b, ctx.eps), x, weight, bias)
+                    return (*vjp(grad_output), None)
+        '''), "LayerNorm.backward turns gradient recording on"),
+        Wrong("cross_entropy_by_pytorch_backward_kernel", BACKWARD_PUZZLES, "cross_entropy", _cell('''
+            class CrossEntropy(Function):
+                @staticmethod
+                def forward(logits, target):
+                    return F.nll_loss(logits.log_softmax(1), target)
+
+                @staticmethod
+                def setup_context(ctx, inputs, output):
+                    ctx.save_for_backward(*inputs)
+
+                @staticmethod
+                def backward(ctx, grad_output):
+                    logits, target = ctx.saved_tensors
+                    log_p = logits.log_softmax(1)
+                    total = torch.tensor(float(len(target)), dtype=logits.dtype)
+                    grad_log_p = torch.ops.aten.nll_loss_backward(grad_output, log_p, target, None, 1, -100, total)
+                    return torch.ops.aten._log_softmax_backward_data(grad_log_p, log_p, 1, logits.dtype), None
+        '''), "calls PyTorch's own backward function (nll_loss_backward)"),
+        Wrong("max_pool1d_graph_built_in_setup_context", BACKWARD_PUZZLES, "max_pool1d", _cell('''
+            class MaxPool1d(Function):
+                @staticmethod
+                def forward(x, kernel_size, stride):
+                    output, indices = F.max_pool1d(x, kernel_size, stride, return_indices=True)
+                    return output, indices
+
+                @staticmethod
+                def setup_context(ctx, inputs, output):
+                    x, kernel_size, stride = inputs
+                    ctx.mark_non_differentiable(output[1])
+                    with torch.enable_grad():  # a private graph, differentiated later
+                        ctx.leaf = x.detach().requires_grad_()
+                        ctx.pooled = F.max_pool1d(ctx.leaf, kernel_size, stride)
+
+                @staticmethod
+                def backward(ctx, grad_output, grad_indices):
+                    (grad,) = torch.autograd.grad(ctx.pooled, ctx.leaf, grad_output)
+                    return grad, None, None
+        '''), "MaxPool1d.setup_context turns gradient recording on"),
     ]

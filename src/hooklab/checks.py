@@ -10,18 +10,23 @@ plain Python, so a notebook that patches ``torch.allclose``, ``torch.equal`` or
 
 from __future__ import annotations
 
+import inspect
+import linecache
 import math
 import os
-from collections.abc import Iterable, Mapping, Sequence
+import traceback
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from types import TracebackType
 from typing import Any
 
 import numpy
 import torch
+from torch.overrides import TorchFunctionMode
 
 __all__ = [
     "AnswerError",
     "check_answer",
+    "check_backward",
     "check_equal",
     "check_names",
     "check_parameter",
@@ -42,6 +47,13 @@ _float64 = torch.float64
 _cpu = torch.device("cpu")
 _isclose = math.isclose
 _isnan = math.isnan
+_is_grad_enabled = torch.is_grad_enabled
+_no_grad = torch.no_grad
+_enable_grad = torch.enable_grad
+_autograd_grad = torch.autograd.grad
+_gradcheck = torch.autograd.gradcheck
+_Function = torch.autograd.Function
+_TORCH_DIR = os.path.dirname(torch.__file__)
 
 
 class AnswerError(AssertionError):
@@ -288,3 +300,273 @@ def check_equal(actual: Any, expected: Any, what: str) -> None:
 def random_generator() -> torch.Generator:
     """A generator seeded from the operating system, for hidden tests' fresh random inputs."""
     return torch.Generator().manual_seed(int.from_bytes(os.urandom(8), "little") >> 1)
+
+
+# check_backward ------------------------------------------------------------------------------
+# A backward puzzle: a Function whose forward is given and whose backward the student writes. The
+# checker calls that backward itself (not through autograd's engine, which would quietly sum a
+# gradient of the wrong shape down to the input's shape), checks what it returns input by input,
+# and compares it with a gradient it computes independently: finite differences in float64 (the
+# method of torch.autograd.gradcheck), or autograd's gradient of a reference PyTorch operation
+# where finite differences cannot decide (ties) or are too imprecise (float32).
+
+# Calls that compute a gradient with autograd rather than with a formula: the puzzles forbid them.
+_AUTOGRAD_CALLS = {"grad", "backward", "vjp", "jvp", "jacrev", "jacfwd", "hessian", "jacobian", "vhp", "hvp"}
+
+
+class _AutogradGuard(TorchFunctionMode):
+    """Watches every torch call of the student's Function and notes the ones that use autograd:
+    gradient recording turned on, autograd's own entry points, PyTorch's backward kernels.
+    It only notes them (an exception could be caught by the student's code); the checker fails
+    the answer afterwards."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.used: list[str] = []
+        self.method = "forward"
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        name = getattr(func, "__name__", "") or ""
+        kwargs = kwargs or {}
+        if name == "_set_grad_enabled" or name == "set_grad_enabled":
+            if args and args[0] is True:
+                self.note("turns gradient recording on (as torch.enable_grad and torch.func do)")
+        elif name in _AUTOGRAD_CALLS:
+            self.note(f"calls autograd ({name})")
+        elif "backward" in name:
+            self.note(f"calls PyTorch's own backward function ({name})")
+        elif _is_grad_enabled():
+            self.note(f"records a graph ({name} with gradient recording on)")
+        return func(*args, **kwargs)
+
+    def note(self, what: str) -> None:
+        self.used.append(f"{self.method} {what}")
+
+
+def _guarded(function: type, guard: _AutogradGuard) -> type:
+    """A subclass of ``function`` whose forward, setup_context and backward run under ``guard``."""
+
+    def watched(method: Callable, name: str) -> staticmethod:
+        def run(*args: Any) -> Any:
+            guard.method = name
+            with guard:
+                return method(*args)
+        return staticmethod(run)
+
+    methods = {"forward": watched(function.forward, "forward"), "backward": watched(function.backward, "backward")}
+    if function.setup_context is not _Function.setup_context:
+        methods["setup_context"] = watched(function.setup_context, "setup_context")
+    return type(function.__name__, (function,), methods)
+
+
+def _autograd_used(call: str, name: str, guard: _AutogradGuard) -> AnswerError:
+    return AnswerError(
+        f"{call}: {name}.{guard.used[0]}. Write the gradient as a formula of tensor operations: "
+        "no autograd, torch.func or PyTorch backward functions inside the Function"
+    )
+
+
+def _input_names(function: type, count: int) -> list[str]:
+    """The names of forward's parameters, for messages ("grad of input x")."""
+    try:
+        parameters = list(inspect.signature(function.forward).parameters)
+    except (TypeError, ValueError):
+        parameters = []
+    if function.setup_context is _Function.setup_context and parameters[:1] == ["ctx"]:
+        parameters = parameters[1:]  # the older forward(ctx, ...) style
+    names = [name for name in parameters if not name.startswith("*")][:count]
+    return names + [f"input {i}" for i in range(len(names), count)]
+
+
+def _describe_argument(name: str, value: Any) -> str:
+    if isinstance(value, torch.Tensor):
+        dtype = str(value.dtype).removeprefix("torch.")
+        return f"{name}: {_shape(value)} {dtype}"
+    return f"{name}={value!r}"
+
+
+def _student_line(error: BaseException) -> str:
+    """' (line N: code)' for the deepest frame of the error outside hooklab and torch."""
+    frames = [f for f in traceback.extract_tb(error.__traceback__)
+              if f.filename != __file__ and not f.filename.startswith(_TORCH_DIR)]
+    if not frames:
+        return ""
+    frame = frames[-1]
+    code = (frame.line or linecache.getline(frame.filename, frame.lineno)).strip()
+    return f" (line {frame.lineno}: {code})" if code else f" (line {frame.lineno})"
+
+
+def _as_outputs(output: Any) -> tuple[torch.Tensor, ...]:
+    return tuple(output) if isinstance(output, (tuple, list)) else (output,)
+
+
+def _differentiable(tensor: Any) -> bool:
+    return isinstance(tensor, torch.Tensor) and (tensor.is_floating_point() or tensor.is_complex())
+
+
+def _compare_gradient(label: str, got: torch.Tensor, want: torch.Tensor, atol: float, rtol: float) -> None:
+    actual, expected = _values(got), _values(want)
+    wrong = [i for i, (a, e) in enumerate(zip(actual, expected))
+             if not (_isnan(a) and _isnan(e)) and not _isclose(a, e, rel_tol=rtol, abs_tol=atol)]
+    if not wrong:
+        return
+    first = wrong[0]
+    worst = max(abs(actual[i] - expected[i]) for i in wrong)
+    raise AnswerError(
+        f"{label} is wrong{_index_text(_shape(want), first)}: expected {expected[first]:.6g}, got {actual[first]:.6g} "
+        f"({len(wrong)} of {len(expected)} entries wrong, max abs error {worst:.3g})"
+    )
+
+
+def _numeric_gradients(function: type, args: list[Any], positions: list[int], grad_outputs: list[torch.Tensor | None],
+                       eps: float = 1e-6) -> list[torch.Tensor]:
+    """d/d(input) of sum(output · grad_output) by central differences of the given forward."""
+
+    def value() -> float:
+        outputs = _as_outputs(function.forward(*args))
+        total = 0.0
+        for output, weight in zip(outputs, grad_outputs):
+            if weight is not None:
+                total += float((output.to(_float64) * weight.to(_float64)).sum())
+        return total
+
+    gradients = []
+    with _no_grad():
+        for position in positions:
+            tensor = args[position]
+            flat = tensor.view(-1)
+            gradient = torch.zeros(tensor.numel(), dtype=_float64)
+            for i in range(tensor.numel()):
+                kept = float(flat[i])
+                flat[i] = kept + eps
+                plus = value()
+                flat[i] = kept - eps
+                minus = value()
+                flat[i] = kept
+                gradient[i] = (plus - minus) / (2 * eps)
+            gradients.append(gradient.view(_shape(tensor)))
+    return gradients
+
+
+def check_backward(
+    function: Any,
+    *args: Any,
+    reference: Callable[..., Any] | None = None,
+    generator: torch.Generator | None = None,
+    atol: float | None = None,
+    rtol: float | None = None,
+) -> None:
+    """Check the ``backward`` of a ``torch.autograd.Function`` on one set of arguments.
+
+    ``args`` are what ``function.apply`` receives; every floating-point tensor among them is an
+    input whose gradient is checked. ``backward`` is called with random output gradients (from
+    ``generator``, or a fixed seed) and must return one gradient per argument: a tensor of that
+    input's shape and dtype, or ``None`` for arguments that are not floating-point tensors.
+
+    The expected gradient is autograd's gradient of ``reference`` (the same operation written with
+    PyTorch, e.g. ``lambda x, y: x * y``) when one is given: right at ties, and for float32.
+    Otherwise it is computed by finite differences of ``function.forward``, which needs float64
+    inputs at which the operation is smooth; ``torch.autograd.gradcheck`` then runs as well.
+
+    ``backward`` must compute gradients with tensor operations: a Function whose methods record
+    a graph, call autograd or ``torch.func``, or call PyTorch's own backward kernels fails.
+    """
+    if not (isinstance(function, type) and issubclass(function, _Function)):
+        raise AnswerError(f"{_describe_type(function)} was given, expected a torch.autograd.Function subclass")
+    name = function.__name__
+    names = _input_names(function, len(args))
+    inputs = [arg.detach().clone().requires_grad_(_differentiable(arg)) if isinstance(arg, torch.Tensor) else arg for arg in args]
+    positions = [i for i, arg in enumerate(inputs) if _differentiable(arg)]
+    call = f"{name}.apply({', '.join(_describe_argument(n, a) for n, a in zip(names, args))})"
+    guard = _AutogradGuard()
+    checked = _guarded(function, guard)
+
+    def failing(stage: str, error: Exception) -> AnswerError:
+        said = f": {error}" if str(error) else ""
+        return AnswerError(f"{call}: {stage} raised {type(error).__name__}{said}{_student_line(error)}")
+
+    try:
+        output = checked.apply(*inputs)
+    except Exception as error:  # the student's code: say what it raised, without hooklab's frames
+        if guard.used:
+            raise _autograd_used(call, name, guard) from None
+        raise failing(f"{name}.forward", error) from None
+    outputs = _as_outputs(output)
+    if reference is not None:
+        with _no_grad():
+            expected_outputs = _as_outputs(reference(*[a.detach() if isinstance(a, torch.Tensor) else a for a in args]))
+        if len(outputs) != len(expected_outputs):
+            raise AnswerError(f"{call} returned {len(outputs)} outputs, expected {len(expected_outputs)}: leave forward as it was given")
+        for index, (got, want) in enumerate(zip(outputs, expected_outputs)):
+            label = f"output {index} of {call}" if len(outputs) > 1 else f"the output of {call}"
+            check_tensor(got, want, f"{label} (leave forward as it was given)", atol=1e-5, rtol=1e-4)
+    node = next((o.grad_fn for o in outputs if isinstance(o, torch.Tensor) and o.grad_fn is not None), None)
+    if node is None:
+        raise AnswerError(f"{call} returned no output that autograd tracks: call the Function through .apply and leave forward as it was given")
+
+    generator = generator if generator is not None else torch.Generator().manual_seed(0)
+    grad_outputs = [torch.randn(_shape(o), generator=generator, dtype=o.dtype) if _differentiable(o) else None for o in outputs]
+    given = [g.clone() if g is not None else torch.zeros_like(o) for g, o in zip(grad_outputs, outputs)]  # backward may change them
+    try:
+        with _no_grad():
+            returned = checked.backward(node, *given)
+    except Exception as error:
+        if guard.used:  # what it tried matters more than how it failed
+            raise _autograd_used(call, name, guard) from None
+        raise failing(f"{name}.backward", error) from None
+    if guard.used:
+        raise _autograd_used(call, name, guard)
+
+    gradients = list(returned) if isinstance(returned, (tuple, list)) else [returned]
+    if len(gradients) != len(args):
+        listed = ", ".join(names)
+        none_for = [n for n, a in zip(names, args) if not _differentiable(a)]
+        extra = f", None for {', '.join(none_for)}" if none_for else ""
+        raise AnswerError(
+            f"{call}: {name}.backward returned {len(gradients)} gradient{'s' if len(gradients) != 1 else ''}, "
+            f"expected {len(args)}: one per input of forward ({listed}){extra}"
+        )
+    for arg_name, arg, gradient in zip(names, args, gradients):
+        if not _differentiable(arg):
+            if gradient is not None:
+                raise AnswerError(f"{call}: the gradient for {arg_name} should be None ({arg_name} is not a floating-point tensor); got {_describe_type(gradient)}")
+            continue
+        if gradient is None:
+            raise AnswerError(f"{call}: the gradient of input {arg_name} is None, expected a tensor of shape {_shape(arg)}")
+        _require_tensor(gradient, f"{call}: the gradient of input {arg_name}")
+        if _shape(gradient) != _shape(arg):
+            raise AnswerError(
+                f"{call}: the gradient of input {arg_name} has shape {_shape(gradient)}, expected {_shape(arg)} (the shape of {arg_name} itself)"
+            )
+        if gradient.dtype != arg.dtype:
+            raise AnswerError(f"{call}: the gradient of input {arg_name} has dtype {gradient.dtype}, expected {arg.dtype} (the dtype of {arg_name})")
+
+    if reference is not None:
+        leaves = [a.detach().clone().requires_grad_() if i in positions else a for i, a in enumerate(args)]
+        with _enable_grad():
+            reference_outputs = _as_outputs(reference(*leaves))
+            pairs = [(o, g) for o, g in zip(reference_outputs, grad_outputs) if g is not None and o.requires_grad]
+            expected = _autograd_grad([o for o, _ in pairs], [leaves[i] for i in positions], [g for _, g in pairs], allow_unused=True)
+        expected = [torch.zeros_like(leaves[i]) if e is None else e for i, e in zip(positions, expected)]
+        single = all(args[i].dtype == torch.float32 for i in positions)
+        default_atol, default_rtol = (1e-4, 1e-3) if single else (1e-7, 1e-6)
+    else:
+        not_double = [names[i] for i in positions if args[i].dtype != _float64]
+        if not_double:
+            raise AnswerError(f"check_backward without a reference needs float64 inputs; {', '.join(not_double)} is not")
+        numeric_args = [a.detach().clone() if isinstance(a, torch.Tensor) else a for a in args]
+        expected = _numeric_gradients(function, numeric_args, positions, grad_outputs)
+        default_atol, default_rtol = 1e-5, 1e-4
+    for position, want in zip(positions, expected):
+        _compare_gradient(f"{call}: grad of input {names[position]}", gradients[position], want,
+                          default_atol if atol is None else atol, default_rtol if rtol is None else rtol)
+
+    if reference is None:  # the same backward, through autograd's engine
+        try:
+            passed = _gradcheck(checked.apply, tuple(inputs), raise_exception=False, fast_mode=True)
+        except Exception as error:
+            raise failing("torch.autograd.gradcheck", error) from None
+        if not passed:
+            raise AnswerError(f"{call}: torch.autograd.gradcheck fails although each gradient is right: return tensors, not views of the inputs")
+        if guard.used:
+            raise _autograd_used(call, name, guard)

@@ -22,6 +22,8 @@ import pickle
 import textwrap
 from dataclasses import dataclass, field
 
+from wrong_answers import wrong_answers
+
 CATEGORIES = (
     "checker-patch",
     "module-swap",
@@ -42,6 +44,7 @@ CATEGORIES = (
 
 M01, M02, M03 = "01_module_basics", "02_forward_hooks", "03_backward_hooks"
 M04, M05, M06 = "04_apply", "05_autograd_function", "06_applications"
+M07, M08 = "07_memory_hooks", "08_backward_puzzles"
 
 
 @dataclass
@@ -2609,9 +2612,83 @@ def _attacks_06() -> list[Attack]:
     ]
 
 
+# ----------------------------------------------------------------------------------------------
+# 07 memory hooks and 08 backward puzzles: the same techniques against their checkers
+# ----------------------------------------------------------------------------------------------
+
+WRONG_LATER = {w.grade_id: w.source for w in wrong_answers() if w.name in ("compact_converts_every_entry", "mul_gradient_not_reduced")}
+
+
+def _attacks_07_08() -> list[Attack]:
+    def later(cheat: str, gid: str) -> dict[str, str]:
+        return _with_cheat(cheat, gid, WRONG_LATER[gid])
+
+    return [
+        Attack(
+            "check_backward_patched",
+            "checker-patch",
+            M08,
+            later(_src('''
+                import hooklab.checks
+
+                hooklab.checks.check_backward = lambda *args, **kwargs: None
+                check_backward = hooklab.checks.check_backward
+                '''), "mul"),
+            _test("mul"),
+            wrong={"mul": WRONG_LATER["mul"]},
+        ),
+        Attack(
+            "gradcheck_and_assert_close_patched",
+            "comparison-patch",
+            M08,
+            later(_src('''
+                torch.autograd.gradcheck = lambda *args, **kwargs: True
+                torch.testing.assert_close = lambda *args, **kwargs: None
+                torch.allclose = lambda *args, **kwargs: True
+                '''), "mul"),
+            _test("mul"),
+            wrong={"mul": WRONG_LATER["mul"]},
+            note="every comparison a gradient checker could use says yes",
+        ),
+        Attack(
+            "tensor_sub_returns_zero",
+            "comparison-patch",
+            M08,
+            later(_src('''
+                torch.Tensor.__sub__ = lambda self, other: torch.zeros_like(self)  # every error computed is 0
+                '''), "mul"),
+            _test("mul"),
+            wrong={"mul": WRONG_LATER["mul"]},
+        ),
+        Attack(
+            "state_dict_checker_rebound",
+            "namespace",
+            M07,
+            later(_src('''
+                import builtins
+
+                builtins.isinstance = lambda obj, cls: True  # the test's type checks all pass
+                '''), "compact_state_dict"),
+            _test("compact_state_dict"),
+            wrong={"compact_state_dict": WRONG_LATER["compact_state_dict"]},
+        ),
+        Attack(
+            "load_state_dict_patched",
+            "comparison-patch",
+            M07,
+            later(_src('''
+                torch.nn.Module.state_dict = lambda self, *args, **kwargs: {}  # nothing to compare
+                torch.equal = lambda *args, **kwargs: True
+                '''), "compact_state_dict"),
+            _test("compact_state_dict"),
+            wrong={"compact_state_dict": WRONG_LATER["compact_state_dict"]},
+        ),
+    ]
+
+
 def attacks() -> list[Attack]:
     """Every attack, notebook by notebook."""
-    sections = [_attacks_01, _attacks_02, _attacks_03, _attacks_04, _attacks_05, _attacks_06]
+    sections = [_attacks_01, _attacks_02, _attacks_03, _attacks_04, _attacks_05, _attacks_06, _attacks_07_08]
     every = [attack for section in sections for attack in section()]
     names = [attack.name for attack in every]
     assert len(names) == len(set(names)), "attack names must be unique"

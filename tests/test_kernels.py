@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import os
 import signal
 import sys
 import time
 
+import nbformat
 import pytest
 from jupyter_client import KernelManager
+from jupyter_client.provisioning import KernelProvisionerFactory
+from traitlets.config import Config
 
 from hooklab.grading import kernels, sandbox
+from hooklab.grading.execute import GuardedExecute
 
 pytestmark = pytest.mark.skipif(not kernels.SUPPORTED, reason="needs os.fork and pidfd (Linux)")
 
@@ -80,3 +85,27 @@ def test_only_this_interpreters_ipykernel_is_forked():
     assert kernels.preloadable([sys.executable, "-m", "ipykernel_launcher", "-f", "c.json"])
     assert not kernels.preloadable(["/usr/bin/env", "-m", "ipykernel_launcher", "-f", "c.json"])
     assert not kernels.preloadable([sys.executable, "-m", "other_kernel", "-f", "c.json"])
+
+
+def test_each_notebook_takes_a_fresh_kernel_started_while_the_previous_one_ran(tmp_path):
+    config = Config()
+    config.AsyncKernelManager.client_class = kernels.READY_CLIENT
+    KernelProvisionerFactory.instance().default_provisioner_name = kernels.PROVISIONER
+    used = []
+    for number, student in enumerate(("ada", "bob", "cy")):
+        folder = tmp_path / student
+        folder.mkdir()
+        (folder / "data.txt").write_text(student)
+        nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(
+            "import os\nprint(open('data.txt').read(), 'left' in dir(), os.getcwd())\nleft = 1")])
+        spare = next(iter(kernels.SPARES._kept.values()), None)
+        assert spare is not None or number == 0, "no kernel was started ahead during the previous notebook"
+        GuardedExecute(config=config, kernel_name="python3").preprocess(nb, {"metadata": {"path": str(folder)}})
+        name, left, cwd = nb.cells[0].outputs[0]["text"].split()
+        assert (name, left) == (student, "False"), "the kernel saw another notebook's files or state"
+        if spare is not None:
+            assert cwd == os.path.realpath(spare.provisioner.folder or ""), "the spare started during the previous notebook was not used"
+            assert not os.path.exists(cwd), "a used kernel's folder was left behind"
+        used.append(cwd)
+    assert len(set(used)) == 3, f"three notebooks, three kernels: {used}"
+    assert (tmp_path / "ada" / "data.txt").read_text() == "ada", "the submission's own files changed"

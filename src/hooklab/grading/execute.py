@@ -23,18 +23,21 @@ from __future__ import annotations
 import ast
 import importlib.util
 import json
+import os
 import secrets
 import time
 from pathlib import Path
 from typing import Any
 
 from nbclient.exceptions import CellTimeoutError, DeadKernelError
+from nbclient.util import run_sync
 from nbconvert.exporters.exporter import ResourcesDict
 from nbformat import NotebookNode
 from nbgrader import utils
 from nbgrader.preprocessors import Execute, SaveAutoGrades
 from traitlets import Bool
 
+from hooklab.grading import kernels
 from hooklab.grading.repair import METADATA
 
 PROBE_FILE = Path(__file__).with_name("kernel_probe.py")
@@ -68,6 +71,31 @@ class GuardedExecute(Execute):
     report_changes = Bool(
         True, help="Hold a notebook whose kernel changed what the tests rely on (off only to test the other defences)."
     ).tag(config=True)
+
+    spare_kernels = Bool(
+        True, help="Start the next notebook's kernel while this one runs (kernels forked by hooklab: kernels.SPARES)."
+    ).tag(config=True)
+
+    async def async_start_new_kernel(self, **kwargs: Any) -> None:
+        """This notebook's kernel: the spare started while the previous notebook ran, given a copy of this
+        notebook's folder, or one started now; then the next notebook's spare is started."""
+        if not (self.spare_kernels and kernels.SUPPORTED):
+            return await super().async_start_new_kernel(**kwargs)
+        kind = (self.kernel_name, *self._arguments())
+        spare = kernels.SPARES.take(kind, kwargs.get("cwd") or self.resources.get("metadata", {}).get("path") or os.getcwd())
+        if spare is not None:
+            self.km = spare
+        else:
+            await super().async_start_new_kernel(**kwargs)
+        await kernels.SPARES.keep(kind, self.kernel_manager_class(kernel_name=self.kernel_name, config=self.config), self._arguments())
+
+    start_new_kernel = run_sync(async_start_new_kernel)  # nbclient's synchronous setup_kernel calls this one
+
+    def _arguments(self) -> list[str]:
+        """The kernel's extra arguments as nbclient gives them (IPython's history kept in memory)."""
+        history = [f"--HistoryManager.hist_file={self.ipython_hist_file}"] if self.ipython_hist_file else []
+        given = [argument for argument in self.extra_arguments if not argument.startswith("--HistoryManager.hist_file")]
+        return given + ([argument for argument in self.extra_arguments if argument.startswith("--HistoryManager.hist_file")] or history)
 
     def preprocess(self, nb: NotebookNode, resources: ResourcesDict, km: Any = None) -> tuple[NotebookNode, ResourcesDict]:
         self._baseline = ""

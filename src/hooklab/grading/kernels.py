@@ -45,6 +45,8 @@ PRELOAD = ("torch", "numpy", "ipykernel.kernelapp")
 _MESSAGE = 1 << 20  # largest request (environment included)
 KILLED_WITHIN = 1.0  # seconds a killed kernel's supervisor is waited for before jupyter_client's own wait
 READY_CLIENT = "hooklab.grading.kernels.ReadyClient"
+SPARE_FOLDER = "work"  # a spare kernel's working folder, in its socket folder
+SPARE_MAX_AGE = 60.0  # seconds a spare may wait: an older one has spent too much of its wall clock
 
 
 def _pidfds() -> bool:
@@ -68,16 +70,18 @@ def serve(channel_fd: int) -> None:
     for name in PRELOAD:
         importlib.import_module(name)
     channel = socket.socket(fileno=channel_fd)
-    supervisors: set[int] = set()
+    supervisors: dict[int, str] = {}  # pidfd → the kernel's socket folder (its spare working folder inside)
     while True:
         ready = select.select([channel, *supervisors], [], [])[0]
-        for pidfd in supervisors.intersection(ready):
+        for pidfd in set(supervisors).intersection(ready):
             os.waitid(os.P_PIDFD, pidfd, os.WEXITED)
             os.close(pidfd)
-            supervisors.remove(pidfd)
+            shutil.rmtree(supervisors.pop(pidfd), ignore_errors=True)  # the kernel ended: nothing there is needed
         if channel in ready:
             message = channel.recv(_MESSAGE)
             if not message:
+                for folder in supervisors.values():  # kernels the grader never shut down (a spare) end with the server
+                    shutil.rmtree(folder, ignore_errors=True)
                 return
             request = json.loads(message)
             try:
@@ -85,7 +89,7 @@ def serve(channel_fd: int) -> None:
             except (SandboxError, OSError) as error:
                 channel.send(json.dumps({"error": str(error)}).encode())
                 continue
-            supervisors.add(pidfd)
+            supervisors[pidfd] = request["sockets"]
             socket.send_fds(channel, [json.dumps({"pid": pid}).encode()], [pidfd])
 
 
@@ -173,6 +177,7 @@ class PreloadedProvisioner(LocalProvisioner):  # type: ignore[misc]
     (``c.Sandbox``) and on ``ipc`` sockets in a folder of its own."""
 
     sockets: str | None = None
+    folder: str | None = None  # a spare's working folder, inside ``sockets``
 
     async def pre_launch(self, **kwargs: Any) -> dict[str, Any]:
         manager = self.parent
@@ -184,13 +189,17 @@ class PreloadedProvisioner(LocalProvisioner):  # type: ignore[misc]
         return await super().pre_launch(**kwargs)
 
     async def launch_kernel(self, cmd: list[str], **kwargs: Any) -> KernelConnectionInfo:
+        spare = kwargs.pop("spare", False)
         if not SUPPORTED:
             return await super().launch_kernel(cmd, **kwargs)
         sandbox = Sandbox(parent=self)
         # ipykernel watches the process JPY_PARENT_PID names unless it is 1: the kernel's parent is an init,
         # and the supervisor ties the kernel to the grader already
         env = sandbox.kernel_environment({**(kwargs.get("env") or os.environ), "JPY_PARENT_PID": "1"})
-        cwd = os.path.realpath(kwargs.get("cwd") or os.getcwd())
+        if spare:  # its notebook is not known yet: it works in a folder of its own, filled when it is taken
+            self.folder = os.path.join(self.sockets, SPARE_FOLDER)
+            os.mkdir(self.folder)
+        cwd = os.path.realpath(self.folder if spare else kwargs.get("cwd") or os.getcwd())
         request = {"argv": cmd, "cwd": cwd, "env": env, "sockets": self.sockets, "fork": preloadable(cmd), "sandbox": sandbox.settings()}
         try:
             self.process = KernelServer.instance(env.get("PYTHONHASHSEED"), sandbox).start(request)
@@ -225,6 +234,41 @@ class PreloadedProvisioner(LocalProvisioner):  # type: ignore[misc]
             shutil.rmtree(self.sockets, ignore_errors=True)
             self.sockets = None
 
+
+class Spares:
+    """Kernels started ahead, one per kind, for the next notebook this process executes: a notebook's kernel
+    is then ready when it starts, while the kernel of the one after it starts. A spare serves one notebook
+    and ends with it (never two students in one kernel); it works in a folder of its own, which receives a
+    copy of the notebook's folder (the submission's files, read-only to the kernel) when it is taken."""
+
+    def __init__(self) -> None:
+        self._kept: dict[Any, Any] = {}  # kind → a started kernel manager
+
+    def take(self, kind: Any, folder: str) -> Any | None:
+        """The spare of this kind, with ``folder``'s files copied into its own; None if there is none to use."""
+        manager = self._kept.pop(kind, None)
+        if manager is None:
+            return None
+        process = manager.provisioner.process if isinstance(manager.provisioner, PreloadedProvisioner) else None
+        if not isinstance(process, Kernel) or process.poll() is not None or time.monotonic() - process.started > SPARE_MAX_AGE:
+            self.discard(manager)
+            return None
+        shutil.copytree(folder, manager.provisioner.folder, symlinks=True, dirs_exist_ok=True)
+        return manager
+
+    async def keep(self, kind: Any, manager: Any, arguments: list[str]) -> None:
+        """Start ``manager``'s kernel as the spare of this kind."""
+        self.discard(self._kept.pop(kind, None))
+        await manager.start_kernel(extra_arguments=arguments, spare=True)
+        self._kept[kind] = manager
+
+    @staticmethod
+    def discard(manager: Any) -> None:
+        if manager is not None and manager.provisioner is not None and manager.provisioner.process is not None:
+            manager.provisioner.process.kill()  # the kernel server removes its folders
+
+
+SPARES = Spares()
 
 class ReadyClient(AsyncKernelClient):  # type: ignore[misc]
     """jupyter_client's asynchronous client, ready as soon as the kernel has answered ``kernel_info`` on

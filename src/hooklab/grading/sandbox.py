@@ -591,7 +591,7 @@ class Kernel:
     def __init__(self, pid: int, pidfd: int, cwd: str, wall_clock: float, started: float) -> None:
         """``started``: ``time.monotonic()`` before the kernel was asked for (its wall clock started later)."""
         self.pid, self._pidfd, self._cwd, self._wall_clock = pid, pidfd, os.path.realpath(cwd), wall_clock
-        self._started = started
+        self.started = started
         self._stopped = False  # the grader sent it a signal that ends it
         self.returncode: int | None = None
 
@@ -645,6 +645,6 @@ class Kernel:
     def describe(self) -> str:
         """How the kernel ended, in words."""
         code = self.returncode
-        if code == -signal.SIGKILL and self._wall_clock and time.monotonic() - self._started >= self._wall_clock:
+        if code == -signal.SIGKILL and self._wall_clock and time.monotonic() - self.started >= self._wall_clock:
             return f"stopped at the wall-clock limit ({self._wall_clock:g} s)"
         return f"killed by {signal.Signals(-code).name}" if code and code < 0 else f"exited with status {code}"

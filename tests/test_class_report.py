@@ -8,14 +8,19 @@ from __future__ import annotations
 import csv
 import html
 import json
+import warnings
 from pathlib import Path
 
 import pytest
+from nbgrader.api import Gradebook
+from sqlalchemy.exc import SAWarning
 
 from hooklab.feedback import REDACTED
 from hooklab.grading.class_report import (
-    CSV_FILES, ClassData, Submission, aggregate, failure_messages, hidden_lines, pattern, render, write_csv,
+    CSV_FILES, ClassData, Submission, aggregate, collect, failure_messages, hidden_lines, pattern, render, write_csv,
 )
+from hooklab.grading.course import Course
+from hooklab.grading.gradebook import Entry, Ledger
 
 CELLS = {"hw1": {"nb/a_test": 2.0, "nb/b_test": 3.0}, "hw2": {"nb2/c_test": 1.0}}
 
@@ -150,7 +155,57 @@ def test_failure_messages_only_of_test_cells_with_errors(tmp_path: Path):
     assert failure_messages(tmp_path / "missing.ipynb", set()) == {}
 
 
-def test_page_text_is_plain_for_reading():
+def test_a_student_with_full_points_is_not_named_on_the_page():
     page = render(aggregate(ClassData(CELLS, [submission("ann", 2, 3)])), None, [])
     text = html.unescape(page)
     assert "Test cells, hardest first" in text and "ann" not in text  # a student appears only where something needs a look
+
+
+HIDDEN = "### BEGIN HIDDEN TESTS\nassert hooked(model, inputs) == expected_output\n### END HIDDEN TESTS\n"
+
+
+def course_with_gradebook(root: Path) -> Course:
+    """A course whose gradebook has 'hw' (test cells a_test: 2 points, b_test: 3) with four
+    submissions, and 'hw2' with none; ann's notebook was autograded, bob's never was."""
+    (root / "nbgrader_config.py").write_text(
+        f"c = get_config()\nc.CourseDirectory.root = {str(root)!r}\nc.CourseDirectory.db_url = {'sqlite:///' + str(root / 'gradebook.db')!r}\n"
+    )
+    with Gradebook(f"sqlite:///{root / 'gradebook.db'}") as gradebook, warnings.catch_warnings():
+        warnings.simplefilter("ignore", SAWarning)  # nbgrader's submission creation, as in hooklab.grading.record
+        for assignment in ("hw", "hw2"):
+            gradebook.add_assignment(assignment)
+            gradebook.add_notebook("nb", assignment)
+            for cell, points in (("a_test", 2.0), ("b_test", 3.0)):
+                gradebook.add_grade_cell(cell, "nb", assignment, max_score=points, cell_type="code")
+                gradebook.add_source_cell(cell, "nb", assignment, cell_type="code", source=f"check()\n{HIDDEN}", locked=True)
+        for student, scores in {"ann": (2, 0), "bob": (0, 0), "cy": (0, 0), "dee": (0, 0)}.items():
+            gradebook.add_student(student)
+            gradebook.add_submission("hw", student)
+            for cell, score in zip(("a_test", "b_test"), scores):
+                gradebook.find_grade(cell, "nb", "hw", student).auto_score = score
+        gradebook.db.commit()
+    path = root / "autograded" / "ann" / "hw" / "nb.ipynb"
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps(notebook_with(("a_test", []), ("b_test", [error("RuntimeError", "oops")]))))
+    return Course(root / "nbgrader_config.py")
+
+
+def test_collect_reads_the_gradebook_the_ledger_and_the_autograded_notebooks(tmp_path: Path):
+    course = course_with_gradebook(tmp_path)
+    ledger = Ledger(tmp_path / "grading.json")
+    ledger.set("cy/hw", Entry("", False, "no notebook submitted (expected nb.ipynb)", 0.0, 5.0))
+    ledger.set("dee/hw", Entry("", True, "", 0.0, 5.0, held=["nb: changes the builtins"], would_be={"nb/a_test": 2.0, "nb/b_test": 3.0}))
+    data = collect(course, ledger)
+    assert data.cells == {"hw": {"nb/a_test": 2.0, "nb/b_test": 3.0}, "hw2": {"nb/a_test": 2.0, "nb/b_test": 3.0}}
+    got = {s.key: (s.score, s.status, s.reasons, s.failures) for s in data.submissions}
+    assert got == {
+        "ann/hw": (2.0, "graded", [], {"nb/b_test": "RuntimeError: oops"}),
+        "bob/hw": (0.0, "graded", [], dict.fromkeys(("nb/a_test", "nb/b_test"), "(no autograded notebook: not submitted or not run)")),
+        "cy/hw": (0.0, "not run", ["no notebook submitted (expected nb.ipynb)"], {}),
+        "dee/hw": (0.0, "held", ["nb: changes the builtins"], {}),  # a zero for being held is no failure
+    }
+    tables = aggregate(data)
+    assert [(a.assignment, a.submissions, a.graded, a.held, a.not_run, a.mean) for a in tables.assignments] == [
+        ("hw", 4, 2, 1, 1, 0.5), ("hw2", 0, 0, 0, 0, None)]
+    page = render(tables, None, [])
+    assert page.count("data:image/png") == 1 and "RuntimeError: oops" in page and "No submissions." in page

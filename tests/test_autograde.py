@@ -10,11 +10,14 @@ from __future__ import annotations
 import csv
 import hashlib
 import html
+import io
 import json
 import re
 import subprocess
 import sys
+import time
 import zipfile
+from collections import defaultdict
 from pathlib import Path
 
 import nbformat
@@ -24,6 +27,9 @@ from nbgrader.api import Gradebook
 import corpus
 from conftest import make_course, solution_notebooks
 from hooklab.feedback import MIN_LINE
+from hooklab.grading import class_report
+from hooklab.grading.course import Course
+from hooklab.grading.gradebook import Ledger
 
 CASES = corpus.cases()
 GRADE = [sys.executable, "-m", "hooklab.cli", "autograde", "--timeout", "5", "--memory", "3G"]
@@ -55,7 +61,9 @@ def graded(tmp_path_factory: pytest.TempPathFactory) -> dict:
     before = tree_digest(submissions)
     first = grade(course, submissions)
     ledger = json.loads((course / "grading.json").read_text())
-    return {"course": course, "submissions": submissions, "input_before": before, "first": first, "ledger": ledger}
+    # the first run's outputs as they were, before later tests release or regrade anything
+    report = {name: (course / name).read_text() for name in ("grades.csv", class_report.REPORT, *class_report.CSV_FILES)}
+    return {"course": course, "submissions": submissions, "input_before": before, "first": first, "ledger": ledger, "report": report}
 
 
 def expected(case: corpus.Case, graded: dict) -> dict[str, float]:
@@ -158,6 +166,120 @@ def test_feedback_shows_results_but_never_a_hidden_test_line(graded: dict):
     page = graded["course"] / "autograder" / "feedback" / "exception" / corpus.ASSIGNMENT / "forward_hooks.html"
     text = html.unescape(re.sub(r"<[^>]+>", "", page.read_text()))  # the words, without the colouring spans
     assert "RuntimeError: oops" in text, "a failed test's message should be in the feedback"
+
+
+def table(text: str) -> list[dict[str, str]]:
+    return list(csv.DictReader(io.StringIO(text)))
+
+
+def check_report_against_grades(grades: list[dict[str, str]], report: dict[str, list[dict[str, str]]]) -> None:
+    """The report's numbers per assignment and per test cell are those of the grades CSV."""
+    rows = defaultdict(list)
+    for row in grades:
+        rows[row["assignment"]].append(row)
+    assignments = {r["assignment"]: r for r in report["report-assignments.csv"]}
+    assert set(rows) <= set(assignments)
+    for assignment, stats in assignments.items():
+        scores = [float(row["score"]) for row in rows[assignment]]
+        held = sum(row["reason"].startswith("held for review: ") for row in rows[assignment])
+        assert int(stats["submissions"]) == len(scores) and int(stats["held"]) == held, stats
+        assert int(stats["graded"]) + held + int(stats["not_run"]) == len(scores)
+        assert float(stats["mean"]) == pytest.approx(sum(scores) / len(scores), rel=1e-3), stats
+        assert (float(stats["lowest"]), float(stats["highest"])) == (min(scores), max(scores))
+        histogram = [r for r in report["report-scores.csv"] if r["assignment"] == assignment]
+        assert sum(int(r["submissions"]) for r in histogram) == len(scores)
+    cells = [r for r in report["report-cells.csv"]]
+    assert {(r["assignment"], r["cell"]) for r in cells} == {(c.assignment, test) for c in CASES for test in corpus.points(c.assignment)}
+    for r in cells:
+        points = corpus.points(r["assignment"])[r["cell"]]
+        got = [float(row[f"{r['notebook']}/{r['cell']}"]) for row in rows[r["assignment"]]]
+        assert float(r["points"]) == points and int(r["submissions"]) == len(got)
+        assert int(r["full_points"]) == sum(score >= points for score in got), r
+        assert float(r["full_points_share"]) == pytest.approx(sum(score >= points for score in got) / len(got), rel=1e-3)
+        assert float(r["mean_points"]) == pytest.approx(sum(got) / len(got), rel=1e-3)
+
+
+def report_tables(files: dict[str, str]) -> dict[str, list[dict[str, str]]]:
+    return {name: table(files[name]) for name in class_report.CSV_FILES}
+
+
+def test_report_of_the_run_matches_its_grades_csv(graded: dict):
+    files = graded["report"]
+    check_report_against_grades(table(files["grades.csv"]), report_tables(files))
+    last = graded["first"].stdout.strip().splitlines()[-1]
+    assert last.endswith(f"Report: {graded['course'] / class_report.REPORT}"), last
+    page = files[class_report.REPORT]
+    assert page.count("src='data:image/png;base64,") == len({case.assignment for case in CASES})
+    timing = {r["quantity"]: float(r["value"]) for r in table(files["report-timing.csv"])}
+    cannot_run = sum(bool(case.reason) for case in CASES)  # found before a worker is asked
+    assert timing["submissions executed"] == len(CASES) - cannot_run and timing["run (s)"] > 0
+    stages = re.search(r"waiting for a worker (\d+) · autograde (\d+) \(kernel start (\d+), cells (\d+)\) · record (\d+) · feedback (\d+)",
+                       graded["first"].stdout)
+    for stage, ms in zip(("queue", "autograde", "kernel", "cells", "record", "feedback"), map(int, stages.groups())):
+        assert abs(timing[f"{stage} (ms per submission)"] - ms) <= 1, f"{stage}: the report says {timing}, the summary {stages.group(0)}"
+    assert "Timing of this run" in page and "submissions executed" in page
+
+
+def test_report_lists_held_and_not_run_submissions_with_reasons(graded: dict):
+    page, review = html.unescape(graded["report"][class_report.REPORT]), table(graded["report"]["report-review.csv"])
+    listed = {f"{r['student']}/{r['assignment']}": r for r in review}
+    want = {key: "not run" for key, entry in graded["ledger"].items() if not entry["ok"]}
+    want |= {key: "held" for key, entry in graded["ledger"].items() if entry["ok"] and entry["held"]}
+    assert {key: r["status"] for key, r in listed.items()} == want
+    for submission, status in want.items():
+        entry, row = graded["ledger"][submission], listed[submission]
+        reasons = entry["reason"] if status == "not run" else "; ".join(entry["held"])
+        assert row["reasons"] == reasons and float(row["score"]) == 0
+        first = entry["reason"] if status == "not run" else entry["held"][0]
+        assert first in page, f"{submission}'s reason is not on the page"
+        if status == "held":
+            assert float(row["would_score"]) == pytest.approx(sum(entry["would_be"].values()), rel=1e-3)
+    assert all(case.reason in listed[key(case)]["reasons"] for case in CASES if case.reason)
+
+
+def test_report_counts_the_failure_messages_of_the_class(graded: dict):
+    files, ledger = graded["report"], graded["ledger"]
+    failures = table(files["report-failures.csv"])
+    counted = {(r["assignment"], r["cell"], r["message"]): (int(r["submissions"]), int(r["variants"])) for r in failures}
+    # "exception" (its hook raises before appending the output), "blank" and "edited_tests" (nothing answered)
+    missing_output = (corpus.ASSIGNMENT, "collect_hooks_test", "NameError: name 'output' is not defined")
+    assert counted[missing_output] == (3, 1)
+    # "exits" and "late_crash": their kernels died in different cells, one message with the numbers left out
+    died = (corpus.ASSIGNMENT, "leaf_shapes_test", "TestDidNotRun: not run: the kernel died in cell # (os._exit, a crash or out of memory)")
+    assert counted[died] == (2, 2)
+    page = html.unescape(re.sub(r"<[^>]+>", "", files[class_report.REPORT]))  # the words, without the tags
+    assert f"{missing_output[2]} × 3" in page and f"{died[2]} × 2 (2 variants)" in page
+    # every lost test cell of a submission that ran has one message, except a zero for being held only
+    for cell in table(files["report-cells.csv"]):
+        column, points = f"{cell['notebook']}/{cell['cell']}", float(cell["points"])
+        lost = [
+            row for row in table(files["grades.csv"])
+            if row["assignment"] == cell["assignment"] and float(row[column]) < points
+            and ledger[f"{row['student']}/{row['assignment']}"]["ok"]
+            and ledger[f"{row['student']}/{row['assignment']}"]["would_be"].get(column, 0.0) < points
+        ]
+        counted = sum(int(r["submissions"]) for r in failures if [r[k] for k in ("assignment", "notebook", "cell")] == [cell[k] for k in ("assignment", "notebook", "cell")])
+        assert counted == len(lost), f"{cell['assignment']}/{column}: {counted} messages for {len(lost)} failures"
+    assert not any(r["message"].startswith(("HeldForReview", "(no")) for r in failures)
+
+
+def test_report_shows_no_hidden_test_line(graded: dict):
+    secret = hidden_lines()
+    for name in (class_report.REPORT, "report-failures.csv"):
+        text = html.unescape(graded["report"][name])
+        leaked = [line for line in secret if line in text]
+        assert not leaked and "HIDDEN TESTS" not in text, f"{name} reveals hidden tests: {leaked[:3]}"
+
+
+def test_report_renders_the_class_in_seconds_and_agrees_with_the_grades_csv(graded: dict, tmp_path: Path):
+    course = graded["course"]
+    started = time.perf_counter()
+    page = class_report.write(Course(course / "nbgrader_config.py"), Ledger(course / "grading.json"), folder=tmp_path)
+    seconds = time.perf_counter() - started
+    assert seconds < 10, f"rendering the report of {len(CASES)} submissions took {seconds:.1f} s"
+    files = {name: (tmp_path / name).read_text() for name in (class_report.REPORT, *class_report.CSV_FILES)}
+    check_report_against_grades(table((course / "grades.csv").read_text()), report_tables(files))
+    assert page == tmp_path / class_report.REPORT and "there is no timing to show" in files[class_report.REPORT]
 
 
 def test_release_after_review_gives_the_scores_the_tests_earned(graded: dict):

@@ -8,6 +8,7 @@ import re
 import sys
 from pathlib import Path
 
+from hooklab.grading import class_report
 from hooklab.grading.course import Course
 from hooklab.grading.gradebook import Ledger
 from hooklab.grading.review import listing, release
@@ -111,6 +112,7 @@ def review(course: Course, keys: list[str]) -> int:
         print(f"{key}: released with {sum(entry.would_be.values()):g} / {entry.max_score:g}")
     if keys:
         export(course, ledger, set(ledger.entries))
+        class_report.write(course, ledger)
     print(listing(ledger))
     return 0
 
@@ -143,7 +145,7 @@ def main(argv: list[str] | None = None) -> int:
     print(report)
     if not sandbox.isolate:
         print("Graded WITHOUT a sandbox (--no-sandbox): student code ran with the grader's rights.")
-    print(f"Grades: {course.work_dir / GRADES_CSV}   Feedback: {course.step_dir('feedback')}")
+    print(f"Grades: {course.work_dir / GRADES_CSV}   Feedback: {course.step_dir('feedback')}   Report: {course.work_dir / class_report.REPORT}")
     return 0
 
 

@@ -20,7 +20,7 @@ from nbgrader.apps import NbGraderAPI
 from tqdm import tqdm
 
 import hooklab
-from hooklab.grading import worker
+from hooklab.grading import class_report, worker
 from hooklab.grading.course import Course
 from hooklab.grading.gradebook import Entry, Ledger, ensure_assignments, graded_keys, max_scores
 from hooklab.grading.record import record
@@ -163,6 +163,7 @@ def autograde(
         reruns = {}
 
     rates = export(course, ledger, seen)
+    class_report.write(course, ledger, stages.figures(jobs) if stages.count else None, problems)
     entries = {key: entry for key, entry in ledger.entries.items() if key in seen}
     report = summary(entries, rates, skipped, problems, reruns)
     return f"{report}\n{stages.describe(jobs)}" if stages.count else report
@@ -179,6 +180,12 @@ class Stages:
     def add(self, **seconds: float) -> None:
         for stage, value in seconds.items():
             self.seconds[stage] += value
+
+    def figures(self, jobs: int) -> dict[str, float]:
+        """The run's timing for the report: what it did, and ms per submission in each stage."""
+        per_stage = {f"{stage} (ms per submission)": 1000 * value / self.count for stage, value in self.seconds.items()}
+        return {"submissions executed": self.count, "workers": jobs, "run (s)": self.wall,
+                "run (ms per submission)": 1000 * self.wall / self.count, **per_stage}
 
     def describe(self, jobs: int) -> str:
         ms = {stage: 1000 * value / self.count for stage, value in self.seconds.items()}

@@ -1,0 +1,470 @@
+"""The instructor's report of a graded class: one HTML page and the same numbers as CSV.
+
+What the class scored per assignment (a histogram), each test cell's pass rate, the messages its
+failures showed most often (what the class misunderstood), the submissions held for review or not
+run with their reasons, and where the run's time went. The numbers come from nbgrader's gradebook
+(the scores, as in the grades CSV), hooklab's ledger (why a submission was held or not run) and the
+autograded notebooks (each failing test cell's error message: ``ename: evalue``, first line only,
+and never one that quotes a hidden test). The page needs no server: figures are inline PNGs.
+"""
+
+from __future__ import annotations
+
+import base64
+import csv
+import io
+import json
+import re
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from html import escape
+from pathlib import Path
+
+from nbgrader.api import Assignment, Grade, GradeCell, Gradebook, Notebook, SubmittedAssignment, SubmittedNotebook
+from nbgrader.preprocessors import ClearHiddenTests
+
+from hooklab.feedback import MIN_LINE, REDACTED
+from hooklab.grading.course import Course
+from hooklab.grading.execute import HELD, PROOF_PREFIX
+from hooklab.grading.gradebook import Ledger
+
+REPORT = "report.html"
+CSV_FILES = ("report-assignments.csv", "report-scores.csv", "report-cells.csv", "report-failures.csv", "report-review.csv", "report-timing.csv")
+MESSAGE_LENGTH = 160  # characters of a failure message shown
+MESSAGES_SHOWN = 5  # most common messages per test cell on the page (the CSV has all)
+REASONS_SHOWN = 5  # reasons a submission is held, on the page (the CSV has all)
+_NUMBER = re.compile(r"(?<![\w.])[-+]?\d+(?:\.\d+)?(?:e[-+]?\d+)?(?!\w)", re.IGNORECASE)
+_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+
+
+@dataclass
+class Submission:
+    """One submission as the gradebook and the ledger know it."""
+
+    student: str
+    assignment: str
+    score: float  # after the late penalty, as in the grades CSV
+    max_score: float
+    cells: dict[str, float]  # "notebook/grade_id" → points (before the late penalty)
+    status: str = "graded"  # "graded", "held" (for review) or "not run"
+    reasons: list[str] = field(default_factory=list)  # why it is held or was not run
+    would_be: float = 0.0  # points once released, for a held one
+    failures: dict[str, str] = field(default_factory=dict)  # "notebook/grade_id" → its message, where it failed
+
+    @property
+    def key(self) -> str:
+        return f"{self.student}/{self.assignment}"
+
+
+@dataclass
+class ClassData:
+    """What the report is made of: test cells per assignment (in notebook order) and the submissions."""
+
+    cells: dict[str, dict[str, float]]  # assignment → "notebook/grade_id" → its points
+    submissions: list[Submission]
+
+
+# -- what the report shows, computed from ClassData alone ----------------------------------------
+
+
+@dataclass
+class AssignmentStats:
+    assignment: str
+    max_score: float
+    submissions: int
+    graded: int
+    held: int
+    not_run: int
+    mean: float | None  # over all submissions, as the grades CSV's score column (None: no submission)
+    median: float | None
+    lowest: float | None
+    highest: float | None
+    bins: list[tuple[float, float, int]]  # (from, to, submissions): one per distinct score, or equal bins
+
+
+@dataclass
+class CellStats:
+    assignment: str
+    cell: str  # "notebook/grade_id"
+    points: float
+    submissions: int
+    full: int  # submissions with full points
+    mean: float | None
+    messages: list[tuple[str, int, int]]  # (message, submissions, variants), most common first
+
+    @property
+    def share(self) -> float | None:
+        return self.full / self.submissions if self.submissions else None
+
+
+@dataclass
+class Tables:
+    assignments: list[AssignmentStats]
+    cells: list[CellStats]
+    held: list[Submission]
+    not_run: list[Submission]
+
+
+def pattern(message: str) -> str:
+    """A message with its numbers replaced, so that failures differing only in values group together."""
+    return _NUMBER.sub("#", message)
+
+
+def histogram(scores: list[float], max_score: float, most: int = 30) -> list[tuple[float, float, int]]:
+    """(from, to, count): one bar per distinct score when there are at most ``most``, else 20 equal bins."""
+    distinct = Counter(round(score, 6) for score in scores)
+    if len(distinct) <= most:
+        return [(score, score, count) for score, count in sorted(distinct.items())]
+    top = max(max_score, max(scores))
+    low = min(0.0, min(scores))
+    width = (top - low) / 20
+    counts = [0] * 20
+    for score in scores:
+        counts[min(19, int((score - low) / width))] += 1
+    return [(low + i * width, low + (i + 1) * width, count) for i, count in enumerate(counts)]
+
+
+def aggregate(data: ClassData) -> Tables:
+    """The report's numbers: per assignment, per test cell, and the submissions to look at."""
+    by_assignment: dict[str, list[Submission]] = defaultdict(list)
+    for submission in data.submissions:
+        by_assignment[submission.assignment].append(submission)
+    assignments, cells = [], []
+    for assignment in sorted(set(data.cells) | set(by_assignment)):
+        subs = sorted(by_assignment.get(assignment, []), key=lambda s: s.student)
+        points = data.cells.get(assignment, {})
+        scores = sorted(s.score for s in subs)
+        max_score = subs[0].max_score if subs else sum(points.values())
+        count = Counter(s.status for s in subs)
+        middle = len(scores) // 2
+        assignments.append(AssignmentStats(
+            assignment, max_score, len(subs), count["graded"], count["held"], count["not run"],
+            mean=sum(scores) / len(scores) if scores else None,
+            median=(scores[middle] if len(scores) % 2 else (scores[middle - 1] + scores[middle]) / 2) if scores else None,
+            lowest=scores[0] if scores else None, highest=scores[-1] if scores else None,
+            bins=histogram(scores, max_score) if scores else [],
+        ))
+        for cell, cell_points in points.items():
+            got = [s.cells[cell] for s in subs if cell in s.cells]
+            groups: dict[str, Counter[str]] = defaultdict(Counter)
+            for s in subs:
+                if cell in s.failures:
+                    groups[pattern(s.failures[cell])][s.failures[cell]] += 1
+            messages = [
+                (variants.most_common(1)[0][0] if len(variants) == 1 else key, sum(variants.values()), len(variants))
+                for key, variants in groups.items()
+            ]
+            messages.sort(key=lambda m: (-m[1], m[0]))
+            cells.append(CellStats(
+                assignment, cell, cell_points, len(got), sum(score >= cell_points for score in got),
+                sum(got) / len(got) if got else None, messages,
+            ))
+    ordered = sorted(data.submissions, key=lambda s: s.key)
+    return Tables(assignments, cells, [s for s in ordered if s.status == "held"], [s for s in ordered if s.status == "not run"])
+
+
+# -- reading the gradebook, the ledger and the autograded notebooks --------------------------------
+
+
+def collect(course: Course, ledger: Ledger) -> ClassData:
+    """Every submission in the course gradebook, with its status from the ledger and the failure
+    message of each test cell that lost points in its autograded notebooks."""
+    delimiters = ClearHiddenTests(config=course.config())
+    markers = {delimiters.begin_test_delimeter, delimiters.end_test_delimeter, PROOF_PREFIX}
+    cells: dict[str, dict[str, float]] = {}
+    submissions: list[Submission] = []
+    autograded = course.step_dir("autograded")
+    with Gradebook(course.db_url) as gradebook:
+        hidden: dict[str, set[str]] = {}  # assignment → what no message may quote
+        for assignment in sorted(gradebook.assignments, key=lambda a: a.name):
+            hidden[assignment.name] = set(markers)
+            cells[assignment.name] = {}
+            for notebook in assignment.notebooks:
+                grade_ids = {cell.name for cell in notebook.grade_cells}
+                for cell in notebook.grade_cells:
+                    cells[assignment.name][f"{notebook.name}/{cell.name}"] = cell.max_score
+                for source in notebook.source_cells:
+                    if source.name in grade_ids:
+                        hidden[assignment.name] |= hidden_lines(source.source, delimiters.begin_test_delimeter, delimiters.end_test_delimeter)
+            hidden[assignment.name].discard("")
+        # two queries for the whole class (the ORM's lazy loading costs a query per submission and notebook)
+        scores: dict[tuple[str, str], dict[str, float]] = defaultdict(dict)
+        grades = (
+            gradebook.db.query(SubmittedAssignment.student_id, Assignment.name, Notebook.name, GradeCell.name, Grade.score)
+            .select_from(Grade)
+            .join(GradeCell, Grade.cell_id == GradeCell.id)
+            .join(SubmittedNotebook, Grade.notebook_id == SubmittedNotebook.id)
+            .join(Notebook, SubmittedNotebook.notebook_id == Notebook.id)
+            .join(SubmittedAssignment, SubmittedNotebook.assignment_id == SubmittedAssignment.id)
+            .join(Assignment, SubmittedAssignment.assignment_id == Assignment.id)
+        )
+        for student, assignment, notebook, grade_id, score in grades:
+            scores[student, assignment][f"{notebook}/{grade_id}"] = score
+        totals = gradebook.db.query(
+            SubmittedAssignment.student_id, Assignment.name, SubmittedAssignment.score,
+            SubmittedAssignment.late_submission_penalty, SubmittedAssignment.max_score,
+        ).join(Assignment, SubmittedAssignment.assignment_id == Assignment.id)
+        rows = sorted(totals)
+    for student, assignment, score, penalty, max_score in rows:
+        entry = ledger.entries.get(f"{student}/{assignment}")
+        points = cells[assignment]
+        submission = Submission(student, assignment, score - penalty, max_score, scores[student, assignment])
+        submissions.append(submission)
+        if entry is not None and not entry.ok:
+            submission.status, submission.reasons = "not run", [entry.reason]
+            continue
+        lost = {cell for cell, got in submission.cells.items() if got < points.get(cell, 0.0)}
+        if entry is not None and entry.is_held:  # a zero for being held is no failure of the test
+            submission.status, submission.reasons = "held", list(entry.held)
+            submission.would_be = sum(entry.would_be.values())
+            lost = {cell for cell in lost if entry.would_be.get(cell, 0.0) < points[cell]}
+        for notebook in sorted({cell.split("/", 1)[0] for cell in lost}):
+            path = autograded / student / assignment / f"{notebook}.ipynb"
+            found = failure_messages(path, hidden[assignment]) if path.is_file() else {}
+            missing = "(no error recorded)" if path.is_file() else "(no autograded notebook: not submitted or not run)"
+            for cell in lost:
+                name, grade_id = cell.split("/", 1)
+                if name == notebook:
+                    submission.failures[cell] = found.get(grade_id, missing)
+    return ClassData(cells, submissions)
+
+
+def hidden_lines(source: str, begin: str, end: str) -> set[str]:
+    """The lines of a test cell between the hidden-test delimiters (as hooklab.feedback redacts them)."""
+    lines, inside = set(), False
+    for line in source.splitlines():
+        if begin in line:
+            inside = True
+        elif end in line:
+            inside = False
+        elif inside and len(line.strip()) >= MIN_LINE:
+            lines.add(line.strip())
+    return lines
+
+
+def failure_messages(path: Path, hidden: set[str]) -> dict[str, str]:
+    """grade_id → the first error of each test cell in an autograded notebook, as ``ename: evalue``
+    (its first line, shortened), leaving out the HeldForReview error; a message that quotes a hidden
+    test line, a delimiter or the proof-of-run name is redacted."""
+    try:
+        nb = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}
+    found = {}
+    for cell in nb.get("cells", []):
+        grader = cell.get("metadata", {}).get("nbgrader", {})
+        if not grader.get("grade") or "grade_id" not in grader:
+            continue
+        errors = [o for o in cell.get("outputs", []) if o.get("output_type") == "error" and o.get("ename") != HELD]
+        if errors:
+            found[grader["grade_id"]] = message(str(errors[0].get("ename", "")), str(errors[0].get("evalue", "")), hidden)
+    return found
+
+
+def message(ename: str, evalue: str, hidden: set[str]) -> str:
+    text = _ANSI.sub("", f"{ename}: {evalue}" if evalue.strip() else ename)
+    if any(line in text for line in hidden):
+        return f"{ename}: {REDACTED}" if ename and not any(line in ename for line in hidden) else REDACTED
+    first = text.strip().splitlines()[0] if text.strip() else "(an error without a message)"
+    return first if len(first) <= MESSAGE_LENGTH else first[: MESSAGE_LENGTH - 1] + "…"
+
+
+# -- writing it -------------------------------------------------------------------------------------
+
+
+def write(course: Course, ledger: Ledger, timing: dict[str, float] | None = None, problems: list[str] = (), folder: Path | None = None) -> Path:
+    """Write ``report.html`` and its CSV files into ``folder`` (the course's work dir); returns the page.
+
+    ``timing``: the figures of this run (:meth:`hooklab.grading.run.Stages.figures`), None when it
+    executed nothing; ``problems``: input of this run that was not graded."""
+    folder = folder or course.work_dir
+    folder.mkdir(parents=True, exist_ok=True)
+    tables = aggregate(collect(course, ledger))
+    write_csv(tables, timing, folder)
+    page = folder / REPORT
+    page.write_text(render(tables, timing, list(problems)))
+    return page
+
+
+def _number(value: float | None) -> str:
+    return "" if value is None else f"{value:.4g}"
+
+
+def write_csv(tables: Tables, timing: dict[str, float] | None, folder: Path) -> None:
+    rows = {
+        "report-assignments.csv": (
+            ["assignment", "max_score", "submissions", "graded", "held", "not_run", "mean", "median", "lowest", "highest"],
+            [[a.assignment, _number(a.max_score), a.submissions, a.graded, a.held, a.not_run, *map(_number, (a.mean, a.median, a.lowest, a.highest))]
+             for a in tables.assignments],
+        ),
+        "report-scores.csv": (
+            ["assignment", "from", "to", "submissions"],
+            [[a.assignment, _number(low), _number(high), count] for a in tables.assignments for low, high, count in a.bins],
+        ),
+        "report-cells.csv": (
+            ["assignment", "notebook", "cell", "points", "submissions", "full_points", "full_points_share", "mean_points"],
+            [[c.assignment, *c.cell.split("/", 1), _number(c.points), c.submissions, c.full, _number(c.share), _number(c.mean)]
+             for c in tables.cells],
+        ),
+        "report-failures.csv": (
+            ["assignment", "notebook", "cell", "message", "submissions", "variants"],
+            [[c.assignment, *c.cell.split("/", 1), text, count, variants] for c in tables.cells for text, count, variants in c.messages],
+        ),
+        "report-review.csv": (
+            ["student", "assignment", "status", "score", "would_score", "max_score", "reasons"],
+            [[s.student, s.assignment, s.status, _number(s.score), _number(s.would_be) if s.status == "held" else "",
+              _number(s.max_score), "; ".join(s.reasons)]
+             for s in [*tables.held, *tables.not_run]],
+        ),
+        "report-timing.csv": (["quantity", "value"], [[name, _number(value)] for name, value in (timing or {}).items()]),
+    }
+    for name, (header, body) in rows.items():
+        with open(folder / name, "w", newline="") as handle:
+            writer = csv.writer(handle)
+            writer.writerow(header)
+            writer.writerows(body)
+
+
+def _figure(stats: AssignmentStats, cells: list[CellStats]) -> str:
+    """An assignment's score histogram and its test cells' pass rates, as an inline PNG."""
+    import matplotlib  # only when a report is written: it costs a fraction of a second
+
+    matplotlib.use("Agg")
+    from matplotlib.figure import Figure
+
+    width, height = 10.0, max(2.6, 0.3 * len(cells) + 1.1)  # inches
+    figure = Figure(figsize=(width, height), dpi=80)
+    # laid out by hand (matplotlib's constrained layout would take a third of the time): room for the
+    # cell names left of the bars, about 0.6 of the 8-point font size per character
+    names = [c.cell.split("/", 1)[1] for c in cells][::-1]
+    label = (max(map(len, names), default=0) * 0.6 * 8 / 72 + 0.15) / width
+    bottom, top = 0.55 / height, 1 - 0.35 / height
+    left = figure.add_axes((0.07, bottom, 0.33, top - bottom))
+    right = figure.add_axes((0.44 + label, bottom, 0.54 - label, top - bottom))
+    if all(low == high for low, high, _ in stats.bins):
+        width = max(stats.max_score, 1) / 30
+        left.bar([low for low, _, _ in stats.bins], [n for _, _, n in stats.bins], width=width, color="#4c72b0")
+    else:
+        left.bar([low for low, _, _ in stats.bins], [n for _, _, n in stats.bins], width=[high - low for low, high, _ in stats.bins],
+                 align="edge", color="#4c72b0", edgecolor="white")
+    left.set_xlim(-max(stats.max_score, 1) / 20, max(stats.max_score, 1) * 1.05)
+    left.set_xlabel(f"score (of {stats.max_score:g})")
+    left.set_ylabel("submissions")
+    left.yaxis.get_major_locator().set_params(integer=True)
+    left.set_title("Score distribution")
+    shares = [100 * (c.share or 0.0) for c in cells][::-1]
+    right.barh(range(len(cells)), shares, color=["#55a868" if s >= 80 else "#dd8452" if s >= 50 else "#c44e52" for s in shares])
+    right.set_yticks(range(len(cells)), names, fontsize=8)
+    right.set_xlim(0, 100)
+    right.set_xlabel("% of submissions with full points")
+    right.set_title("Pass rate per test cell")
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", metadata={"Software": None})
+    return base64.b64encode(buffer.getvalue()).decode()
+
+
+_STYLE = """
+body{font-family:system-ui,sans-serif;margin:2em auto;max-width:72em;color:#222;padding:0 1em}
+table{border-collapse:collapse;margin:.5em 0 1.5em}td,th{border:1px solid #ccc;padding:.2em .6em;text-align:left;vertical-align:top}
+th{background:#f3f3f3}td.n{text-align:right}img{max-width:100%}.low{color:#b00}.msg{font-family:monospace;font-size:90%}
+ul.msgs{margin:0;padding-left:1.2em}h2{border-bottom:1px solid #ddd;margin-top:2em}
+"""
+
+
+def _table(header: list[str], rows: list[list[str]], numeric: set[int] = frozenset()) -> str:
+    head = "".join(f"<th>{escape(h)}</th>" for h in header)
+    cell = "<td class='n'>{}</td>", "<td>{}</td>"
+    body = "".join("<tr>" + "".join(cell[i not in numeric].format(v) for i, v in enumerate(row)) + "</tr>" for row in rows)
+    return f"<table><tr>{head}</tr>{body}</table>"
+
+
+def _reasons(reasons: list[str]) -> str:
+    shown = "<br>".join(escape(reason) for reason in reasons[:REASONS_SHOWN])
+    more = len(reasons) - REASONS_SHOWN
+    return shown + (f"<br>… and {more} more (report-review.csv)" if more > 0 else "")
+
+
+def _share(value: float | None) -> str:
+    return "–" if value is None else f"{value:.0%}"
+
+
+def render(tables: Tables, timing: dict[str, float] | None, problems: list[str]) -> str:
+    """The page: a summary, then per assignment its figure, its numbers and its test cells with the
+    most common failure messages, then what was held or not run, and the run's timing. Every string
+    that comes from a submission is escaped."""
+    parts = ["<!DOCTYPE html><html><head><meta charset='utf-8'><title>hooklab: class report</title>",
+             f"<style>{_STYLE}</style></head><body><h1>Class report</h1>"]
+    total = sum(a.submissions for a in tables.assignments)
+    if not total:
+        parts.append("<p>No submission has been graded yet.</p>")
+    else:
+        parts.append(
+            f"<p>{total} submissions in {sum(1 for a in tables.assignments if a.submissions)} assignments: "
+            f"{sum(a.graded for a in tables.assignments)} graded, {len(tables.held)} held for review, "
+            f"{len(tables.not_run)} could not be run. Scores are after any late penalty; a held or not-run "
+            f"submission scores 0. The same numbers are in the report-*.csv files beside this page.</p>"
+        )
+        parts.append(_table(
+            ["assignment", "submissions", "graded", "held", "not run", "mean", "median", "lowest", "highest", "of"],
+            [[f"<a href='#{escape(a.assignment)}'>{escape(a.assignment)}</a>", str(a.submissions), str(a.graded), str(a.held),
+              str(a.not_run), *(escape(_number(v)) for v in (a.mean, a.median, a.lowest, a.highest, a.max_score))]
+             for a in tables.assignments],
+            numeric=set(range(1, 10)),
+        ))
+    by_assignment: dict[str, list[CellStats]] = defaultdict(list)
+    for cell in tables.cells:
+        by_assignment[cell.assignment].append(cell)
+    for stats in tables.assignments:
+        cells = by_assignment[stats.assignment]
+        parts.append(f"<h2 id='{escape(stats.assignment)}'>{escape(stats.assignment)}</h2>")
+        if not stats.submissions:
+            parts.append("<p>No submissions.</p>")
+            continue
+        parts.append(
+            f"<p>{stats.submissions} submissions ({stats.graded} graded, {stats.held} held, {stats.not_run} not run); "
+            f"mean {stats.mean:.3g} of {stats.max_score:g}, median {stats.median:.3g}.</p>"
+        )
+        if stats.graded + stats.held == 0:
+            parts.append("<p>None of them could be run.</p>")
+        parts.append(f"<img alt='score distribution and pass rates of {escape(stats.assignment)}' "
+                     f"src='data:image/png;base64,{_figure(stats, cells)}'>")
+        rows = []
+        for cell in sorted(cells, key=lambda c: (c.share if c.share is not None else 2.0)):
+            shown = "".join(
+                f"<li><span class='msg'>{escape(text)}</span> × {count}" + (f" ({variants} variants)" if variants > 1 else "") + "</li>"
+                for text, count, variants in cell.messages[:MESSAGES_SHOWN]
+            )
+            more = len(cell.messages) - MESSAGES_SHOWN
+            shown += f"<li>… {more} more in report-failures.csv</li>" if more > 0 else ""
+            share = _share(cell.share)
+            rows.append([
+                escape(cell.cell), escape(f"{cell.points:g}"), str(cell.submissions),
+                f"<span class='low'>{share}</span>" if (cell.share or 0) < 0.5 else share,
+                escape(_number(cell.mean)), f"<ul class='msgs'>{shown}</ul>" if shown else "",
+            ])
+        parts.append("<h3>Test cells, hardest first</h3>")
+        parts.append(_table(["test cell", "points", "submissions", "full points", "mean points", "most common failure messages (submissions)"],
+                            rows, numeric={1, 2, 3, 4}))
+    parts.append("<h2 id='review'>Held for review</h2>")
+    if tables.held:
+        parts.append("<p>Their tests ran, but they score 0 until released (<code>hooklab review --release STUDENT/ASSIGNMENT</code>).</p>")
+        parts.append(_table(["submission", "would score", "reasons"], [
+            [escape(s.key), escape(f"{s.would_be:g} / {s.max_score:g}"), _reasons(s.reasons)] for s in tables.held
+        ], numeric={1}))
+    else:
+        parts.append("<p>None.</p>")
+    parts.append("<h2 id='not-run'>Could not be run</h2>")
+    if tables.not_run:
+        parts.append("<p>They score 0; their feedback gives the reason.</p>")
+        parts.append(_table(["submission", "reason"], [[escape(s.key), escape("; ".join(s.reasons))] for s in tables.not_run]))
+    else:
+        parts.append("<p>None.</p>")
+    if problems:
+        parts.append("<h3>Input of this run that was not graded</h3><ul>" + "".join(f"<li>{escape(p)}</li>" for p in problems) + "</ul>")
+    parts.append("<h2 id='timing'>Timing of this run</h2>")
+    if timing:
+        parts.append(_table(["", "value"], [[escape(name), escape(_number(value))] for name, value in timing.items()], numeric={1}))
+    else:
+        parts.append("<p>This run executed no submission (all were unchanged or none was found): there is no timing to show.</p>")
+    parts.append("</body></html>\n")
+    return "".join(parts)

@@ -163,7 +163,10 @@ def autograde(
         reruns = {}
 
     rates = export(course, ledger, seen)
-    class_report.write(course, ledger, stages.figures(jobs) if stages.count else None, problems)
+    try:  # the scores, feedback and CSV are written already: a report that fails costs only itself
+        class_report.write(course, ledger, stages.figures(jobs) if stages.count else None, problems)
+    except Exception as error:  # noqa: BLE001 (any failure of matplotlib or of the page)
+        problems.append(f"the class report could not be written ({error!r}); grades.csv has the scores")
     entries = {key: entry for key, entry in ledger.entries.items() if key in seen}
     report = summary(entries, rates, skipped, problems, reruns)
     return f"{report}\n{stages.describe(jobs)}" if stages.count else report

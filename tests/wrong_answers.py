@@ -30,6 +30,33 @@ class Wrong:
 
 def wrong_answers() -> list[Wrong]:
     return [
+        Wrong("predict_order_always_call_last", FORWARD_HOOKS, "predict_order", _cell('''
+            def predict_order(config):
+                def in_order(module, kind):
+                    mine = [h for h in config["hooks"] if h["module"] == module and h["kind"] == kind]
+                    first = [h for h in mine if h.get("prepend")]
+                    return first[::-1] + [h for h in mine if not h.get("prepend")]
+
+                order = []
+
+                def call(module):
+                    order.extend(h["label"] for h in in_order(module, "pre"))
+                    try:
+                        if module == "outer":
+                            for child in config["run"]:
+                                call(child)
+                        if config["raises"] == module:
+                            raise RuntimeError
+                        order.extend(h["label"] for h in in_order(module, "hook") if not h.get("always_call"))
+                    finally:  # wrong: always_call hooks run in registration order with the others in a normal call
+                        order.extend(h["label"] for h in in_order(module, "hook") if h.get("always_call"))
+
+                try:
+                    call("outer")
+                except RuntimeError:
+                    pass
+                return order
+        '''), "always_call hooks in a normal call"),
         Wrong("scale_repr_rounds_the_factor", MODULE_BASICS, "scale_repr", _cell('''
             class Scale(nn.Module):
                 def __init__(self, factor: float, learnable: bool = False):

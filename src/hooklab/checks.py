@@ -567,6 +567,10 @@ def check_backward(
         except Exception as error:
             raise failing("torch.autograd.gradcheck", error) from None
         if not passed:
-            raise AnswerError(f"{call}: torch.autograd.gradcheck fails although each gradient is right: return tensors, not views of the inputs")
+            raise AnswerError(
+                f"{call}: each gradient is right when backward is called once on fresh tensors, but torch.autograd.gradcheck "
+                "fails through autograd's engine: does backward change grad_output or a saved tensor in place, "
+                "return a view of an input, or keep state between calls?"
+            )
         if guard.used:
             raise _autograd_used(call, name, guard)

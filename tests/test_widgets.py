@@ -336,6 +336,6 @@ def test_vanishing_puzzle_sigmoid_gradients_vanish_toward_the_input_relu_kaiming
     assert puzzle.prediction.wrong == ["sigmoid, default init"] and "hooklab-wrong" in puzzle.status.value
     first.value = "first layer"
     puzzle.check.click()
-    assert puzzle.prediction.solved and puzzle.prediction.tries == 2
+    assert puzzle.prediction.solved and puzzle.puzzle.tries == 2
     assert puzzle.text().startswith("solved in 2 tries") and "layer 8" in puzzle.text()
     assert len(puzzle.image.value) > 10_000 and puzzle.image.layout.display is None, "the log-scale plot is shown"

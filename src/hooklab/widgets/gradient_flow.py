@@ -177,6 +177,11 @@ class VanishingPuzzle(View):
         self.drawn = False
         self._render()
 
+    @property
+    def puzzle(self) -> Prediction:
+        """The prediction, under the name the other views give their puzzle."""
+        return self.prediction
+
     def _act(self, move: Callable[[], object]) -> None:
         try:
             move()

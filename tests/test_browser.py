@@ -1,5 +1,6 @@
 """JupyterLab in headless Chromium: a solution notebook's widgets render and respond to clicks, Run All
-on a blank release reaches the widgets after its open exercises, the student lab (`make lab`) shows
+on a blank release reaches the widgets after its open exercises, a puzzle of each kind (hook timeline,
+apply order, vanishing gradients) is solved by clicking, the student lab (`make lab`) shows
 Validate and nothing of nbgrader's instructor or exchange panels, and the instructor lab (`make
 instructor`) opens Formgrader on the course.
 
@@ -37,6 +38,7 @@ CHROMIUM_FLAGS = [
 ]
 NOTEBOOK = REPO / "solutions" / "04_apply" / "apply.ipynb"
 BLANK = REPO / "notebooks" / "03_backward_hooks" / "backward_hooks.ipynb"  # a HookTimeline after open exercises
+VANISHING = REPO / "solutions" / "06_applications" / "applications.ipynb"  # a VanishingPuzzle
 SCREENSHOTS = REPO / "build" / "browser"
 SETTINGS = {  # private JupyterLab settings: every cell in the DOM
     "@jupyterlab/notebook-extension:tracker": {"windowingMode": "none"},
@@ -114,7 +116,7 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Callable[[Path], s
     scratch = tmp_path_factory.mktemp("lab")
     root = scratch / "notebooks"
     root.mkdir()
-    for notebook in (NOTEBOOK, BLANK):
+    for notebook in (NOTEBOOK, BLANK, VANISHING):
         shutil.copy(notebook, root / notebook.name)
     with jupyterlab(scratch, root, "student", COURSE_CONFIG.parent) as (base, token):
         # one workspace per notebook, so that a page shows that notebook alone
@@ -182,6 +184,79 @@ def test_run_all_on_a_blank_release_reaches_the_widgets_after_open_exercises(bro
     assert page.get_by_text("Error displaying widget").count() == 0, "a widget failed to render"
     timeline.get_by_role("button", name="Next").click()
     expect(timeline).to_contain_text(re.compile(r"event2Next2/\d+ · forward"))  # slider and caption both at event 2
+
+
+def puzzle_output(page: Page, source: str, text: str):
+    """The output of the first code cell whose source holds ``source``, scrolled to (outputs render once
+    scrolled to), as the output area holding ``text``."""
+    index = page.evaluate("""source => [...window.jupyterapp.shell.currentWidget.content.model.cells]
+        .findIndex(cell => cell.type === 'code' && cell.sharedModel.getSource().includes(source))""", source)
+    assert index >= 0, f"no cell with {source!r}"
+    page.evaluate("index => window.jupyterapp.shell.currentWidget.content.scrollToItem(index)", index)
+    output = page.locator(".jp-OutputArea-output", has_text=text)
+    expect(output).to_have_count(1)
+    output.scroll_into_view_if_needed()
+    return output
+
+
+def test_a_timeline_puzzle_is_solved_by_clicking_the_events_in_order(browser: Browser, lab: Callable[[Path], str]):
+    page = run_all(browser, lab(BLANK))  # the puzzle uses no answer: it works on the blank release
+    puzzle = puzzle_output(page, "puzzle=", "click these 9 events")
+    expect(puzzle.locator(".widget-slider")).to_be_hidden()
+    order = ["forward hook on 0 (Linear)", "forward hook on 1 (Tanh)", "forward hook on model (Sequential)",
+             "backward pre-hook on model (Sequential)", "backward pre-hook on 1 (Tanh)", "backward hook on 1 (Tanh)",
+             "backward pre-hook on 0 (Linear)", "backward hook on 0 (Linear)", "backward hook on model (Sequential)"]
+    for event in order:
+        choice = puzzle.get_by_role("button", name=event, exact=True)
+        choice.click()
+        expect(choice).to_be_disabled()
+    puzzle.get_by_role("button", name="Check").click()
+    expect(puzzle).to_contain_text("solved in 1 try")
+    expect(puzzle.locator(".widget-slider")).to_be_visible()  # the real timeline, stepping as without a puzzle
+    assert puzzle.locator(".hooklab-wrong").count() == 0
+    puzzle.get_by_role("button", name="Next").click()
+    expect(puzzle).to_contain_text(re.compile(r"2/20 · forward · forward pre-hook"))
+    assert page.get_by_text("Error displaying widget").count() == 0, "a widget failed to render"
+
+
+def test_an_apply_order_puzzle_marks_a_wrong_order_then_shows_the_answer(browser: Browser, lab: Callable[[Path], str]):
+    page = run_all(browser, lab(NOTEBOOK))
+    puzzle = puzzle_output(page, "ApplyOrder(model, puzzle=True)", "click the 7 modules")
+    preorder = ["model: Model", "ab: LayerAB", "a: FunctionA", "b: FunctionB", "cd: LayerCD", "c: FunctionC", "d: FunctionD"]
+    for module in preorder:  # as modules() lists them: wrong
+        puzzle.get_by_role("button", name=module, exact=True).click()
+    puzzle.get_by_role("button", name="Undo").click()
+    puzzle.get_by_role("button", name="d: FunctionD", exact=True).click()
+    puzzle.get_by_role("button", name="Check").click()
+    expect(puzzle).to_contain_text("try 1: 7 wrong")
+    expect(puzzle.locator("li.hooklab-wrong")).to_have_count(7)
+    puzzle.get_by_role("button", name="Show answer").click()
+    expect(puzzle).to_contain_text("answer shown after 1 try")
+    expect(puzzle).to_contain_text("apply has visited 7 of 7")
+    expect(puzzle.locator("div.hooklab-wrong")).to_have_count(7)  # the tree, each module marked with the student's number
+    expect(puzzle).to_contain_text("[7] model: Model ✗ you: 1")
+    puzzle.get_by_role("button", name="Back").click()
+    expect(puzzle).to_contain_text("apply has visited 6 of 7")
+
+
+def test_a_vanishing_gradient_puzzle_is_solved_and_shows_the_plot(browser: Browser, lab: Callable[[Path], str]):
+    page = run_all(browser, lab(VANISHING))
+    puzzle = puzzle_output(page, "VanishingPuzzle()", "where is the gradient norm smallest")
+    expect(puzzle.locator("img")).to_be_hidden()
+    sigmoid, relu = puzzle.locator(".widget-toggle-buttons").all()
+    sigmoid.get_by_role("button", name="last layer").click()
+    relu.get_by_role("button", name="none: all within 10×").click()
+    puzzle.get_by_role("button", name="Check").click()
+    expect(puzzle).to_contain_text("try 1: 1 wrong")
+    expect(puzzle.locator(".hooklab-wrong")).to_have_count(1)
+    sigmoid.get_by_role("button", name="first layer").click()
+    puzzle.get_by_role("button", name="Check").click()
+    expect(puzzle).to_contain_text("solved in 2 tries")
+    expect(puzzle.locator("img")).to_be_visible()  # per-layer gradient norms on a log scale
+    page.wait_for_function("img => img.complete && img.naturalWidth > 400", arg=puzzle.locator("img").element_handle())
+    puzzle.scroll_into_view_if_needed()
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=SCREENSHOTS / "06_vanishing_puzzle.png")
 
 
 def console_errors(page: Page) -> list[str]:

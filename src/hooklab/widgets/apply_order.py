@@ -8,6 +8,7 @@ from dataclasses import dataclass
 import ipywidgets as widgets
 from torch import nn
 
+from hooklab.widgets.puzzle import WRONG_CLASS, WRONG_MARK, WRONG_STYLE, OrderPicker, OrderPuzzle
 from hooklab.widgets.view import SteppedView, Stepper, step_style
 
 
@@ -45,9 +46,14 @@ class ApplyOrder(SteppedView):
     ``visits`` lists the module paths in the order apply called the function (children first:
     postorder); ``children`` and ``modules`` list what ``model.children()`` and
     ``model.named_modules()`` yield, for contrast. ``step`` is the number of visits shown (0 at first).
+
+    ``puzzle=True`` first asks the student to click the modules of the tree in the order ``apply``
+    visits them: ``puzzle`` is then an :class:`OrderPuzzle` over the module paths (offered in tree
+    order). Once solved or revealed, the tree shows as without a puzzle, the modules the last try
+    placed wrong marked with the number the student gave them.
     """
 
-    def __init__(self, model: nn.Module) -> None:
+    def __init__(self, model: nn.Module, puzzle: bool = False) -> None:
         visited: list[nn.Module] = []
         model.apply(visited.append)
         self.nodes = tree(model)
@@ -63,22 +69,61 @@ class ApplyOrder(SteppedView):
             "<b>children()</b><br>" + "<br>".join(map(html.escape, self.children))
             + "<br><br><b>modules()</b> (preorder)<br>" + "<br>".join(html.escape(p or "(model)") for p in self.modules)
         )
-        self.widget = widgets.VBox([self.stepper.widget, widgets.HBox([self.drawing, orders])])
+        self.widget = self.stepping = widgets.VBox([self.stepper.widget, widgets.HBox([self.drawing, orders])])
+        self.puzzle: OrderPuzzle | None = None
+        if puzzle:
+            offered = [node for node in self.nodes if node.visit]
+            labels = {node.path: node.label for node in offered}
+            self.puzzle = OrderPuzzle(self.visits, [node.path for node in offered], labels)
+            self.prompt = f"click the {len(offered)} modules in the order model.apply(fn) calls fn on them, then Check."
+            self.picker = OrderPicker(self.puzzle, self.prompt, on_over=self._reveal, indents=[2 * n.depth for n in offered])
+            self.widget = widgets.VBox([self.picker.widget, self.stepping])
         self._render()
 
+    def _reveal(self) -> None:
+        if self.step == len(self.visits):
+            self._render()
+        else:
+            self.step = len(self.visits)  # every number shown; Back replays
+
+    @property
+    def hidden(self) -> bool:
+        """A puzzle is on: the real order is not shown yet."""
+        return self.puzzle is not None and not self.puzzle.over
+
+    def guesses(self) -> dict[str, int]:
+        """Once a puzzle is over: the visit number the last try gave each module it placed wrong, by path."""
+        if self.puzzle is None or not self.puzzle.over:
+            return {}
+        return {self.puzzle.picked[i]: i + 1 for i in self.puzzle.wrong if i < len(self.puzzle.picks)}
+
     def _render(self) -> None:
-        lines = []
+        self.stepping.layout.display = "none" if self.hidden else None
+        if self.hidden:  # nothing of the answer in the page
+            self.drawing.value = ""
+            return
+        lines, guesses = [], self.guesses()
         for node in self.nodes:
             badge = f"[{node.visit}]" if node.visit <= self.step else "[ ]"
-            style = step_style(node.visit, self.step)
-            lines.append(f"<div style='margin-left:{2 * node.depth}em;{style}'>{badge} {html.escape(node.label)}</div>")
+            style, attributes, guess = step_style(node.visit, self.step), "", ""
+            if node.path in guesses:
+                guess = f" {WRONG_MARK} you: {guesses[node.path]}"
+                style, attributes = f"{WRONG_STYLE};{style}", f" class='{WRONG_CLASS}'"
+            lines.append(f"<div{attributes} style='margin-left:{2 * node.depth}em;{style}'>{badge} {html.escape(node.label)}{guess}</div>")
         caption = f"apply has visited {self.step} of {len(self.visits)} modules"
         self.drawing.value = f"<div style='font-family:monospace;min-width:24em'><i>{caption}</i>{''.join(lines)}</div>"
 
     def text(self) -> str:
-        tree_lines = [f"{'  ' * n.depth}[{n.visit}] {n.label}" for n in self.nodes]
+        if self.hidden:
+            return self.puzzle.text("Puzzle: " + self.prompt)
+        guesses = self.guesses()
+        tree_lines = [
+            f"{'  ' * n.depth}[{n.visit}] {n.label}" + (f"  {WRONG_MARK} you: {guesses[n.path]}" if n.path in guesses else "")
+            for n in self.nodes
+        ]
+        outcome = [self.puzzle.outcome()] if self.puzzle else []
         return "\n".join(
-            ["apply visits (numbered, postorder):", *tree_lines,
+            [*outcome, "apply visits (numbered, postorder):", *tree_lines,
              f"children(): {', '.join(self.children)}",
              f"modules():  {', '.join(p or '(model)' for p in self.modules)}"]
         )

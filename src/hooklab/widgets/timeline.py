@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 import ipywidgets as widgets
 import torch
 from torch import nn
 
+from hooklab.widgets.puzzle import RIGHT_MARK, WRONG_CLASS, WRONG_MARK, WRONG_STYLE, OrderPicker, OrderPuzzle
 from hooklab.widgets.view import SteppedView, Stepper, html_table, step_style, text_table
 
 HEADER = ("#", "phase", "event", "where", "tensors")
 TABLE_HEIGHT = "20em"
+PUZZLE_KINDS = ("forward pre-hook", "forward hook", "backward pre-hook", "backward hook", "tensor hook")
 
 
 @dataclass(frozen=True)
@@ -29,6 +31,11 @@ class Event:
 
     def row(self) -> tuple[object, ...]:
         return (self.index + 1, self.phase, self.kind, self.where, self.tensors)  # counted from 1, as the slider
+
+    @property
+    def label(self) -> str:
+        """What the event is, without what it saw: "forward hook on 0 (Linear)"."""
+        return f"{self.kind} on {self.where}"
 
 
 def describe(value: object) -> str:
@@ -116,27 +123,81 @@ class HookTimeline(SteppedView):
     """The events of :func:`record_events` for ``model(*inputs)``, steppable one at a time.
 
     ``events`` holds them; ``step`` is the event shown (set it, or click Back / Next).
+
+    ``puzzle=True`` (or a collection of event kinds; True means :data:`PUZZLE_KINDS`) first asks for the
+    order of the events of those kinds: ``puzzle`` is then an :class:`OrderPuzzle` over their labels
+    (shuffled with ``seed``), ``puzzle_events`` the events it asks about. Once solved or revealed, the
+    timeline shows as without a puzzle, the events the last try placed wrong marked.
     """
 
     def __init__(
-        self, model: nn.Module, *inputs: torch.Tensor, loss: Callable[[torch.Tensor], torch.Tensor] = torch.sum
+        self,
+        model: nn.Module,
+        *inputs: torch.Tensor,
+        loss: Callable[[torch.Tensor], torch.Tensor] = torch.sum,
+        puzzle: bool | Iterable[str] = False,
+        seed: int = 0,
     ) -> None:
         self.events = record_events(model, *inputs, loss=loss)
         self.stepper = Stepper(len(self.events), lambda _: self._render(), description="event")
         self.current = widgets.HTML()
         self.table = widgets.HTML()
-        self.widget = widgets.VBox([self.stepper.widget, self.current, self.table])
+        self.widget = self.stepping = widgets.VBox([self.stepper.widget, self.current, self.table])
+        self.puzzle: OrderPuzzle | None = None
+        self.puzzle_events: list[Event] = []
+        if puzzle:
+            kinds = PUZZLE_KINDS if puzzle is True else tuple(puzzle)
+            self.puzzle_events = [e for e in self.events if e.kind in kinds]
+            if not self.puzzle_events:
+                raise ValueError(f"no events of the kinds {kinds} to order")
+            self.puzzle = OrderPuzzle([e.label for e in self.puzzle_events], seed=seed)
+            self.prompt = f"click these {len(self.puzzle_events)} events in the order they fire, then Check."
+            self.picker = OrderPicker(self.puzzle, self.prompt, on_over=self._replay)
+            self.widget = widgets.VBox([self.picker.widget, self.stepping])
         self._render()
 
+    @property
+    def hidden(self) -> bool:
+        """A puzzle is on: the real timeline is not shown yet."""
+        return self.puzzle is not None and not self.puzzle.over
+
+    def marks(self) -> dict[int, str]:
+        """Once a puzzle is over: ✗ or ✓ by the index of each event it asked about (the last try's verdict)."""
+        if self.puzzle is None or not self.puzzle.over:
+            return {}
+        return {e.index: WRONG_MARK if i in self.puzzle.wrong else RIGHT_MARK for i, e in enumerate(self.puzzle_events)}
+
+    def _replay(self) -> None:
+        if self.step == 0:
+            self._render()
+        else:
+            self.step = 0
+
     def _render(self) -> None:
+        self.stepping.layout.display = "none" if self.hidden else None
+        if self.hidden:  # nothing of the answer in the page
+            self.current.value = self.table.value = ""
+            return
         event = self.events[self.step]
         self.current.value = (
             f"<b>{event.index + 1}/{len(self.events)}</b> · {event.phase} · <b>{event.kind}</b> "
             f"on <code>{event.where}</code> · {event.tensors}"
         )
-        styles = [step_style(e.index, self.step) for e in self.events]
-        table = html_table(HEADER, [e.row() for e in self.events], styles)
+        marks = self.marks()
+        wrong = [marks.get(e.index) == WRONG_MARK for e in self.events]
+        styles = [f"{WRONG_STYLE};{step_style(e.index, self.step)}" if wrong[e.index] else step_style(e.index, self.step) for e in self.events]
+        if not marks:
+            table = html_table(HEADER, [e.row() for e in self.events], styles)
+        else:
+            rows = [(*e.row(), marks.get(e.index, "")) for e in self.events]
+            table = html_table((*HEADER, "you"), rows, styles, [WRONG_CLASS if w else "" for w in wrong])
         self.table.value = f"<div style='max-height:{TABLE_HEIGHT};overflow-y:auto'>{table}</div>"  # scrolls in its own box
 
     def text(self) -> str:
-        return text_table(HEADER, [e.row() for e in self.events])
+        if self.puzzle is None:
+            return text_table(HEADER, [e.row() for e in self.events])
+        if self.hidden:
+            return self.puzzle.text("Puzzle: " + self.prompt)
+        marks = self.marks()
+        table = text_table((*HEADER, "you"), [(*e.row(), marks.get(e.index, "")) for e in self.events])
+        return f"{self.puzzle.outcome()}\n{table}"

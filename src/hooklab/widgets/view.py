@@ -98,11 +98,14 @@ def draw(image: widgets.Image, figure: Figure) -> None:
     image.value, image.width = data, str(width // PIXEL_RATIO)
 
 
-def html_table(header: Sequence[str], rows: Sequence[Sequence[object]], styles: Sequence[str] = ()) -> str:
-    """An HTML table; ``styles[i]`` is the CSS of row ``i``."""
+def html_table(
+    header: Sequence[str], rows: Sequence[Sequence[object]], styles: Sequence[str] = (), classes: Sequence[str] = ()
+) -> str:
+    """An HTML table; ``styles[i]`` is the CSS of row ``i``, ``classes[i]`` its class attribute (if any)."""
     head = "".join(f"<th style='text-align:left;padding:0 8px'>{html.escape(h)}</th>" for h in header)
     body = "".join(
-        f"<tr style='{styles[i] if i < len(styles) else ''}'>"
+        f"<tr style='{styles[i] if i < len(styles) else ''}'"
+        + (f" class='{classes[i]}'" if i < len(classes) and classes[i] else "") + ">"
         + "".join(f"<td style='padding:0 8px'>{html.escape(str(cell))}</td>" for cell in row)
         + "</tr>"
         for i, row in enumerate(rows)

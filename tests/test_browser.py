@@ -301,3 +301,29 @@ def test_the_instructor_lab_opens_formgrader_on_the_course(browser: Browser, tmp
                                timeout=60_000)
         page.wait_for_timeout(2000)
         assert page.locator(".jp-Dialog").count() == 0, page.locator(".jp-Dialog").all_inner_texts()
+
+
+def test_the_instructors_report_loads_with_its_plots(browser: Browser, tmp_path: Path):
+    from hooklab.grading.class_report import ClassData, Submission, aggregate, render
+
+    cells = {"02_forward_hooks": {"forward_hooks/collect_hooks_test": 2.0, "forward_hooks/change_hooks_test": 3.0},
+             "03_backward_hooks": {"backward_hooks/backward_collect_test": 2.0}}
+    data = ClassData(cells, [
+        Submission("ada", "02_forward_hooks", 5.0, 5.0, {"forward_hooks/collect_hooks_test": 2.0, "forward_hooks/change_hooks_test": 3.0}),
+        Submission("bob", "02_forward_hooks", 2.0, 5.0, {"forward_hooks/collect_hooks_test": 2.0, "forward_hooks/change_hooks_test": 0.0},
+                   failures={"forward_hooks/change_hooks_test": "AnswerError: output should be x1 + x2 + 5"}),
+        Submission("cy", "03_backward_hooks", 0.0, 2.0, {"backward_hooks/backward_collect_test": 0.0}, status="held",
+                   reasons=["backward_hooks: changed: torch.allclose"], would_be=2.0),
+    ])
+    (tmp_path / "report.html").write_text(render(aggregate(data), {"submissions executed": 3}, []))
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    errors = console_errors(page)
+    page.goto((tmp_path / "report.html").as_uri())
+    images = page.locator("img")
+    expect(images).to_have_count(2)  # one figure per assignment
+    decoded = page.evaluate("() => [...document.images].map(image => image.complete && image.naturalWidth > 100)")
+    assert decoded == [True, True], "a plot did not load"
+    expect(page.get_by_text("output should be x1 + x2 + 5").first).to_be_visible()
+    expect(page.get_by_text("changed: torch.allclose").first).to_be_visible()
+    assert not errors, f"console errors: {errors}"
+    page.screenshot(path=SCREENSHOTS / "report.png", full_page=True)

@@ -63,8 +63,9 @@ autograde: $(INSTALLED) ## grade a class: make autograde SUBMISSIONS=<folder or 
 	$(BIN)/hooklab autograde "$(SUBMISSIONS)"
 
 BENCH_N ?= 24
-bench: $(INSTALLED) ## throughput of hooklab autograde vs sequential nbgrader autograde (BENCH_N submissions; BENCH_DASK=1 adds a local Dask cluster)
-	$(BIN)/python benchmarks/bench_autograde.py $(BENCH_N) $(if $(filter 1,$(BENCH_DASK)),--dask)
+BENCH_ASSIGNMENT ?= 02_forward_hooks
+bench: $(INSTALLED) ## hooklab autograde vs sequential nbgrader (BENCH_N submissions of BENCH_ASSIGNMENT; BENCH_DASK=1 adds a local Dask cluster)
+	$(BIN)/python benchmarks/bench_autograde.py $(BENCH_N) --assignment $(BENCH_ASSIGNMENT) $(if $(filter 1,$(BENCH_DASK)),--dask)
 
 lock: ## re-resolve the newest allowed versions into requirements.lock (keeps its torch pin)
 	rm -rf build/lock-venv

@@ -2,14 +2,16 @@
 
 hooklab autograde writes grades and feedback, so it is compared with what an instructor runs for
 the same result, `nbgrader autograde` then `nbgrader generate_feedback`; the autograde step alone
-is reported too. Both grade the same N submissions of the forward-hooks assignment (solved, partly solved, blank,
-rewritten: tests/corpus.py) in two identical scratch courses; the scores must agree cell by cell.
+is reported too. Both grade the same N submissions in two identical scratch courses; the scores must agree cell by
+cell. The forward-hooks assignment gets solved, partly solved, blank and rewritten submissions (tests/corpus.py);
+another one (--assignment, make bench BENCH_ASSIGNMENT=06_applications) solved and blank ones.
 With --dask, hooklab also grades them on a local Dask cluster of as many workers (make bench BENCH_DASK=1).
-Usage: python benchmarks/bench_autograde.py [N] [--dask]   (make bench)
+Usage: python benchmarks/bench_autograde.py [N] [--dask] [--assignment NAME]   (make bench)
 """
 
 from __future__ import annotations
 
+import argparse
 import os
 import shutil
 import subprocess
@@ -36,11 +38,11 @@ def nbgrader(course: Path, *args: str) -> None:
     subprocess.run([sys.executable, "-m", "nbgrader", *args, "--log-level=ERROR"], cwd=course, env=env, check=True)
 
 
-def scores(course: Path) -> dict[tuple[str, str], float]:
+def scores(course: Path, assignment: str) -> dict[tuple[str, str], float]:
     with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gradebook:
         return {
             (submission.student_id, grade.name): grade.score
-            for submission in gradebook.find_assignment(corpus.ASSIGNMENT).submissions
+            for submission in gradebook.find_assignment(assignment).submissions
             for notebook in submission.notebooks
             for grade in notebook.grades
         }
@@ -68,31 +70,40 @@ def hooklab(course: Path, inbox: Path, *options: str) -> tuple[float, str]:
     return time.perf_counter() - start, report
 
 
-def main(count: int, dask: bool) -> int:
-    by_kind = {case.student: case for case in corpus.structural_cases() if case.student in KINDS}
-    students = [corpus.Case(f"s{i:03d}", corpus.ASSIGNMENT, by_kind[KINDS[i % len(KINDS)]].files, {}) for i in range(count)]
+def submissions(assignment: str, count: int) -> list[corpus.Case]:
+    if assignment == corpus.ASSIGNMENT:
+        by_kind = {case.student: case.files for case in corpus.structural_cases() if case.student in KINDS}
+    else:
+        name = corpus.notebook_name(assignment)
+        by_kind = {"full": {name: corpus.notebook(assignment, corpus.solutions(assignment))}, "blank": {name: corpus.notebook(assignment, {})}}
+    kinds = [kind for kind in KINDS if kind in by_kind]
+    return [corpus.Case(f"s{i:03d}", assignment, by_kind[kinds[i % len(kinds)]], {}) for i in range(count)]
+
+
+def main(count: int, dask: bool, assignment: str) -> int:
+    students = submissions(assignment, count)
     with tempfile.TemporaryDirectory(prefix="hooklab-bench-") as scratch:
         plain, ours = make_course(Path(scratch) / "nbgrader"), make_course(Path(scratch) / "hooklab")
         on_dask = make_course(Path(scratch) / "dask") if dask else None
         for course in (plain, ours, *([on_dask] if on_dask else [])):
-            nbgrader(course, "generate_assignment", corpus.ASSIGNMENT)
+            nbgrader(course, "generate_assignment", assignment)
         corpus.write(plain / "autograder" / "submitted", students)
         inbox = corpus.write(Path(scratch) / "inbox", students)
 
         start = time.perf_counter()
-        nbgrader(plain, "autograde", corpus.ASSIGNMENT, "--create")
+        nbgrader(plain, "autograde", assignment, "--create")
         autograde_only = time.perf_counter() - start
-        nbgrader(plain, "generate_feedback", corpus.ASSIGNMENT)
+        nbgrader(plain, "generate_feedback", assignment)
         sequential = time.perf_counter() - start
 
         parallel, report = hooklab(ours, inbox)
         distributed = hooklab(on_dask, inbox, "--dask")[0] if on_dask else 0.0
-        floor = compute_floor(REPO / "solutions" / corpus.ASSIGNMENT / corpus.notebook_name(corpus.ASSIGNMENT))
+        floor = compute_floor(REPO / "solutions" / assignment / corpus.notebook_name(assignment))
 
-        if scores(plain) != scores(ours) or (on_dask and scores(on_dask) != scores(ours)):
+        if scores(plain, assignment) != scores(ours, assignment) or (on_dask and scores(on_dask, assignment) != scores(ours, assignment)):
             print("scores differ between nbgrader and hooklab", file=sys.stderr)
             return 1
-    print(f"{count} submissions, {os.cpu_count()} cores; scores identical")
+    print(f"{count} submissions of {assignment}, {os.cpu_count()} cores; scores identical")
     print(f"nbgrader autograde + generate_feedback: {count / sequential:5.2f} submissions/s ({sequential:.1f} s)")
     print(f"  (nbgrader autograde alone:            {count / autograde_only:5.2f} submissions/s, {autograde_only:.1f} s)")
     print(f"hooklab autograde ({os.cpu_count()} workers):           {count / parallel:5.2f} submissions/s ({parallel:.1f} s)")
@@ -106,5 +117,9 @@ def main(count: int, dask: bool) -> int:
 
 
 if __name__ == "__main__":
-    numbers = [arg for arg in sys.argv[1:] if arg.isdigit()]
-    sys.exit(main(int(numbers[0]) if numbers else 24, "--dask" in sys.argv[1:]))
+    arguments = argparse.ArgumentParser(description="hooklab autograde vs sequential nbgrader")
+    arguments.add_argument("count", type=int, nargs="?", default=24)
+    arguments.add_argument("--dask", action="store_true", help="also grade on a local Dask cluster")
+    arguments.add_argument("--assignment", default=corpus.ASSIGNMENT)
+    options = arguments.parse_args()
+    sys.exit(main(options.count, options.dask, options.assignment))

@@ -109,3 +109,14 @@ def test_each_notebook_takes_a_fresh_kernel_started_while_the_previous_one_ran(t
         used.append(cwd)
     assert len(set(used)) == 3, f"three notebooks, three kernels: {used}"
     assert (tmp_path / "ada" / "data.txt").read_text() == "ada", "the submission's own files changed"
+
+
+def test_plain_nbgrader_kernels_get_no_spare(tmp_path, monkeypatch):
+    """Under `nbgrader autograde` with the course config, GuardedExecute runs on jupyter_client's own
+    provisioner: no kernel is started ahead, and nothing fails."""
+    monkeypatch.setattr(KernelProvisionerFactory.instance(), "default_provisioner_name", "local-provisioner")
+    monkeypatch.setattr(kernels, "SPARES", kernels.Spares())
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("print(6 * 7)")])
+    GuardedExecute(kernel_name="python3").preprocess(nb, {"metadata": {"path": str(tmp_path)}})
+    assert nb.cells[0].outputs[0]["text"].strip() == "42"
+    assert not kernels.SPARES._kept, "a spare was started outside hooklab's kernel server"

@@ -41,7 +41,11 @@ from jupyter_client.provisioning import LocalProvisioner
 from hooklab.grading.sandbox import Kernel, Sandbox, SandboxError, spawn
 
 PROVISIONER = "hooklab-preloaded"
-PRELOAD = ("torch", "numpy", "ipykernel.kernelapp")
+# What every kernel would import: ipykernel, and the notebooks' slow imports (torch, hooklab's widgets and their
+# matplotlib and ipywidgets, scikit-learn's datasets); a module imported here is in every kernel as if just imported.
+PRELOAD = ("torch", "numpy", "ipykernel.kernelapp", "matplotlib.figure", "ipywidgets", "hooklab.checks", "hooklab.widgets",
+           "sklearn.datasets")
+INLINE_BACKEND = "module://matplotlib_inline.backend_inline"  # ipykernel's default for MPLBACKEND
 _MESSAGE = 1 << 20  # largest request (environment included)
 KILLED_WITHIN = 1.0  # seconds a killed kernel's supervisor is waited for before jupyter_client's own wait
 READY_CLIENT = "hooklab.grading.kernels.ReadyClient"
@@ -67,6 +71,7 @@ def serve(channel_fd: int) -> None:
     pidfd of the kernel's supervisor attached, or ``{"error"}``. The server reaps its supervisors as they
     end, and exits when the channel closes (its owner ended), which ends every kernel it started.
     """
+    os.environ.setdefault("MPLBACKEND", INLINE_BACKEND)  # matplotlib reads it once, when it is imported
     for name in PRELOAD:
         importlib.import_module(name)
     channel = socket.socket(fileno=channel_fd)
@@ -98,6 +103,8 @@ def _become_kernel(request: dict[str, Any]) -> None:
     (or execute the requested command)."""
     os.environ.clear()
     os.environ.update(request["env"])
+    # the backend matplotlib would have taken from this environment, had it been imported in this kernel
+    sys.modules["matplotlib"].rcParams["backend"] = os.environ.get("MPLBACKEND", INLINE_BACKEND)
     if not request["fork"]:
         os.execvpe(request["argv"][0], request["argv"], request["env"])
     sys.argv = [importlib.util.find_spec("ipykernel_launcher").origin, *request["argv"][3:]]

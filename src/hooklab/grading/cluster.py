@@ -66,8 +66,6 @@ class CourseOnWorker(WorkerPlugin):
         self.grader: Grader | None = None
 
     def setup(self, worker: Any) -> None:
-        # nbgrader's autograde makes SQLAlchemy warn about its session (harmless; the local pool logs it)
-        warnings.filterwarnings("ignore", category=SAWarning)
         self.root = Path(tempfile.mkdtemp(prefix="hooklab-course-", dir=worker.local_directory))
         unpack(self.sources, self.root / _LAYOUT["source_directory"])
         gradebook = self.root / "gradebook.db"
@@ -91,7 +89,9 @@ def grade(plugin: str, student: str, assignment: str, files: dict[str, bytes]) -
     assert course.root is not None and course.grader is not None, "the course is not set up on this worker"
     submitted = course.root / _LAYOUT["submitted_directory"] / student / assignment
     autograded = course.root / _LAYOUT["autograded_directory"] / student / assignment
-    with _one_at_a_time:
+    with _one_at_a_time, warnings.catch_warnings():
+        # nbgrader's autograde makes SQLAlchemy warn about its session: harmless (the local pool logs it)
+        warnings.simplefilter("ignore", SAWarning)
         try:
             unpack(files, submitted)
             reason, seconds = course.grader.execute(student, assignment)

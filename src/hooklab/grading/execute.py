@@ -94,9 +94,9 @@ class GuardedExecute(Execute):
 
     def _arguments(self) -> list[str]:
         """The kernel's extra arguments as nbclient gives them (IPython's history kept in memory)."""
-        history = [f"--HistoryManager.hist_file={self.ipython_hist_file}"] if self.ipython_hist_file else []
-        given = [argument for argument in self.extra_arguments if not argument.startswith("--HistoryManager.hist_file")]
-        return given + ([argument for argument in self.extra_arguments if argument.startswith("--HistoryManager.hist_file")] or history)
+        if not self.ipython_hist_file or any(argument.startswith("--HistoryManager.hist_file") for argument in self.extra_arguments):
+            return list(self.extra_arguments)
+        return [*self.extra_arguments, f"--HistoryManager.hist_file={self.ipython_hist_file}"]
 
     def preprocess(self, nb: NotebookNode, resources: ResourcesDict, km: Any = None) -> tuple[NotebookNode, ResourcesDict]:
         self._baseline = ""

@@ -13,7 +13,7 @@ from matplotlib.figure import Figure
 from torch import nn
 from torch.utils.hooks import RemovableHandle
 
-from hooklab.widgets.puzzle import WRONG_CLASS, WRONG_MARK, WRONG_STYLE, Prediction, PuzzleError
+from hooklab.widgets.puzzle import WRONG_CLASS, WRONG_MARK, WRONG_STYLE, Prediction, attempt
 from hooklab.widgets.view import SteppedView, Stepper, View, draw, text_table
 
 VANISHING, EXPLODING = 1e-6, 1e3
@@ -183,11 +183,7 @@ class VanishingPuzzle(View):
         return self.prediction
 
     def _act(self, move: Callable[[], object]) -> None:
-        try:
-            move()
-            self.message = ""
-        except PuzzleError as error:
-            self.message = str(error)
+        self.message = attempt(move)
         self._render()
 
     def _render(self) -> None:

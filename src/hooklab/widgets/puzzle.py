@@ -20,11 +20,60 @@ class PuzzleError(ValueError):
     """A move the puzzle does not allow; the message says why, in the student's terms."""
 
 
+def attempt(move: Callable[[], object]) -> str:
+    """Make a puzzle move; returns why the puzzle refused it, or ""."""
+    try:
+        move()
+    except PuzzleError as error:
+        return str(error)
+    return ""
+
+
 def tries_text(tries: int) -> str:
     return f"{tries} {'try' if tries == 1 else 'tries'}"
 
 
-class OrderPuzzle:
+class _Tries:
+    """What both puzzles keep: the tries (one per check), what the last check got wrong, and whether it is
+    over (solved, or the answer revealed)."""
+
+    subject = ""  # what the student checks, in the messages
+    shown = ""  # what the outcome adds once the answer is revealed
+
+    def __init__(self) -> None:
+        self.tries = 0
+        self.wrong: list = []  # what the last check got wrong
+        self.checked = False  # the current picks are the ones last checked
+        self.solved = False
+        self.revealed = False
+
+    @property
+    def over(self) -> bool:
+        return self.solved or self.revealed
+
+    def _scored(self, wrong: list) -> list:
+        self.tries += 1
+        self.wrong = wrong
+        self.checked = True
+        self.solved = not wrong
+        return list(wrong)
+
+    def reveal(self) -> None:
+        """Give up: show the answer (allowed after a check)."""
+        if not self.tries:
+            raise PuzzleError(f"check your {self.subject} first: Check, then Show answer")
+        self.revealed = True
+
+    def outcome(self) -> str:
+        """How the puzzle went, in one line ('' while it is not over)."""
+        if self.solved:
+            return f"solved in {tries_text(self.tries)}"
+        if self.revealed:
+            return f"answer shown after {tries_text(self.tries)}{self.shown}"
+        return ""
+
+
+class OrderPuzzle(_Tries):
     """Put items in order by picking them one at a time.
 
     ``answer`` is the right order of item keys (a key may repeat: equal keys are interchangeable);
@@ -33,6 +82,9 @@ class OrderPuzzle:
     :meth:`check` counts a try and returns the wrong positions; once solved, or after
     :meth:`reveal`, the puzzle is over and ``wrong`` keeps the positions the last check got wrong.
     """
+
+    subject = "order"
+    shown = f"; {WRONG_MARK} marks what the last try got wrong"
 
     def __init__(
         self,
@@ -52,11 +104,7 @@ class OrderPuzzle:
         self.choices = list(choices)
         self.labels = dict(labels or {})
         self.picks: list[int] = []
-        self.tries = 0
-        self.wrong: list[int] = []  # positions wrong at the last check
-        self.checked = False  # the current picks are the ones last checked
-        self.solved = False
-        self.revealed = False
+        super().__init__()
 
     def label(self, key: str) -> str:
         return self.labels.get(key, key)
@@ -74,10 +122,6 @@ class OrderPuzzle:
     @property
     def complete(self) -> bool:
         return len(self.picks) == len(self.choices)
-
-    @property
-    def over(self) -> bool:
-        return self.solved or self.revealed
 
     def _playing(self) -> None:
         if self.over:
@@ -119,25 +163,7 @@ class OrderPuzzle:
         if not self.complete:
             left = len(self.choices) - len(self.picks)
             raise PuzzleError(f"pick all {len(self.choices)} first: {left} left")
-        self.tries += 1
-        self.wrong = [i for i, (key, right) in enumerate(zip(self.picked, self.answer)) if key != right]
-        self.checked = True
-        self.solved = not self.wrong
-        return list(self.wrong)
-
-    def reveal(self) -> None:
-        """Give up: show the real order (allowed after a check)."""
-        if not self.tries:
-            raise PuzzleError("check your order first: Check, then Show answer")
-        self.revealed = True
-
-    def outcome(self) -> str:
-        """How the puzzle went, in one line ('' while it is not over)."""
-        if self.solved:
-            return f"solved in {tries_text(self.tries)}"
-        if self.revealed:
-            return f"answer shown after {tries_text(self.tries)}; {WRONG_MARK} marks what the last try got wrong"
-        return ""
+        return self._scored([i for i, (key, right) in enumerate(zip(self.picked, self.answer)) if key != right])
 
     def status(self) -> str:
         """The picks so far, marked right or wrong once checked, and the tries."""
@@ -198,11 +224,7 @@ class OrderPicker:
 
     def _act(self, move: Callable[[], object]) -> None:
         was_over = self.puzzle.over
-        try:
-            move()
-            self.message = ""
-        except PuzzleError as error:
-            self.message = str(error)
+        self.message = attempt(move)
         self._render()
         if self.puzzle.over and not was_over:
             self.on_over()
@@ -228,7 +250,7 @@ class OrderPicker:
         self.status.value = f"<div style='font-size:12px'>your order:{order}{notes}{message}</div>"
 
 
-class Prediction:
+class Prediction(_Tries):
     """One pick among ``choices`` for each question; ``answers[question]`` is the right choice.
 
     :meth:`pick` sets (or changes) a prediction; :meth:`check` needs every question answered, counts a
@@ -236,25 +258,19 @@ class Prediction:
     ``wrong`` keeps what the last check got wrong.
     """
 
+    subject = "prediction"
+
     def __init__(self, answers: Mapping[str, str], choices: Sequence[str]) -> None:
         unknown = sorted(set(answers.values()) - set(choices))
         if unknown:
             raise ValueError(f"answers not among the choices: {unknown}")
         self.answers, self.choices = dict(answers), list(choices)
         self.picks: dict[str, str] = {}
-        self.tries = 0
-        self.wrong: list[str] = []
-        self.checked = False
-        self.solved = False
-        self.revealed = False
+        super().__init__()
 
     @property
     def questions(self) -> list[str]:
         return list(self.answers)
-
-    @property
-    def over(self) -> bool:
-        return self.solved or self.revealed
 
     def pick(self, question: str, choice: str) -> None:
         if self.over:
@@ -272,23 +288,7 @@ class Prediction:
         missing = [q for q in self.answers if q not in self.picks]
         if missing:
             raise PuzzleError(f"predict {', '.join(missing)} first")
-        self.tries += 1
-        self.wrong = [q for q, answer in self.answers.items() if self.picks[q] != answer]
-        self.checked = True
-        self.solved = not self.wrong
-        return list(self.wrong)
-
-    def reveal(self) -> None:
-        if not self.tries:
-            raise PuzzleError("check your prediction first: Check, then Show answer")
-        self.revealed = True
-
-    def outcome(self) -> str:
-        if self.solved:
-            return f"solved in {tries_text(self.tries)}"
-        if self.revealed:
-            return f"answer shown after {tries_text(self.tries)}"
-        return ""
+        return self._scored([q for q, answer in self.answers.items() if self.picks[q] != answer])
 
     def status(self) -> str:
         lines = []

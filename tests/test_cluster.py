@@ -67,10 +67,14 @@ def test_a_local_dask_cluster_grades_the_corpus_like_the_local_pool(tmp_path: Pa
     assert "Run again on another worker" not in result.stdout
 
 
-def _running(client: Client, key_part: str) -> str | None:
-    """The address of the worker that holds a task whose key contains ``key_part``, if any."""
-    for address, keys in client.processing().items():
-        if any(key_part in str(key) for key in keys):
+def _executing(client: Client, key_part: str) -> str | None:
+    """The address of the worker that is running (not merely holding) a task whose key contains ``key_part``."""
+
+    def executing(dask_worker) -> list[str]:
+        return [str(key) for key, task in dask_worker.state.tasks.items() if task.state == "executing"]
+
+    for address, keys in client.run(executing).items():
+        if any(key_part in key for key in keys):
             return address
     return None
 
@@ -79,7 +83,9 @@ def test_a_worker_killed_mid_submission_loses_nothing(tmp_path: Path):
     cases = [slow_case(), *[case for case in corpus.structural_cases() if case.student in ("full", "partial", "blank")]]
     course = make_course(tmp_path / "course")
     submissions = corpus.write(tmp_path / "submissions", cases)
-    with dask.config.set({"distributed.scheduler.allowed-failures": 1}), \
+    # no work stealing: a submission queued behind another could move between the check and the kill
+    settings = {"distributed.scheduler.allowed-failures": 1, "distributed.scheduler.work-stealing": False}
+    with dask.config.set(settings), \
             LocalCluster(n_workers=2, threads_per_worker=1, dashboard_address=None) as cluster, Client(cluster) as client:
         grading = subprocess.Popen([*GRADE, "--scheduler", cluster.scheduler_address, "--jobs", "1",
                                     "--config", str(course / "nbgrader_config.py"), str(submissions)],
@@ -87,11 +93,11 @@ def test_a_worker_killed_mid_submission_loses_nothing(tmp_path: Path):
         try:
             deadline, victim = time.monotonic() + 300, None
             while victim is None and grading.poll() is None and time.monotonic() < deadline:
-                victim = _running(client, f"-{SLOW}-")
+                victim = _executing(client, f"-{SLOW}-")
                 time.sleep(0.05)
-            assert victim is not None, "the slow submission never reached a worker"
-            time.sleep(2)  # its kernel is asleep in the answer cell
-            assert _running(client, f"-{SLOW}-") == victim, "the slow submission finished before the kill"
+            assert victim is not None, "the slow submission never ran on a worker"
+            time.sleep(1)  # its kernel is starting or asleep in the answer cell (4 s)
+            assert _executing(client, f"-{SLOW}-") == victim, "the slow submission finished before the kill"
             pid = client.run(os.getpid, workers=[victim])[victim]
             os.kill(pid, signal.SIGKILL)
             out, err = grading.communicate(timeout=600)

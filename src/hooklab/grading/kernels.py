@@ -85,17 +85,24 @@ def serve(channel_fd: int) -> None:
         if channel in ready:
             message = channel.recv(_MESSAGE)
             if not message:
-                for folder in supervisors.values():  # kernels the grader never shut down (a spare) end with the server
-                    shutil.rmtree(folder, ignore_errors=True)
-                return
+                return _forget(supervisors)
             request = json.loads(message)
             try:
                 pid, pidfd = spawn(Sandbox(**request["sandbox"]), request["cwd"], request["sockets"], lambda: _become_kernel(request))
+                reply, fds = {"pid": pid}, [pidfd]
+                supervisors[pidfd] = request["sockets"]
             except (SandboxError, OSError) as error:
-                channel.send(json.dumps({"error": str(error)}).encode())
-                continue
-            supervisors[pidfd] = request["sockets"]
-            socket.send_fds(channel, [json.dumps({"pid": pid}).encode()], [pidfd])
+                reply, fds = {"error": str(error)}, []
+            try:
+                socket.send_fds(channel, [json.dumps(reply).encode()], fds)
+            except (BrokenPipeError, ConnectionResetError):  # the owner ended while the kernel started
+                return _forget(supervisors)
+
+
+def _forget(supervisors: dict[int, str]) -> None:
+    """The server's owner ended: so do the kernels it never shut down (a spare), with their folders."""
+    for folder in supervisors.values():
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def _become_kernel(request: dict[str, Any]) -> None:

@@ -10,6 +10,9 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from jupyter_client.provisioning import KernelProvisionerFactory
+
+from hooklab.grading import kernels
 
 REPO = Path(__file__).resolve().parent.parent
 COURSE_CONFIG = REPO / "autograder" / "nbgrader_config.py"
@@ -82,3 +85,18 @@ def released_course(tmp_path_factory: pytest.TempPathFactory) -> Path:
     for assignment in sorted({path.parent.name for path in solution_notebooks()}):
         run_nbgrader(["generate_assignment", assignment, "--force"], course)
     return course
+
+
+@pytest.fixture
+def forked_kernels():
+    """Kernels this process starts by name are forked from hooklab's kernel server (torch and the notebooks'
+    slow imports done once) and sandboxed, as when grading: a notebook's kernel is ready in a fraction of
+    a second instead of importing torch again."""
+    factory = KernelProvisionerFactory.instance()
+    before = factory.default_provisioner_name
+    if kernels.SUPPORTED:
+        factory.default_provisioner_name = kernels.PROVISIONER
+    try:
+        yield
+    finally:
+        factory.default_provisioner_name = before

@@ -75,11 +75,12 @@ def test_solutions_are_executed_seeded_and_quiet(source: Path):
 
 
 @pytest.mark.parametrize("source", SOLUTIONS, ids=notebook_id)
-def test_run_all_on_a_blank_release_reaches_the_last_cell(source: Path):
+def test_run_all_on_a_blank_release_reaches_the_last_cell(source: Path, forked_kernels):
     """As JupyterLab's Run All: only cells tagged raises-exception may fail, and every demo after them still runs."""
-    release = nbformat.read(REPO / "notebooks" / source.relative_to(REPO / "solutions"), as_version=4)
+    path = REPO / "notebooks" / source.relative_to(REPO / "solutions")
+    release = nbformat.read(path, as_version=4)
     try:
-        NotebookClient(release, timeout=120, kernel_name="python3").execute()
+        NotebookClient(release, timeout=120, kernel_name="python3").execute(cwd=str(path.parent))
     except CellExecutionError as error:
         pytest.fail(f"Run All on the blank {source.name} stops at an untagged cell (tag it uses-answer in solutions/ "
                     f"or make it independent of the answers): {str(error)[-400:]}")

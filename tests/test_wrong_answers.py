@@ -25,7 +25,7 @@ def run_until(wrong: Wrong) -> nbformat.NotebookNode:
 
 
 @pytest.mark.parametrize("wrong", WRONG, ids=lambda w: f"{w.assignment}/{w.name}")
-def test_a_plausible_wrong_answer_fails_with_a_message_that_says_why(wrong: Wrong):
+def test_a_plausible_wrong_answer_fails_with_a_message_that_says_why(wrong: Wrong, forked_kernels):
     nb = run_until(wrong)
     answer = next(c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == wrong.grade_id)
     assert not [o for o in answer.outputs if o.output_type == "error"], f"{wrong.name}: the answer cell itself raised"

@@ -22,14 +22,14 @@ def validator(*, invert: bool) -> Validator:
 
 
 @pytest.mark.parametrize("source", SOLUTIONS, ids=notebook_id)
-def test_solution_passes_validate(source: Path):
+def test_solution_passes_validate(source: Path, forked_kernels):
     results = validator(invert=False).validate(str(source))
     failures = "\n\n".join(f"{item['source'][:200]}\n{item.get('raw_error', '')}" for item in results.get("failed", []))
     assert not results, f"validate found problems in {source.name}: {sorted(results)}\n{failures}"
 
 
 @pytest.mark.parametrize("source", SOLUTIONS, ids=notebook_id)
-def test_no_test_passes_on_the_blank_template(source: Path):
+def test_no_test_passes_on_the_blank_template(source: Path, forked_kernels):
     release = REPO / "notebooks" / source.relative_to(REPO / "solutions")
     results = validator(invert=True).validate(str(release))
     passing = [item["source"].splitlines()[0] for item in results.get("passed", [])]

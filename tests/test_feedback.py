@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+import copy
+
 import nbformat
+import pytest
+from bs4 import BeautifulSoup
+from nbconvert.exporters import HTMLExporter
 from nbformat.v4 import new_code_cell, new_notebook, new_output
 
-from hooklab.feedback import REDACTED, HideHiddenTests
+from conftest import REPO
+from hooklab.feedback import NO_ALT, REDACTED, FeedbackExporter, HideHiddenTests, accessible
 from hooklab.grading.execute import PROOF_PREFIX
 
 HIDDEN = "check_close(scale(torch.tensor([3.0])), [6.0])"
@@ -59,3 +65,29 @@ def test_a_student_cell_that_spells_a_delimiter_is_shown_as_written():
     nb.cells[0].source = 'SKIP = "### BEGIN HIDDEN TESTS"  # no end: not a hidden region of a test cell'
     out, _ = HideHiddenTests().preprocess(nb, {})
     assert out.cells[0].source == nb.cells[0].source and HIDDEN not in out.cells[1].source
+
+
+@pytest.mark.parametrize("name", ["02_forward_hooks/forward_hooks.ipynb", "06_applications/applications.ipynb"])
+def test_the_feedback_page_is_the_document_nbconverts_html_exporter_writes(name: str):
+    """The quicker exporter writes the same document: the same elements, attributes (the accessibility
+    ones included) and text as HTMLExporter, once both are parsed."""
+    nb = nbformat.read(REPO / "solutions" / name, as_version=4)
+    ours, _ = FeedbackExporter().from_notebook_node(copy.deepcopy(nb))
+    theirs, _ = HTMLExporter().from_notebook_node(copy.deepcopy(nb))
+    assert ours != theirs, "the page is not written by nbconvert's own pass (nothing would be compared)"
+    assert BeautifulSoup(ours, "html.parser") == BeautifulSoup(theirs, "html.parser")
+    for added in ('tabindex="0"', f'alt="{NO_ALT}"'):
+        assert ours.count(added) == theirs.count(added), added
+    assert ours.count('tabindex="0"') > 0 and (ours.count(f'alt="{NO_ALT}"') > 0) == (name.startswith("06")), "06 has plots"
+
+
+def test_accessibility_attributes_skip_scripts_comments_and_what_is_there():
+    page = ('<div class="jp-Cell-inputWrapper" data-x="a>b"><img src="a.png"/><img alt="plot" src="b.png">'
+            '<script>let s = "<img src=c>";</script><!-- <div class="jp-OutputArea-output"> -->'
+            '<div class="jp-RenderedText jp-OutputArea-output" tabindex="-1"><div class="other">')
+    assert accessible(page) == (
+        '<div class="jp-Cell-inputWrapper" data-x="a>b" tabindex="0">'
+        f'<img src="a.png" alt="{NO_ALT}"/><img alt="plot" src="b.png">'
+        '<script>let s = "<img src=c>";</script><!-- <div class="jp-OutputArea-output"> -->'
+        '<div class="jp-RenderedText jp-OutputArea-output" tabindex="-1"><div class="other">'
+    )

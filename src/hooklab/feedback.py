@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 from typing import Any
 
 import jinja2
 import jinja2.bccache
-from nbconvert.exporters import HTMLExporter
+from nbconvert.exporters import HTMLExporter, TemplateExporter
 from nbconvert.exporters.exporter import ResourcesDict
 from nbconvert.filters import Highlight2HTML, clean_html
+from nbconvert.filters.widgetsdatatypefilter import WidgetsDataTypeFilter
 from nbformat import NotebookNode
 from nbgrader import utils
 from nbgrader.preprocessors import ClearHiddenTests
@@ -101,11 +103,45 @@ def _highlighted(source: str, language: str, magics_language: str | None, option
     return Highlight2HTML(pygments_lexer=language, extra_formatter_options=json.loads(options))(source, language, metadata)
 
 
+# The accessibility attributes nbconvert's HTMLExporter adds after rendering (images get a description,
+# cell inputs and outputs take the keyboard focus), added by one scan of the page's start tags instead of
+# a BeautifulSoup tree: parsing and writing back the page's thousands of highlighted tokens took most of
+# the time of a feedback file. Scripts, styles and comments are passed over as the HTML parser does.
+NO_ALT = "No description has been provided for this image"
+FOCUSABLE = {"jp-Cell-inputWrapper", "jp-OutputArea-output"}
+_START_TAGS = re.compile(
+    r"""<(?P<raw>script|style)\b.*?</(?P=raw)\s*>|<!--.*?-->|<(?P<tag>img|div)\b(?P<attributes>(?:[^>"']|"[^"]*"|'[^']*')*)>""",
+    re.IGNORECASE | re.DOTALL,
+)
+_ATTRIBUTE = re.compile(r"""([^\s=/>"']+)(?:\s*=\s*("[^"]*"|'[^']*'|[^\s>]+))?""")
+
+
+def _accessible(match: re.Match[str]) -> str:
+    if not match.group("tag"):
+        return match.group(0)
+    tag, attributes = match.group("tag").lower(), match.group("attributes")
+    present = {name.lower(): value.strip("'\"") for name, value in _ATTRIBUTE.findall(attributes)}
+    if tag == "img" and "alt" not in present:
+        extra = f' alt="{NO_ALT}"'
+    elif tag == "div" and "tabindex" not in present and FOCUSABLE & set(present.get("class", "").split()):
+        extra = ' tabindex="0"'
+    else:
+        return match.group(0)
+    closing = "/>" if attributes.rstrip().endswith("/") else ">"
+    return f"<{match.group('tag')}{attributes.rstrip().removesuffix('/').rstrip()}{extra}{closing}"
+
+
+def accessible(page: str) -> str:
+    """``page`` with the attributes nbconvert's HTMLExporter adds for accessibility (see above)."""
+    return _START_TAGS.sub(_accessible, page)
+
+
 class FeedbackExporter(HTMLExporter):
     """nbconvert's HTML exporter, quicker for a class of notebooks that are mostly the same: its templates
     are compiled once per process instead of once per feedback file (nbgrader builds a new exporter for
-    every submission), and a cell or output rendered for one submission is not highlighted and sanitised
-    again for the next (both are functions of the text alone)."""
+    every submission), a cell or output rendered for one submission is not highlighted and sanitised
+    again for the next (both are functions of the text alone), and the page's accessibility attributes
+    are added without parsing it into a tree (:func:`accessible`)."""
 
     _templates = _CompiledTemplates()
 
@@ -128,4 +164,9 @@ class FeedbackExporter(HTMLExporter):
                 return _highlighted(source, language or lexer, (metadata or {}).get("magics_language"), options)
 
             self.filters = {**self.filters, "highlight_code": highlight_code}
-        return super().from_notebook_node(nb, resources, **kw)
+        # HTMLExporter.from_notebook_node up to its BeautifulSoup pass, which accessible() replaces
+        resources = self._init_resources(resources)
+        self.register_filter("highlight_code", self.filters["highlight_code"])
+        self.register_filter("filter_data_type", WidgetsDataTypeFilter(notebook_metadata=self._nb_metadata, parent=self, resources=resources))
+        page, resources = TemplateExporter.from_notebook_node(self, nb, resources, **kw)
+        return accessible(page), resources

@@ -84,10 +84,12 @@ def test_the_feedback_page_is_the_document_nbconverts_html_exporter_writes(name:
 def test_accessibility_attributes_skip_scripts_comments_and_what_is_there():
     page = ('<div class="jp-Cell-inputWrapper" data-x="a>b"><img src="a.png"/><img alt="plot" src="b.png">'
             '<script>let s = "<img src=c>";</script><!-- <div class="jp-OutputArea-output"> -->'
+            '<span title=\'<img src="d.png">\'></span>'
             '<div class="jp-RenderedText jp-OutputArea-output" tabindex="-1"><div class="other">')
     assert accessible(page) == (
         '<div class="jp-Cell-inputWrapper" data-x="a>b" tabindex="0">'
         f'<img src="a.png" alt="{NO_ALT}"/><img alt="plot" src="b.png">'
         '<script>let s = "<img src=c>";</script><!-- <div class="jp-OutputArea-output"> -->'
+        '<span title=\'<img src="d.png">\'></span>'
         '<div class="jp-RenderedText jp-OutputArea-output" tabindex="-1"><div class="other">'
     )

@@ -110,15 +110,15 @@ def _highlighted(source: str, language: str, magics_language: str | None, option
 NO_ALT = "No description has been provided for this image"
 FOCUSABLE = {"jp-Cell-inputWrapper", "jp-OutputArea-output"}
 _START_TAGS = re.compile(
-    r"""<(?P<raw>script|style)\b.*?</(?P=raw)\s*>|<!--.*?-->|<(?P<tag>img|div)\b(?P<attributes>(?:[^>"']|"[^"]*"|'[^']*')*)>""",
+    r"""<(?P<raw>script|style)\b.*?</(?P=raw)\s*>|<!--.*?-->|<(?P<tag>[a-zA-Z][^\s/>]*)(?P<attributes>(?:[^>"']|"[^"]*"|'[^']*')*)>""",
     re.IGNORECASE | re.DOTALL,
 )
 _ATTRIBUTE = re.compile(r"""([^\s=/>"']+)(?:\s*=\s*("[^"]*"|'[^']*'|[^\s>]+))?""")
 
 
 def _accessible(match: re.Match[str]) -> str:
-    if not match.group("tag"):
-        return match.group(0)
+    if match.group("tag") is None or match.group("tag").lower() not in ("img", "div"):
+        return match.group(0)  # a script, style, comment or another element: its attributes may quote a tag
     tag, attributes = match.group("tag").lower(), match.group("attributes")
     present = {name.lower(): value.strip("'\"") for name, value in _ATTRIBUTE.findall(attributes)}
     if tag == "img" and "alt" not in present:

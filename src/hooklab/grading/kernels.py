@@ -44,7 +44,7 @@ PROVISIONER = "hooklab-preloaded"
 # What every kernel would import: ipykernel, and the notebooks' slow imports (torch, hooklab's widgets and their
 # matplotlib and ipywidgets, scikit-learn's datasets); a module imported here is in every kernel as if just imported.
 PRELOAD = ("torch", "numpy", "ipykernel.kernelapp", "matplotlib.figure", "ipywidgets", "hooklab.checks", "hooklab.widgets",
-           "sklearn.datasets")
+           "sklearn.datasets", "torch._dynamo")  # torch._dynamo: imported by an optimizer's first step and by torch.compile
 INLINE_BACKEND = "module://matplotlib_inline.backend_inline"  # ipykernel's default for MPLBACKEND
 _MESSAGE = 1 << 20  # largest request (environment included)
 KILLED_WITHIN = 1.0  # seconds a killed kernel's supervisor is waited for before jupyter_client's own wait

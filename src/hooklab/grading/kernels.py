@@ -19,6 +19,7 @@ nbgrader reaches the server through jupyter_client's provisioner mechanism
 from __future__ import annotations
 
 import asyncio
+import gc
 import importlib
 import importlib.util
 import json
@@ -74,6 +75,9 @@ def serve(channel_fd: int) -> None:
     os.environ.setdefault("MPLBACKEND", INLINE_BACKEND)  # matplotlib reads it once, when it is imported
     for name in PRELOAD:
         importlib.import_module(name)
+    # what is imported now is shared by every kernel: their garbage collector leaves it alone, so it is not
+    # walked (and copied, page by page) in each of them
+    gc.freeze()
     channel = socket.socket(fileno=channel_fd)
     supervisors: dict[int, str] = {}  # pidfd → the kernel's socket folder (its spare working folder inside)
     while True:

@@ -731,6 +731,53 @@ def wrong_answers() -> list[Wrong]:
                         (grad,) = torch.autograd.grad(x.softmax(ctx.dim), x, grad_output)
                     return grad, None
         '''), "Softmax.backward turns gradient recording on"),
+        Wrong("softmax_by_forward_mode_autograd", BACKWARD_PUZZLES, "softmax", _cell('''
+            import torch.autograd.forward_ad as fwAD
+
+            class Softmax(Function):
+                @staticmethod
+                def forward(x, dim):
+                    return x.softmax(dim)
+
+                @staticmethod
+                def setup_context(ctx, inputs, output):
+                    ctx.save_for_backward(inputs[0])
+                    ctx.dim = inputs[1]
+
+                @staticmethod
+                def backward(ctx, grad_output):
+                    (x,) = ctx.saved_tensors
+                    flat, columns = x.reshape(-1), []
+                    with fwAD.dual_level():  # the Jacobian a column at a time, with no gradient recording
+                        for i in range(flat.numel()):
+                            tangent = torch.zeros_like(flat)
+                            tangent[i] = 1
+                            dual = fwAD.make_dual(flat, tangent).reshape(x.shape)
+                            columns.append(fwAD.unpack_dual(dual.softmax(ctx.dim)).tangent.reshape(-1))
+                    jacobian = torch.stack(columns, dim=1)
+                    return (jacobian.T @ grad_output.reshape(-1)).reshape(x.shape), None
+        '''), "Softmax.backward uses forward-mode autograd"),
+        Wrong("logsumexp_by_jacfwd", BACKWARD_PUZZLES, "logsumexp", _cell('''
+            from torch.func import jacfwd
+
+            class LogSumExp(Function):
+                @staticmethod
+                def forward(x, dim, keepdim):
+                    return x.logsumexp(dim, keepdim=keepdim)
+
+                @staticmethod
+                def setup_context(ctx, inputs, output):
+                    x, dim, keepdim = inputs
+                    ctx.save_for_backward(x)
+                    ctx.dim, ctx.keepdim = dim, keepdim
+
+                @staticmethod
+                def backward(ctx, grad_output):
+                    (x,) = ctx.saved_tensors
+                    jacobian = jacfwd(lambda v: v.logsumexp(ctx.dim, keepdim=ctx.keepdim))(x)
+                    axes = list(range(grad_output.dim()))
+                    return torch.tensordot(grad_output, jacobian, dims=(axes, axes)), None, None
+        '''), "LogSumExp.backward uses forward-mode autograd"),
         Wrong("layer_norm_by_torch_func", BACKWARD_PUZZLES, "layer_norm", _cell('''
             class LayerNorm(Function):
                 @staticmethod

@@ -312,6 +312,8 @@ def random_generator() -> torch.Generator:
 
 # Calls that compute a gradient with autograd rather than with a formula: the puzzles forbid them.
 _AUTOGRAD_CALLS = {"grad", "backward", "vjp", "jvp", "jacrev", "jacfwd", "hessian", "jacobian", "vhp", "hvp"}
+# What forward-mode autograd calls to attach and read tangents (torch.autograd.forward_ad, torch.func.jvp, jacfwd).
+_FORWARD_MODE_CALLS = {"_make_dual", "_unpack_dual", "make_dual", "unpack_dual"}
 
 
 class _AutogradGuard(TorchFunctionMode):
@@ -333,6 +335,8 @@ class _AutogradGuard(TorchFunctionMode):
                 self.note("turns gradient recording on (as torch.enable_grad and torch.func do)")
         elif name in _AUTOGRAD_CALLS:
             self.note(f"calls autograd ({name})")
+        elif name in _FORWARD_MODE_CALLS:
+            self.note(f"uses forward-mode autograd ({name}: dual tensors, as torch.autograd.forward_ad and torch.func.jvp make)")
         elif "backward" in name:
             self.note(f"calls PyTorch's own backward function ({name})")
         elif _is_grad_enabled():

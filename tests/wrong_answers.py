@@ -7,8 +7,14 @@ These are the mistakes a student could make that an earlier, weaker test let thr
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
+from functools import cache
+from textwrap import dedent, indent
 
+import nbformat
+
+from conftest import REPO, solution_sources
 from honest_answers import (
     APPLICATIONS, APPLY, AUTOGRAD_FUNCTION, BACKWARD_HOOKS, BACKWARD_PUZZLES, FORWARD_HOOKS, MEMORY_HOOKS, MODULE_BASICS, _cell,
 )
@@ -26,6 +32,19 @@ class Wrong:
     @property
     def test_id(self) -> str:
         return self.test or f"{self.grade_id}_test"
+
+
+@cache
+def _puzzles() -> dict[str, str]:
+    return solution_sources(nbformat.read(REPO / "solutions" / BACKWARD_PUZZLES / "backward_puzzles.ipynb", as_version=4))
+
+
+def _with_backward(grade_id: str, body: str, imports: str = "") -> str:
+    """A backward puzzle's answer cell as given (its Function's forward and setup_context), with ``body`` as
+    the backward the student wrote."""
+    given = _puzzles()[grade_id]
+    signature = re.search(r"^    def backward\(.*\n", given, re.MULTILINE)
+    return dedent(imports) + given[: signature.end()] + indent(dedent(body).strip("\n"), " " * 8) + "\n"
 
 
 def wrong_answers() -> list[Wrong]:
@@ -731,53 +750,21 @@ def wrong_answers() -> list[Wrong]:
                         (grad,) = torch.autograd.grad(x.softmax(ctx.dim), x, grad_output)
                     return grad, None
         '''), "Softmax.backward turns gradient recording on"),
-        Wrong("softmax_by_forward_mode_autograd", BACKWARD_PUZZLES, "softmax", _cell('''
-            import torch.autograd.forward_ad as fwAD
-
-            class Softmax(Function):
-                @staticmethod
-                def forward(x, dim):
-                    return x.softmax(dim)
-
-                @staticmethod
-                def setup_context(ctx, inputs, output):
-                    ctx.save_for_backward(inputs[0])
-                    ctx.dim = inputs[1]
-
-                @staticmethod
-                def backward(ctx, grad_output):
-                    (x,) = ctx.saved_tensors
-                    flat, columns = x.reshape(-1), []
-                    with fwAD.dual_level():  # the Jacobian a column at a time, with no gradient recording
-                        for i in range(flat.numel()):
-                            tangent = torch.zeros_like(flat)
-                            tangent[i] = 1
-                            dual = fwAD.make_dual(flat, tangent).reshape(x.shape)
-                            columns.append(fwAD.unpack_dual(dual.softmax(ctx.dim)).tangent.reshape(-1))
-                    jacobian = torch.stack(columns, dim=1)
-                    return (jacobian.T @ grad_output.reshape(-1)).reshape(x.shape), None
-        '''), "Softmax.backward uses forward-mode autograd"),
-        Wrong("logsumexp_by_jacfwd", BACKWARD_PUZZLES, "logsumexp", _cell('''
-            from torch.func import jacfwd
-
-            class LogSumExp(Function):
-                @staticmethod
-                def forward(x, dim, keepdim):
-                    return x.logsumexp(dim, keepdim=keepdim)
-
-                @staticmethod
-                def setup_context(ctx, inputs, output):
-                    x, dim, keepdim = inputs
-                    ctx.save_for_backward(x)
-                    ctx.dim, ctx.keepdim = dim, keepdim
-
-                @staticmethod
-                def backward(ctx, grad_output):
-                    (x,) = ctx.saved_tensors
-                    jacobian = jacfwd(lambda v: v.logsumexp(ctx.dim, keepdim=ctx.keepdim))(x)
-                    axes = list(range(grad_output.dim()))
-                    return torch.tensordot(grad_output, jacobian, dims=(axes, axes)), None, None
-        '''), "LogSumExp.backward uses forward-mode autograd"),
+        Wrong("softmax_by_forward_mode_autograd", BACKWARD_PUZZLES, "softmax", _with_backward("softmax", '''
+            (y,) = ctx.saved_tensors
+            x, columns = y.log().reshape(-1), []  # log(y) is x shifted along dim: the same Jacobian
+            with fwAD.dual_level():  # the Jacobian a column at a time, with no gradient recording
+                for i in range(x.numel()):
+                    dual = fwAD.make_dual(x, torch.eye(x.numel(), dtype=x.dtype)[i]).reshape(y.shape)
+                    columns.append(fwAD.unpack_dual(dual.softmax(ctx.dim)).tangent.reshape(-1))
+            return (torch.stack(columns, dim=1).T @ grad_output.reshape(-1)).reshape(y.shape), None
+        ''', imports="import torch.autograd.forward_ad as fwAD\n\n"), "Softmax.backward uses forward-mode autograd"),
+        Wrong("logsumexp_by_jacfwd", BACKWARD_PUZZLES, "logsumexp", _with_backward("logsumexp", '''
+            x, _ = ctx.saved_tensors
+            jacobian = jacfwd(lambda v: v.logsumexp(ctx.dim, keepdim=ctx.keepdim))(x)
+            axes = list(range(grad_output.dim()))
+            return torch.tensordot(grad_output, jacobian, dims=(axes, axes)), None, None
+        ''', imports="from torch.func import jacfwd\n\n"), "LogSumExp.backward uses forward-mode autograd"),
         Wrong("layer_norm_by_torch_func", BACKWARD_PUZZLES, "layer_norm", _cell('''
             class LayerNorm(Function):
                 @staticmethod

@@ -288,6 +288,7 @@ class Spares:
 
 SPARES = Spares()
 
+
 class ReadyClient(AsyncKernelClient):  # type: ignore[misc]
     """jupyter_client's asynchronous client, ready as soon as the kernel has answered ``kernel_info`` on
     the shell channel and reported itself idle after it on IOPub: that proves both channels connected

@@ -8,8 +8,8 @@ from dataclasses import dataclass
 import ipywidgets as widgets
 from torch import nn
 
-from hooklab.widgets.puzzle import WRONG_CLASS, WRONG_MARK, WRONG_STYLE, OrderPicker, OrderPuzzle
-from hooklab.widgets.view import SteppedView, Stepper, step_style
+from hooklab.widgets.puzzle import WRONG_CLASS, WRONG_MARK, WRONG_STYLE, OrderPuzzle, OrderPuzzleView
+from hooklab.widgets.view import Stepper, step_style
 
 
 @dataclass
@@ -40,7 +40,7 @@ def tree(model: nn.Module) -> list[Node]:
     return nodes
 
 
-class ApplyOrder(SteppedView):
+class ApplyOrder(OrderPuzzleView):
     """``model.apply`` run with a function that records its argument.
 
     ``visits`` lists the module paths in the order apply called the function (children first:
@@ -70,36 +70,26 @@ class ApplyOrder(SteppedView):
             + "<br><br><b>modules()</b> (preorder)<br>" + "<br>".join(html.escape(p or "(model)") for p in self.modules)
         )
         self.widget = self.stepping = widgets.VBox([self.stepper.widget, widgets.HBox([self.drawing, orders])])
-        self.puzzle: OrderPuzzle | None = None
         if puzzle:
             offered = [node for node in self.nodes if node.visit]
             labels = {node.path: node.label for node in offered}
-            self.puzzle = OrderPuzzle(self.visits, [node.path for node in offered], labels)
-            self.prompt = f"click the {len(offered)} modules in the order model.apply(fn) calls fn on them, then Check."
-            self.picker = OrderPicker(self.puzzle, self.prompt, on_over=self._reveal, indents=[2 * n.depth for n in offered])
-            self.widget = widgets.VBox([self.picker.widget, self.stepping])
+            self._ask(OrderPuzzle(self.visits, [node.path for node in offered], labels),
+                      f"click the {len(offered)} modules in the order model.apply(fn) calls fn on them, then Check.",
+                      indents=[2 * n.depth for n in offered])
         self._render()
 
-    def _reveal(self) -> None:
-        if self.step == len(self.visits):
-            self._render()
-        else:
-            self.step = len(self.visits)  # every number shown; Back replays
-
     @property
-    def hidden(self) -> bool:
-        """A puzzle is on: the real order is not shown yet."""
-        return self.puzzle is not None and not self.puzzle.over
+    def answer_step(self) -> int:
+        return len(self.visits)  # every number shown
 
     def guesses(self) -> dict[str, int]:
         """Once a puzzle is over: the visit number the last try gave each module it placed wrong, by path."""
-        if self.puzzle is None or not self.puzzle.over:
+        if not self.puzzle_over:
             return {}
         return {self.puzzle.picked[i]: i + 1 for i in self.puzzle.wrong if i < len(self.puzzle.picks)}
 
     def _render(self) -> None:
-        self.stepping.layout.display = "none" if self.hidden else None
-        if self.hidden:  # nothing of the answer in the page
+        if not self._show_stepping():  # nothing of the answer in the page
             self.drawing.value = ""
             return
         lines, guesses = [], self.guesses()
@@ -115,7 +105,7 @@ class ApplyOrder(SteppedView):
 
     def text(self) -> str:
         if self.hidden:
-            return self.puzzle.text("Puzzle: " + self.prompt)
+            return self.puzzle_text()
         guesses = self.guesses()
         tree_lines = [
             f"{'  ' * n.depth}[{n.visit}] {n.label}" + (f"  {WRONG_MARK} you: {guesses[n.path]}" if n.path in guesses else "")

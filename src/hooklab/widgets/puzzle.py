@@ -11,6 +11,8 @@ from collections.abc import Callable, Mapping, Sequence
 
 import ipywidgets as widgets
 
+from hooklab.widgets.view import SteppedView
+
 WRONG_CLASS = "hooklab-wrong"  # CSS class of what a prediction got wrong, once revealed
 WRONG_STYLE = "background:#f8c4c4"
 WRONG_MARK, RIGHT_MARK = "✗", "✓"
@@ -248,6 +250,50 @@ class OrderPicker:
         notes = "".join(f"<br>{html.escape(line)}" for line in lines[1:])
         message = f"<br><i>{html.escape(self.message)}</i>" if self.message else ""
         self.status.value = f"<div style='font-size:12px'>your order:{order}{notes}{message}</div>"
+
+
+class OrderPuzzleView(SteppedView):
+    """A stepped view that can ask first for an order (:meth:`_ask`): until the puzzle is over, its stepping
+    part (``stepping``) is hidden and its page holds nothing of the answer; once it is over, the view moves
+    to ``answer_step`` and shows as without a puzzle."""
+
+    stepping: widgets.Box
+    answer_step = 0
+    puzzle: OrderPuzzle | None = None
+    prompt = ""
+
+    def _ask(self, puzzle: OrderPuzzle, prompt: str, indents: Sequence[int] = ()) -> None:
+        self.puzzle, self.prompt = puzzle, prompt
+        self.picker = OrderPicker(puzzle, prompt, on_over=self._show_answer, indents=indents)
+        self.widget = widgets.VBox([self.picker.widget, self.stepping])
+
+    @property
+    def hidden(self) -> bool:
+        """A puzzle is on: the real order is not shown yet."""
+        return self.puzzle is not None and not self.puzzle_over
+
+    @property
+    def puzzle_over(self) -> bool:
+        """A puzzle was asked and is over (solved or given up)."""
+        return self.puzzle is not None and self.puzzle.over
+
+    def _show_answer(self) -> None:
+        if self.step == self.answer_step:
+            self._render()
+        else:
+            self.step = self.answer_step  # the stepper renders; Back and Next replay
+
+    def _show_stepping(self) -> bool:
+        """Hide the stepping part while the puzzle is on; returns whether it is shown."""
+        self.stepping.layout.display = "none" if self.hidden else None
+        return not self.hidden
+
+    def puzzle_text(self) -> str:
+        assert self.puzzle is not None
+        return self.puzzle.text("Puzzle: " + self.prompt)
+
+    def _render(self) -> None:
+        raise NotImplementedError
 
 
 class Prediction(_Tries):

@@ -9,8 +9,8 @@ import ipywidgets as widgets
 import torch
 from torch import nn
 
-from hooklab.widgets.puzzle import RIGHT_MARK, WRONG_CLASS, WRONG_MARK, WRONG_STYLE, OrderPicker, OrderPuzzle
-from hooklab.widgets.view import SteppedView, Stepper, html_table, step_style, text_table
+from hooklab.widgets.puzzle import RIGHT_MARK, WRONG_CLASS, WRONG_MARK, WRONG_STYLE, OrderPuzzle, OrderPuzzleView
+from hooklab.widgets.view import Stepper, html_table, step_style, text_table
 
 HEADER = ("#", "phase", "event", "where", "tensors")
 TABLE_HEIGHT = "20em"
@@ -119,7 +119,7 @@ def record_events(
     return events
 
 
-class HookTimeline(SteppedView):
+class HookTimeline(OrderPuzzleView):
     """The events of :func:`record_events` for ``model(*inputs)``, steppable one at a time.
 
     ``events`` holds them; ``step`` is the event shown (set it, or click Back / Next).
@@ -143,39 +143,24 @@ class HookTimeline(SteppedView):
         self.current = widgets.HTML()
         self.table = widgets.HTML()
         self.widget = self.stepping = widgets.VBox([self.stepper.widget, self.current, self.table])
-        self.puzzle: OrderPuzzle | None = None
         self.puzzle_events: list[Event] = []
         if puzzle:
             kinds = PUZZLE_KINDS if puzzle is True else tuple(puzzle)
             self.puzzle_events = [e for e in self.events if e.kind in kinds]
             if not self.puzzle_events:
                 raise ValueError(f"no events of the kinds {kinds} to order")
-            self.puzzle = OrderPuzzle([e.label for e in self.puzzle_events], seed=seed)
-            self.prompt = f"click these {len(self.puzzle_events)} events in the order they fire, then Check."
-            self.picker = OrderPicker(self.puzzle, self.prompt, on_over=self._replay)
-            self.widget = widgets.VBox([self.picker.widget, self.stepping])
+            self._ask(OrderPuzzle([e.label for e in self.puzzle_events], seed=seed),
+                      f"click these {len(self.puzzle_events)} events in the order they fire, then Check.")
         self._render()
-
-    @property
-    def hidden(self) -> bool:
-        """A puzzle is on: the real timeline is not shown yet."""
-        return self.puzzle is not None and not self.puzzle.over
 
     def marks(self) -> dict[int, str]:
         """Once a puzzle is over: ✗ or ✓ by the index of each event it asked about (the last try's verdict)."""
-        if self.puzzle is None or not self.puzzle.over:
+        if not self.puzzle_over:
             return {}
         return {e.index: WRONG_MARK if i in self.puzzle.wrong else RIGHT_MARK for i, e in enumerate(self.puzzle_events)}
 
-    def _replay(self) -> None:
-        if self.step == 0:
-            self._render()
-        else:
-            self.step = 0
-
     def _render(self) -> None:
-        self.stepping.layout.display = "none" if self.hidden else None
-        if self.hidden:  # nothing of the answer in the page
+        if not self._show_stepping():  # nothing of the answer in the page
             self.current.value = self.table.value = ""
             return
         event = self.events[self.step]
@@ -197,7 +182,7 @@ class HookTimeline(SteppedView):
         if self.puzzle is None:
             return text_table(HEADER, [e.row() for e in self.events])
         if self.hidden:
-            return self.puzzle.text("Puzzle: " + self.prompt)
+            return self.puzzle_text()
         marks = self.marks()
         table = text_table((*HEADER, "you"), [(*e.row(), marks.get(e.index, "")) for e in self.events])
         return f"{self.puzzle.outcome()}\n{table}"

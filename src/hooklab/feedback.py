@@ -24,6 +24,20 @@ MIN_LINE = 10  # shorter hidden lines (a bracket, "else:") say nothing and would
 REMEMBERED = 4096  # renderings of cells and outputs a worker keeps for the next submissions
 
 
+def hidden_lines(source: str, begin: str, end: str) -> set[str]:
+    """The lines of a test cell between the hidden-test delimiters ``begin`` and ``end``, stripped, but
+    for those shorter than :data:`MIN_LINE`."""
+    lines, inside = set(), False
+    for line in source.splitlines():
+        if begin in line:
+            inside = True
+        elif end in line:
+            inside = False
+        elif inside and len(line.strip()) >= MIN_LINE:
+            lines.add(line.strip())
+    return lines
+
+
 class HideHiddenTests(ClearHiddenTests):
     """Remove hidden tests from test cells, as the release does, and keep them out of every output.
 
@@ -35,22 +49,12 @@ class HideHiddenTests(ClearHiddenTests):
     """
 
     def preprocess(self, nb: NotebookNode, resources: ResourcesDict) -> tuple[NotebookNode, ResourcesDict]:
-        lines = {line.strip() for cell in nb.cells if utils.is_grade(cell) for line in self._hidden_lines(cell.source)}
+        begin, end = self.begin_test_delimeter, self.end_test_delimeter
+        lines = set().union(*(hidden_lines(cell.source, begin, end) for cell in nb.cells if utils.is_grade(cell)))
         # the delimiters and the proof-of-run line show that a message quotes a test cell
         markers = {self.begin_test_delimeter, self.end_test_delimeter, PROOF_PREFIX}
         self._hidden = sorted((lines | markers) - {""}, key=len, reverse=True)
         return super().preprocess(nb, resources)
-
-    def _hidden_lines(self, source: str) -> list[str]:
-        lines, inside = [], False
-        for line in source.splitlines():
-            if self.begin_test_delimeter in line:
-                inside = True
-            elif self.end_test_delimeter in line:
-                inside = False
-            elif inside and len(line.strip()) >= MIN_LINE:
-                lines.append(line)
-        return lines
 
     def preprocess_cell(self, cell: NotebookNode, resources: ResourcesDict, index: int) -> tuple[NotebookNode, ResourcesDict]:
         if utils.is_grade(cell):  # a student's own cell may spell a delimiter; it holds no hidden test

@@ -23,7 +23,7 @@ from pathlib import Path
 from nbgrader.api import Assignment, Grade, GradeCell, Gradebook, Notebook, SubmittedAssignment, SubmittedNotebook
 from nbgrader.preprocessors import ClearHiddenTests
 
-from hooklab.feedback import MIN_LINE, REDACTED
+from hooklab.feedback import REDACTED, hidden_lines
 from hooklab.grading.course import Course
 from hooklab.grading.execute import HELD, PROOF_PREFIX
 from hooklab.grading.gradebook import Ledger
@@ -227,19 +227,6 @@ def collect(course: Course, ledger: Ledger) -> ClassData:
                 if name == notebook:
                     submission.failures[cell] = found.get(grade_id, missing)
     return ClassData(cells, submissions)
-
-
-def hidden_lines(source: str, begin: str, end: str) -> set[str]:
-    """The lines of a test cell between the hidden-test delimiters (as hooklab.feedback redacts them)."""
-    lines, inside = set(), False
-    for line in source.splitlines():
-        if begin in line:
-            inside = True
-        elif end in line:
-            inside = False
-        elif inside and len(line.strip()) >= MIN_LINE:
-            lines.add(line.strip())
-    return lines
 
 
 def failure_messages(path: Path, hidden: set[str]) -> dict[str, str]:

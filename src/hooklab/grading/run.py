@@ -184,14 +184,18 @@ class Stages:
         for stage, value in seconds.items():
             self.seconds[stage] += value
 
+    def milliseconds(self) -> dict[str, float]:
+        """Milliseconds per executed submission, by stage."""
+        return {stage: 1000 * value / self.count for stage, value in self.seconds.items()}
+
     def figures(self, jobs: int) -> dict[str, float]:
         """The run's timing for the report: what it did, and ms per submission in each stage."""
-        per_stage = {f"{stage} (ms per submission)": 1000 * value / self.count for stage, value in self.seconds.items()}
+        per_stage = {f"{stage} (ms per submission)": ms for stage, ms in self.milliseconds().items()}
         return {"submissions executed": self.count, "workers": jobs, "run (s)": self.wall,
                 "run (ms per submission)": 1000 * self.wall / self.count, **per_stage}
 
     def describe(self, jobs: int) -> str:
-        ms = {stage: 1000 * value / self.count for stage, value in self.seconds.items()}
+        ms = self.milliseconds()
         return (
             f"Time per submission, in ms: waiting for a worker {ms['queue']:.0f} · autograde {ms['autograde']:.0f} "
             f"(kernel start {ms['kernel']:.0f}, cells {ms['cells']:.0f}) · record {ms['record']:.0f} · "

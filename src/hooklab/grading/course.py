@@ -53,6 +53,7 @@ class Course:
         if execute_only:
             config.Autograde.autograde_preprocessors = [p for p in self.autograde_preprocessors if p not in self.recorders]
             config.AsyncKernelManager.client_class = READY_CLIENT
+            config.Execute.extra_arguments = [*config.Execute.get("extra_arguments", []), "--InteractiveShell.xmode=Plain"]
         # Releases made only to register assignments in the gradebook go to a scratch folder,
         # so grading never rewrites the published release.
         config.CourseDirectory.release_directory = str(self.work_dir / "release")

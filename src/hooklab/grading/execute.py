@@ -26,7 +26,6 @@ import json
 import os
 import secrets
 import time
-from pathlib import Path
 from typing import Any
 
 from nbclient.exceptions import CellTimeoutError, DeadKernelError
@@ -38,19 +37,11 @@ from nbgrader.preprocessors import Execute, SaveAutoGrades
 from traitlets import Bool
 
 from hooklab.grading import kernels
+from hooklab.grading.kernels import LOAD_PROBE, PROBE
 from hooklab.grading.repair import METADATA
 
-PROBE_FILE = Path(__file__).with_name("kernel_probe.py")
-PROBE = "__import__('sys').modules['_hooklab_probe']"
 # Modules the tests import, and where they must come from: the grading environment, not the submission.
 VERIFIED_MODULES = ("hooklab.checks", "torch", "numpy")
-LOAD_PROBE = f"""\
-import importlib.util as _u, sys as _s
-_spec = _u.spec_from_file_location("_hooklab_probe", {str(PROBE_FILE)!r})
-_s.modules["_hooklab_probe"] = _m = _u.module_from_spec(_spec)
-_spec.loader.exec_module(_m)
-del _u, _s, _spec, _m
-"""
 HELD = "HeldForReview"
 PROOF_PREFIX = "_hooklab_ran_"  # the name each executed test cell assigns last
 NOT_RUN = "TestDidNotRun"

@@ -15,6 +15,7 @@ loaded from the submission's folder is reported too.
 
 from __future__ import annotations
 
+import array
 import builtins
 import hashlib
 import json
@@ -45,7 +46,7 @@ KERNEL_METHODS = ("do_execute", "execute_request", "dispatch_shell", "send_respo
 
 _state: dict[str, Any] = {}
 _realpaths: dict[str, str] = {}
-_origins: dict[str, tuple[Any, Any, bool]] = {}  # module name → (module, its __file__, loaded from the folder)
+_origins: dict[str, tuple[Any, bool]] = {}  # module name → (module, loaded from the folder)
 _MISSING = object()
 
 
@@ -142,8 +143,12 @@ def _library_callable(callback: Any) -> bool:
 
 
 def _digest(facts: dict[str, str], attributes: dict[str, Any]) -> str:
-    tokens = {**facts, **{label: _token(value) for label, value in attributes.items()}}
-    return hashlib.sha256(json.dumps(tokens, sort_keys=True).encode()).hexdigest()
+    """One hash of the facts' text and of the identity of each attribute (held by the snapshot, so no
+    other object can take its id), in the snapshot's order of labels."""
+    digest = hashlib.sha256(json.dumps(facts, sort_keys=True).encode())
+    digest.update("\n".join(attributes).encode())
+    digest.update(array.array("Q", map(id, attributes.values())).tobytes())
+    return digest.hexdigest()
 
 
 def _own_wrapper(new: Any, old: Any) -> bool:
@@ -161,25 +166,35 @@ def _own_wrapper(new: Any, old: Any) -> bool:
 
 
 def _submission_modules(folder: str) -> list[str]:
-    """Modules loaded from the submission's folder (a file that shadows or adds a module)."""
+    """Modules loaded from the submission's folder (a file that shadows or adds a module); a module is
+    looked at once, when it first appears under its name in ``sys.modules``."""
     found = []
     prefix = os.path.join(folder, "")
     for name, module in list(sys.modules.items()):
-        origin = getattr(module, "__file__", None)
         seen = _origins.get(name)
-        if seen is None or seen[0] is not module or seen[1] != origin:  # new, replaced or moved: look again
+        if seen is None or seen[0] is not module:  # new or replaced: look where it comes from
+            origin = getattr(module, "__file__", None)
             inside = isinstance(origin, str) and os.path.isabs(origin) and _resolved(origin).startswith(prefix)
-            _origins[name] = seen = (module, origin, inside)
-        if seen[2]:
+            _origins[name] = seen = (module, inside)
+        if seen[1]:
             found.append(name)
     return sorted(found)
 
 
 def _resolved(path: str) -> str:
-    """``path`` with its links resolved, once per path (thousands of modules, checked at every test cell)."""
+    """``path`` with its links resolved, once per path (thousands of modules)."""
     if path not in _realpaths:
         _realpaths[path] = os.path.realpath(path)
     return _realpaths[path]
+
+
+def prepare() -> None:
+    """Resolve the files of the modules loaded so far: a kernel server calls this before it forks, so
+    each kernel's first check does not resolve thousands of paths."""
+    for module in list(sys.modules.values()):
+        origin = getattr(module, "__file__", None)
+        if isinstance(origin, str) and os.path.isabs(origin):
+            _resolved(origin)
 
 
 def snapshot(expected_files: dict[str, str]) -> str:

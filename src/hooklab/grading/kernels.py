@@ -52,6 +52,20 @@ KILLED_WITHIN = 1.0  # seconds a killed kernel's supervisor is waited for before
 READY_CLIENT = "hooklab.grading.kernels.ReadyClient"
 SPARE_FOLDER = "work"  # a spare kernel's working folder, in its socket folder
 SPARE_MAX_AGE = 60.0  # seconds a spare may wait: an older one has spent too much of its wall clock
+# The grader's probe in the kernel (hooklab.grading.kernel_probe), loaded by path, not through the import
+# system (which a submission could change), before the notebook's first cell; a kernel forked from the
+# server has it loaded already, its table of module files filled.
+PROBE_FILE = os.path.join(os.path.dirname(__file__), "kernel_probe.py")
+PROBE = "__import__('sys').modules['_hooklab_probe']"
+LOAD_PROBE = f"""\
+import importlib.util as _u, sys as _s
+if "_hooklab_probe" not in _s.modules:
+    _spec = _u.spec_from_file_location("_hooklab_probe", {PROBE_FILE!r})
+    _s.modules["_hooklab_probe"] = _m = _u.module_from_spec(_spec)
+    _spec.loader.exec_module(_m)
+    del _spec, _m
+del _u, _s
+"""
 
 
 def _pidfds() -> bool:
@@ -75,6 +89,8 @@ def serve(channel_fd: int) -> None:
     os.environ.setdefault("MPLBACKEND", INLINE_BACKEND)  # matplotlib reads it once, when it is imported
     for name in PRELOAD:
         importlib.import_module(name)
+    exec(LOAD_PROBE, {})
+    sys.modules["_hooklab_probe"].prepare()
     # what is imported now is shared by every kernel: their garbage collector leaves it alone, so it is not
     # walked (and copied, page by page) in each of them
     gc.freeze()

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
+import subprocess
 import sys
 import time
 
@@ -15,6 +17,10 @@ from traitlets.config import Config
 
 from hooklab.grading import kernels, sandbox
 from hooklab.grading.execute import GuardedExecute
+
+# what a kernel imports that no server can have imported for it: the kernel's __main__, and torch's
+# namespaces made at first use
+KERNEL_OWN_MODULES = {"__main__", "torch.classes", "torch.ops"}
 
 pytestmark = pytest.mark.skipif(not kernels.SUPPORTED, reason="needs os.fork and pidfd (Linux)")
 
@@ -54,6 +60,18 @@ def test_kernel_is_a_fork_with_torch_already_imported(start_kernel):
     assert isinstance(manager.provisioner, kernels.PreloadedProvisioner)
     assert isinstance(manager.provisioner.process, sandbox.Kernel), "the kernel was not started by the kernel server"
     assert run(manager, "import sys; print('torch' in sys.modules)") == "True"
+
+
+def test_a_forked_kernel_starts_without_importing_anything(start_kernel):
+    """Everything ipykernel imports as a kernel starts (its debugger, IPython's shell) is preloaded: else
+    every kernel pays for the import."""
+    server = subprocess.run(
+        [sys.executable, "-c", "import json, sys\nfrom hooklab.grading import kernels\nkernels.preload()\nprint(json.dumps(sorted(sys.modules)))"],
+        capture_output=True, text=True, check=True,
+    )
+    preloaded = set(json.loads(server.stdout.splitlines()[-1]))
+    started = set(json.loads(run(start_kernel(), "import json, sys; print(json.dumps(sorted(sys.modules)))")))
+    assert started - preloaded <= KERNEL_OWN_MODULES, sorted(started - preloaded)
 
 
 def test_forked_kernels_share_no_state(start_kernel):

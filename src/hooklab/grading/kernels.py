@@ -42,10 +42,15 @@ from jupyter_client.provisioning import LocalProvisioner
 from hooklab.grading.sandbox import Kernel, Sandbox, SandboxError, spawn
 
 PROVISIONER = "hooklab-preloaded"
-# What every kernel would import: ipykernel, and the notebooks' slow imports (torch, hooklab's widgets and their
-# matplotlib and ipywidgets, scikit-learn's datasets); a module imported here is in every kernel as if just imported.
-PRELOAD = ("torch", "numpy", "ipykernel.kernelapp", "matplotlib.figure", "ipywidgets", "hooklab.checks", "hooklab.widgets",
-           "sklearn.datasets", "torch._dynamo")  # torch._dynamo: imported by an optimizer's first step and by torch.compile
+# What every kernel would import, imported once by the server; a module imported here is in every kernel as if
+# just imported. The notebooks' slow imports (torch, hooklab's widgets and their matplotlib and ipywidgets,
+# scikit-learn's datasets, torch._dynamo: an optimizer's first step and torch.compile import it), then what
+# ipykernel imports as a kernel starts (its debugger, which imports debugpy; the parts of IPython's shell).
+PRELOAD = (
+    "torch", "numpy", "matplotlib.figure", "ipywidgets", "hooklab.checks", "hooklab.widgets", "sklearn.datasets", "torch._dynamo",
+    "ipykernel.kernelapp", "ipykernel.debugger", "IPython.core.debugger", "IPython.core.completerlib", "IPython.core.oinspect",
+    "IPython.core.logger", "IPython.extensions.storemagic", "sqlite3", "tornado.queues", "tornado.platform.asyncio",
+)
 INLINE_BACKEND = "module://matplotlib_inline.backend_inline"  # ipykernel's default for MPLBACKEND
 _MESSAGE = 1 << 20  # largest request (environment included)
 KILLED_WITHIN = 1.0  # seconds a killed kernel's supervisor is waited for before jupyter_client's own wait
@@ -86,11 +91,7 @@ def serve(channel_fd: int) -> None:
     pidfd of the kernel's supervisor attached, or ``{"error"}``. The server reaps its supervisors as they
     end, and exits when the channel closes (its owner ended), which ends every kernel it started.
     """
-    os.environ.setdefault("MPLBACKEND", INLINE_BACKEND)  # matplotlib reads it once, when it is imported
-    for name in PRELOAD:
-        importlib.import_module(name)
-    exec(LOAD_PROBE, {})
-    sys.modules["_hooklab_probe"].prepare()
+    preload()
     # what is imported now is shared by every kernel: their garbage collector leaves it alone, so it is not
     # walked (and copied, page by page) in each of them
     gc.freeze()
@@ -117,6 +118,17 @@ def serve(channel_fd: int) -> None:
                 socket.send_fds(channel, [json.dumps(reply).encode()], fds)
             except (BrokenPipeError, ConnectionResetError):  # the owner ended while the kernel started
                 return _forget(supervisors)
+
+
+def preload() -> None:
+    """What the server does before its first fork: import :data:`PRELOAD`, load the grader's probe."""
+    os.environ.setdefault("MPLBACKEND", INLINE_BACKEND)  # matplotlib reads it once, when it is imported
+    # debugpy warns at import that Python's frozen modules may hide breakpoints; nobody debugs a grading kernel
+    os.environ.setdefault("PYDEVD_DISABLE_FILE_VALIDATION", "1")
+    for name in PRELOAD:
+        importlib.import_module(name)
+    exec(LOAD_PROBE, {})
+    sys.modules["_hooklab_probe"].prepare()
 
 
 def _forget(supervisors: dict[int, str]) -> None:

@@ -7,6 +7,7 @@ import os
 import signal
 import subprocess
 import sys
+import textwrap
 import time
 
 import nbformat
@@ -96,6 +97,50 @@ def test_interrupt_and_kill_reach_the_fork(start_kernel):
     manager.provisioner.process.send_signal(signal.SIGKILL)
     manager.provisioner.process.wait(timeout=10)
     assert not manager.is_alive()
+
+
+SHARED = textwrap.dedent("""\
+    import json, os, sys
+    from jupyter_client import KernelManager
+    from traitlets.config import Config
+    from hooklab.grading import kernels
+
+    kernels.start_server(Config())
+    (server,) = kernels.KernelServer._instances.values()
+    print(json.dumps({"owner's server": server.pid}), flush=True)
+    for worker in range(2):  # forks, as a pool's workers are: each starts a kernel; the second dies with it running
+        if os.fork() == 0:
+            manager = KernelManager(kernel_name="python3")
+            manager.kernel_spec.metadata["kernel_provisioner"] = {"provisioner_name": kernels.PROVISIONER}
+            manager.start_kernel(cwd=sys.argv[1])
+            (used,) = kernels.KernelServer._instances.values()
+            print(json.dumps({"server": used.pid, "supervisor": manager.provisioner.process.pid}), flush=True)
+            if worker == 0:
+                manager.shutdown_kernel(now=True)
+            os._exit(0)
+        os.wait()
+    sys.stdin.read()  # the owner lives on until the test is done
+    """)
+
+
+def test_forks_of_the_owner_share_its_server_and_take_their_kernels_along(tmp_path):
+    """The local pool's workers are forks of the grader: one preloaded server starts all their kernels,
+    and a worker that dies ends the kernels it started, while the server goes on."""
+    env = {key: value for key, value in os.environ.items() if key != "PYTHONHASHSEED"}
+    owner = subprocess.Popen([sys.executable, "-c", SHARED, str(tmp_path)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)
+    try:
+        server = json.loads(owner.stdout.readline())["owner's server"]
+        forks = [json.loads(owner.stdout.readline()) for _ in range(2)]
+        assert [fork["server"] for fork in forks] == [server, server], "a fork started a server of its own"
+        orphan = forks[1]["supervisor"]
+        deadline = time.monotonic() + 10
+        while os.path.exists(f"/proc/{orphan}") and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not os.path.exists(f"/proc/{orphan}"), "the kernel of a fork that died lives on"
+        assert os.path.exists(f"/proc/{server}"), "the server ended with a fork"
+    finally:
+        owner.kill()
+        owner.wait()
 
 
 def test_only_this_interpreters_ipykernel_is_forked():

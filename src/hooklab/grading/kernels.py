@@ -19,6 +19,7 @@ nbgrader reaches the server through jupyter_client's provisioner mechanism
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gc
 import importlib
 import importlib.util
@@ -26,6 +27,7 @@ import json
 import os
 import select
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -84,40 +86,58 @@ def _pidfds() -> bool:
 SUPPORTED = hasattr(os, "fork") and _pidfds()
 
 
-def serve(channel_fd: int) -> None:
-    """Kernel server loop: preload, then start one kernel per request on the channel (a SEQPACKET socket).
+def serve(owner_fd: int, listener_fd: int) -> None:
+    """Kernel server loop: preload, then start one kernel per request on each line (a SEQPACKET socket):
+    its owner's, and one per fork of the owner that connected to the listener (a pool worker).
 
     A request is ``{"argv", "cwd", "env", "sockets", "fork", "sandbox"}``; the reply is ``{"pid"}`` with a
     pidfd of the kernel's supervisor attached, or ``{"error"}``. The server reaps its supervisors as they
-    end, and exits when the channel closes (its owner ended), which ends every kernel it started.
+    end. A line that closes (its process ended) takes the kernels started over it along; the owner's
+    closing ends the server, which ends every kernel it started.
     """
     preload()
     # what is imported now is shared by every kernel: their garbage collector leaves it alone, so it is not
     # walked (and copied, page by page) in each of them
     gc.freeze()
-    channel = socket.socket(fileno=channel_fd)
+    owner, listener = socket.socket(fileno=owner_fd), socket.socket(fileno=listener_fd)
+    lines: dict[socket.socket, set[int]] = {owner: set()}  # line → pidfds of the supervisors started over it
     supervisors: dict[int, str] = {}  # pidfd → the kernel's socket folder (its spare working folder inside)
     while True:
-        ready = select.select([channel, *supervisors], [], [])[0]
+        ready = select.select([listener, *lines, *supervisors], [], [])[0]
         for pidfd in set(supervisors).intersection(ready):
             os.waitid(os.P_PIDFD, pidfd, os.WEXITED)
             os.close(pidfd)
             shutil.rmtree(supervisors.pop(pidfd), ignore_errors=True)  # the kernel ended: nothing there is needed
-        if channel in ready:
-            message = channel.recv(_MESSAGE)
-            if not message:
-                return _forget(supervisors)
-            request = json.loads(message)
-            try:
-                pid, pidfd = spawn(Sandbox(**request["sandbox"]), request["cwd"], request["sockets"], lambda: _become_kernel(request))
-                reply, fds = {"pid": pid}, [pidfd]
-                supervisors[pidfd] = request["sockets"]
-            except (SandboxError, OSError) as error:
-                reply, fds = {"error": str(error)}, []
-            try:
-                socket.send_fds(channel, [json.dumps(reply).encode()], fds)
-            except (BrokenPipeError, ConnectionResetError):  # the owner ended while the kernel started
-                return _forget(supervisors)
+            for started in lines.values():
+                started.discard(pidfd)
+        if listener in ready:
+            lines[listener.accept()[0]] = set()
+        for line in set(lines).intersection(ready):
+            message = line.recv(_MESSAGE)
+            if message:
+                reply, fds = _start_kernel(json.loads(message), supervisors)
+                lines[line].update(fds)
+                try:
+                    socket.send_fds(line, [json.dumps(reply).encode()], fds)
+                    continue
+                except (BrokenPipeError, ConnectionResetError):  # its process ended while the kernel started
+                    pass
+            if line is owner:
+                return _forget(supervisors, listener)
+            for pidfd in lines.pop(line):
+                with contextlib.suppress(ProcessLookupError):
+                    signal.pidfd_send_signal(pidfd, signal.SIGKILL)
+            line.close()
+
+
+def _start_kernel(request: dict[str, Any], supervisors: dict[int, str]) -> tuple[dict[str, Any], list[int]]:
+    """The reply to a request, and the pidfd of the kernel's supervisor, recorded in ``supervisors``."""
+    try:
+        pid, pidfd = spawn(Sandbox(**request["sandbox"]), request["cwd"], request["sockets"], lambda: _become_kernel(request))
+    except (SandboxError, OSError) as error:
+        return {"error": str(error)}, []
+    supervisors[pidfd] = request["sockets"]
+    return {"pid": pid}, [pidfd]
 
 
 def preload() -> None:
@@ -131,10 +151,12 @@ def preload() -> None:
     sys.modules["_hooklab_probe"].prepare()
 
 
-def _forget(supervisors: dict[int, str]) -> None:
-    """The server's owner ended: so do the kernels it never shut down (a spare), with their folders."""
+def _forget(supervisors: dict[int, str], listener: socket.socket) -> None:
+    """The server's owner ended: so do the kernels it never shut down (a spare), with their folders, and
+    the listener's folder."""
     for folder in supervisors.values():
         shutil.rmtree(folder, ignore_errors=True)
+    shutil.rmtree(os.path.dirname(listener.getsockname()), ignore_errors=True)
 
 
 def _become_kernel(request: dict[str, Any]) -> None:
@@ -168,44 +190,68 @@ def _freshen(threads: int) -> None:
 
 
 class KernelServer:
-    """A running kernel server, started on first use by the process that asks for kernels; one per
-    hash seed and thread count it starts kernels with."""
+    """A running kernel server, one per hash seed and thread count it starts kernels with, started by the
+    first process that asks for one (or by :func:`start_server`), its owner. A fork of the owner (a pool
+    worker) uses the owner's server over a line of its own, opened at its first request."""
 
     _instances: dict[tuple[str | None, int], KernelServer] = {}
 
     def __init__(self, hash_seed: str | None, sandbox: Sandbox) -> None:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        # in a folder of its own, which only this user can enter (the server removes it as it ends)
+        self.address = os.path.join(tempfile.mkdtemp(prefix="hooklab-server-"), "listener")
+        listener = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        listener.bind(self.address)
+        listener.listen()
         env = {**os.environ, **sandbox.thread_environment()}
         env.pop("PYTHONHASHSEED", None)
         if hash_seed is not None:
             env["PYTHONHASHSEED"] = hash_seed
-        with theirs:
-            self.process = subprocess.Popen(
-                [sys.executable, "-m", "hooklab.grading.kernels", str(theirs.fileno())],
-                stdin=subprocess.DEVNULL, pass_fds=[theirs.fileno()], env=env,
+        with theirs, listener:
+            process = subprocess.Popen(
+                [sys.executable, "-m", "hooklab.grading.kernels", str(theirs.fileno()), str(listener.fileno())],
+                stdin=subprocess.DEVNULL, pass_fds=[theirs.fileno(), listener.fileno()], env=env,
             )
-        self.channel = ours
-        self.lock = threading.Lock()
+        self.pid, self.pidfd = process.pid, os.pidfd_open(process.pid)
+        self.process = process  # held, for subprocess to reap it once it ends
+        self.user = os.getpid()  # the process whose line ``line`` is
+        self.line, self.lock = ours, threading.Lock()
 
     @classmethod
     def instance(cls, hash_seed: str | None, sandbox: Sandbox) -> KernelServer:
         key = (hash_seed, sandbox.threads)
         server = cls._instances.get(key)
-        if server is None or server.process.poll() is not None:
+        if server is None or not server.running():
             server = cls._instances[key] = cls(hash_seed, sandbox)
         return server
 
+    def running(self) -> bool:
+        """Whether the server process is still there (asked of its pidfd, from any fork of the owner)."""
+        return not select.select([self.pidfd], [], [], 0)[0]
+
     def start(self, request: dict[str, Any]) -> Kernel:
         started = time.monotonic()
+        if self.user != os.getpid():  # a fork of the owner: a line of its own (the owner's stays the owner's)
+            self.line.close()
+            self.line, self.lock, self.user = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET), threading.Lock(), os.getpid()
+            self.line.connect(self.address)
         with self.lock:
-            self.channel.send(json.dumps(request).encode())
-            message, fds, _, _ = socket.recv_fds(self.channel, _MESSAGE, 1)
+            self.line.send(json.dumps(request).encode())
+            message, fds, _, _ = socket.recv_fds(self.line, _MESSAGE, 1)
         if not message:
             raise RuntimeError("the kernel server exited (see the grading log)")
         reply = json.loads(message)
         if "error" in reply:
             raise SandboxError(f"hooklab could not sandbox the kernel: {reply['error']}")
         return Kernel(reply["pid"], fds[0], request["cwd"], request["sandbox"]["wall_clock"], started)
+
+
+def start_server(config: Any) -> None:
+    """Start the kernel server that kernels of this configuration (``c.Sandbox``) are forked from, for this
+    process's forks (a pool's workers) to share: one server preloads for them all."""
+    if SUPPORTED:
+        sandbox = Sandbox(config=config)
+        KernelServer.instance(sandbox.kernel_environment(dict(os.environ)).get("PYTHONHASHSEED"), sandbox)
 
 
 def preloadable(cmd: list[str]) -> bool:
@@ -356,4 +402,4 @@ class ReadyClient(AsyncKernelClient):  # type: ignore[misc]
         return None
 
 if __name__ == "__main__":
-    serve(int(sys.argv[1]))
+    serve(int(sys.argv[1]), int(sys.argv[2]))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import multiprocessing
 import shutil
 import sys
 import tempfile
@@ -20,7 +21,7 @@ from nbgrader.apps import NbGraderAPI
 from tqdm import tqdm
 
 import hooklab
-from hooklab.grading import class_report, worker
+from hooklab.grading import class_report, kernels, worker
 from hooklab.grading.course import Course
 from hooklab.grading.gradebook import Entry, Ledger, ensure_assignments, graded_keys, max_scores
 from hooklab.grading.record import record
@@ -144,7 +145,10 @@ def autograde(
         with tempfile.TemporaryDirectory(prefix=".workers-", dir=course.work_dir) as scratch:
             snapshot = Path(scratch) / "gradebook.db"
             shutil.copyfile(course.db_url.removeprefix("sqlite:///"), snapshot)
-            with ProcessPoolExecutor(jobs, initializer=worker.start, initargs=(course, snapshot, course.work_dir / LOG)) as pool:
+            if not (dask or scheduler):  # one kernel server for the local workers: its preloading is done once
+                kernels.start_server(course.config(execute_only=True))
+            # forked: the workers share this process's kernel server
+            with ProcessPoolExecutor(jobs, multiprocessing.get_context("fork"), worker.start, (course, snapshot, course.work_dir / LOG)) as pool:
                 if dask or scheduler:
                     from hooklab.grading.cluster import DaskExecution  # dask.distributed loads only for this mode
 

@@ -81,7 +81,7 @@ def notebook(assignment: str, answers: dict[str, str], *, drop: tuple[str, ...] 
         if edit_tests is not None and utils.is_grade(cell):
             cell.source = edit_tests
         cells.append(cell)
-        if grade_id == copy:
+        if copy is not None and grade_id == copy:
             twin = nbformat.from_dict(cell)
             twin.id = f"{cell.id}-copy"
             cells.append(twin)

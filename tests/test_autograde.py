@@ -288,7 +288,10 @@ def test_release_after_review_gives_the_scores_the_tests_earned(graded: dict):
     full = sum(corpus.points(corpus.ASSIGNMENT).values())
     assert f"flagged_but_honest/{corpus.ASSIGNMENT}: held, would score {full:g} / {full:g}" in listing
     assert "searches the interpreter's objects (gc)" in listing
+    timing = (course / "report-timing.csv").read_text()
     run(course, "review", "--release", f"flagged_but_honest/{corpus.ASSIGNMENT}")
+    assert (course / "report-timing.csv").read_text() == timing, "the report written again lost the run's timing"
+    assert "there is no timing to show" not in (course / class_report.REPORT).read_text()
     with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gradebook:
         assert gradebook.find_submission(corpus.ASSIGNMENT, "flagged_but_honest").score == full
     with open(course / "grades.csv", newline="") as handle:

@@ -273,6 +273,16 @@ def write(course: Course, ledger: Ledger, timing: dict[str, float] | None = None
     return page
 
 
+def last_timing(folder: Path) -> dict[str, float] | None:
+    """The timing the report in ``folder`` was last written with (its ``report-timing.csv``), for a report
+    written again without a run (``hooklab review --release``); None if it had none."""
+    path = folder / "report-timing.csv"
+    if not path.is_file():
+        return None
+    with path.open(newline="") as handle:
+        return {row["quantity"]: float(row["value"]) for row in csv.DictReader(handle) if row["value"]} or None
+
+
 def _number(value: float | None) -> str:
     return "" if value is None else f"{value:.4g}"
 

@@ -107,14 +107,14 @@ SHARED = textwrap.dedent("""\
 
     kernels.start_server(Config())
     (server,) = kernels.KernelServer._instances.values()
-    print(json.dumps({"owner's server": server.pid}), flush=True)
+    print(json.dumps({"owner's server": server.process.pid}), flush=True)
     for worker in range(2):  # forks, as a pool's workers are: each starts a kernel; the second dies with it running
         if os.fork() == 0:
             manager = KernelManager(kernel_name="python3")
             manager.kernel_spec.metadata["kernel_provisioner"] = {"provisioner_name": kernels.PROVISIONER}
             manager.start_kernel(cwd=sys.argv[1])
             (used,) = kernels.KernelServer._instances.values()
-            print(json.dumps({"server": used.pid, "supervisor": manager.provisioner.process.pid}), flush=True)
+            print(json.dumps({"server": used.process.pid, "supervisor": manager.provisioner.process.pid}), flush=True)
             if worker == 0:
                 manager.shutdown_kernel(now=True)
             os._exit(0)
@@ -141,6 +141,36 @@ def test_forks_of_the_owner_share_its_server_and_take_their_kernels_along(tmp_pa
     finally:
         owner.kill()
         owner.wait()
+
+
+ASK = textwrap.dedent("""\
+    import os, socket, sys
+    if len(sys.argv) > 4:
+        os.setuid(int(sys.argv[4]))  # another user
+    line = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    line.connect("\\0" + sys.argv[1])  # an abstract address (a NUL cannot be an argument)
+    try:
+        line.send(sys.argv[2].encode())
+        answer = line.recv(1 << 16).decode() if sys.argv[3] == "read" else ""
+    except OSError:  # the server closed the line
+        answer = ""
+    print(answer or "closed")
+    """)
+
+
+def test_the_server_survives_bad_requests_and_answers_only_its_user(start_kernel):
+    """Whatever one line sends, or however it ends, the server goes on for the others; a process of
+    another user gets no line at all (the listener's abstract address has no permissions of its own)."""
+    start_kernel()  # this process's server is up
+    server = next(server for server in kernels.KernelServer._instances.values() if server.running())
+    ask = [sys.executable, "-c", ASK, server.address.removeprefix("\0")]
+    assert '"error"' in subprocess.run([*ask, "not a request", "read"], capture_output=True, text=True, timeout=60).stdout
+    subprocess.run([*ask, '{"sockets": "/nonexistent"}', "leave"], timeout=60)  # gone before its reply
+    if os.getuid() == 0:
+        other = subprocess.run([*ask, "not a request", "read", "65534"], capture_output=True, text=True, timeout=60)
+        assert other.stdout.strip() == "closed", other
+    assert server.running()
+    assert run(start_kernel(), "print(6 * 7)") == "42"
 
 
 def test_only_this_interpreters_ipykernel_is_forked():

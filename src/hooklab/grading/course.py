@@ -10,7 +10,7 @@ from pathlib import Path
 from nbgrader.converters import Autograde
 from nbgrader.coursedir import CourseDirectory
 from nbgrader.preprocessors import AssignLatePenalties, SaveAutoGrades
-from traitlets.config import Config, PyFileConfigLoader
+from traitlets.config import Config, LazyConfigValue, PyFileConfigLoader
 from traitlets.utils.importstring import import_item
 
 from hooklab.grading.kernels import READY_CLIENT
@@ -53,7 +53,11 @@ class Course:
         if execute_only:
             config.Autograde.autograde_preprocessors = [p for p in self.autograde_preprocessors if p not in self.recorders]
             config.AsyncKernelManager.client_class = READY_CLIENT
-            config.Execute.extra_arguments = [*config.Execute.get("extra_arguments", []), "--InteractiveShell.xmode=Plain"]
+            # errors as Python prints them: IPython's default (Context) costs 15-60 ms per error, and a test
+            # cell's traceback is cut to its message in the feedback anyway
+            arguments = config.Execute.get("extra_arguments", [])
+            arguments = arguments.get_value([]) if isinstance(arguments, LazyConfigValue) else arguments
+            config.Execute.extra_arguments = [*arguments, "--InteractiveShell.xmode=Plain"]
         # Releases made only to register assignments in the gradebook go to a scratch folder,
         # so grading never rewrites the published release.
         config.CourseDirectory.release_directory = str(self.work_dir / "release")

@@ -46,7 +46,7 @@ KERNEL_METHODS = ("do_execute", "execute_request", "dispatch_shell", "send_respo
 
 _state: dict[str, Any] = {}
 _realpaths: dict[str, str] = {}
-_origins: dict[str, tuple[Any, bool]] = {}  # module name → (module, loaded from the folder)
+_origins: dict[str, tuple[Any, Any, bool]] = {}  # module name → (module, its __file__, loaded from the folder)
 _MISSING = object()
 
 
@@ -143,11 +143,12 @@ def _library_callable(callback: Any) -> bool:
 
 
 def _digest(facts: dict[str, str], attributes: dict[str, Any]) -> str:
-    """One hash of the facts' text and of the identity of each attribute (held by the snapshot, so no
-    other object can take its id), in the snapshot's order of labels."""
+    """One hash of the facts' text and of the identity and type of each attribute, in the snapshot's order
+    of labels."""
     digest = hashlib.sha256(json.dumps(facts, sort_keys=True).encode())
     digest.update("\n".join(attributes).encode())
     digest.update(array.array("Q", map(id, attributes.values())).tobytes())
+    digest.update(array.array("Q", (id(type(value)) for value in attributes.values())).tobytes())
     return digest.hexdigest()
 
 
@@ -167,16 +168,16 @@ def _own_wrapper(new: Any, old: Any) -> bool:
 
 def _submission_modules(folder: str) -> list[str]:
     """Modules loaded from the submission's folder (a file that shadows or adds a module); a module is
-    looked at once, when it first appears under its name in ``sys.modules``."""
+    looked at when it appears under its name in ``sys.modules`` and when its file changes (a reload)."""
     found = []
     prefix = os.path.join(folder, "")
     for name, module in list(sys.modules.items()):
         seen = _origins.get(name)
-        if seen is None or seen[0] is not module:  # new or replaced: look where it comes from
-            origin = getattr(module, "__file__", None)
+        origin = getattr(module, "__dict__", {}).get("__file__")  # a dict lookup: no AttributeError raised and caught
+        if seen is None or seen[0] is not module or seen[1] != origin:  # new, replaced or reloaded: look again
             inside = isinstance(origin, str) and os.path.isabs(origin) and _resolved(origin).startswith(prefix)
-            _origins[name] = seen = (module, inside)
-        if seen[1]:
+            _origins[name] = seen = (module, origin, inside)
+        if seen[2]:
             found.append(name)
     return sorted(found)
 

@@ -28,7 +28,9 @@ import os
 import select
 import shutil
 import signal
+import secrets
 import socket
+import struct
 import subprocess
 import sys
 import tempfile
@@ -93,7 +95,7 @@ def serve(owner_fd: int, listener_fd: int) -> None:
     A request is ``{"argv", "cwd", "env", "sockets", "fork", "sandbox"}``; the reply is ``{"pid"}`` with a
     pidfd of the kernel's supervisor attached, or ``{"error"}``. The server reaps its supervisors as they
     end. A line that closes (its process ended) takes the kernels started over it along; the owner's
-    closing ends the server, which ends every kernel it started.
+    closing ends the server, which ends every kernel it started and removes their folders.
     """
     preload()
     # what is imported now is shared by every kernel: their garbage collector leaves it alone, so it is not
@@ -101,43 +103,66 @@ def serve(owner_fd: int, listener_fd: int) -> None:
     gc.freeze()
     owner, listener = socket.socket(fileno=owner_fd), socket.socket(fileno=listener_fd)
     lines: dict[socket.socket, set[int]] = {owner: set()}  # line → pidfds of the supervisors started over it
-    supervisors: dict[int, str] = {}  # pidfd → the kernel's socket folder (its spare working folder inside)
-    while True:
-        ready = select.select([listener, *lines, *supervisors], [], [])[0]
-        for pidfd in set(supervisors).intersection(ready):
-            os.waitid(os.P_PIDFD, pidfd, os.WEXITED)
-            os.close(pidfd)
-            shutil.rmtree(supervisors.pop(pidfd), ignore_errors=True)  # the kernel ended: nothing there is needed
-            for started in lines.values():
-                started.discard(pidfd)
-        if listener in ready:
-            lines[listener.accept()[0]] = set()
-        for line in set(lines).intersection(ready):
-            message = line.recv(_MESSAGE)
-            if message:
-                reply, fds = _start_kernel(json.loads(message), supervisors)
-                lines[line].update(fds)
-                try:
-                    socket.send_fds(line, [json.dumps(reply).encode()], fds)
-                    continue
-                except (BrokenPipeError, ConnectionResetError):  # its process ended while the kernel started
-                    pass
-            if line is owner:
-                return _forget(supervisors, listener)
-            for pidfd in lines.pop(line):
-                with contextlib.suppress(ProcessLookupError):
-                    signal.pidfd_send_signal(pidfd, signal.SIGKILL)
-            line.close()
-
-
-def _start_kernel(request: dict[str, Any], supervisors: dict[int, str]) -> tuple[dict[str, Any], list[int]]:
-    """The reply to a request, and the pidfd of the kernel's supervisor, recorded in ``supervisors``."""
+    supervisors: set[int] = set()  # pidfds of the supervisors not reaped yet
+    folders: set[str] = set()  # every kernel's socket folder (its spare working folder inside)
     try:
+        while True:
+            ready = select.select([listener, *lines, *supervisors], [], [])[0]
+            for pidfd in supervisors.intersection(ready):
+                os.waitid(os.P_PIDFD, pidfd, os.WEXITED)
+                os.close(pidfd)
+                supervisors.discard(pidfd)
+                for started in lines.values():
+                    started.discard(pidfd)
+            if listener in ready:
+                _accept(listener, lines)
+            for line in set(lines).intersection(ready):
+                if _answer(line, lines[line], supervisors, folders):
+                    continue
+                if line is owner:
+                    return
+                for pidfd in lines.pop(line):
+                    with contextlib.suppress(ProcessLookupError):
+                        signal.pidfd_send_signal(pidfd, signal.SIGKILL)
+                line.close()
+    finally:  # the owner ended (or the server failed): so do the kernels, which die with it
+        for folder in folders:
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+def _accept(listener: socket.socket, lines: dict[socket.socket, set[int]]) -> None:
+    """A new line, from a process of this server's user (the listener's address is abstract: no folder
+    guards it, and a kernel's network namespace does not reach it)."""
+    line = listener.accept()[0]
+    uid = struct.unpack("3i", line.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i")))[1]
+    if uid == os.getuid():
+        lines[line] = set()
+    else:
+        line.close()
+
+
+def _answer(line: socket.socket, started: set[int], supervisors: set[int], folders: set[str]) -> bool:
+    """Start the kernel a line asks for and reply; False when the line has closed."""
+    try:
+        message = line.recv(_MESSAGE)
+    except OSError:  # its process ended with a reply unread
+        return False
+    if not message:
+        return False
+    try:
+        request = json.loads(message)
+        folders.add(request["sockets"])
         pid, pidfd = spawn(Sandbox(**request["sandbox"]), request["cwd"], request["sockets"], lambda: _become_kernel(request))
-    except (SandboxError, OSError) as error:
-        return {"error": str(error)}, []
-    supervisors[pidfd] = request["sockets"]
-    return {"pid": pid}, [pidfd]
+        reply, fds = {"pid": pid}, [pidfd]
+        supervisors.add(pidfd)
+        started.add(pidfd)
+    except Exception as error:  # noqa: BLE001 (a bad request costs its kernel, not the server)
+        reply, fds = {"error": str(error) if isinstance(error, (SandboxError, OSError)) else f"{type(error).__name__}: {error}"}, []
+    try:
+        socket.send_fds(line, [json.dumps(reply).encode()], fds)
+    except OSError:  # its process ended while the kernel started
+        return False
+    return True
 
 
 def preload() -> None:
@@ -149,14 +174,6 @@ def preload() -> None:
         importlib.import_module(name)
     exec(LOAD_PROBE, {})
     sys.modules["_hooklab_probe"].prepare()
-
-
-def _forget(supervisors: dict[int, str], listener: socket.socket) -> None:
-    """The server's owner ended: so do the kernels it never shut down (a spare), with their folders, and
-    the listener's folder."""
-    for folder in supervisors.values():
-        shutil.rmtree(folder, ignore_errors=True)
-    shutil.rmtree(os.path.dirname(listener.getsockname()), ignore_errors=True)
 
 
 def _become_kernel(request: dict[str, Any]) -> None:
@@ -198,8 +215,7 @@ class KernelServer:
 
     def __init__(self, hash_seed: str | None, sandbox: Sandbox) -> None:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        # in a folder of its own, which only this user can enter (the server removes it as it ends)
-        self.address = os.path.join(tempfile.mkdtemp(prefix="hooklab-server-"), "listener")
+        self.address = f"\0hooklab-kernels-{secrets.token_hex(16)}"  # abstract: nothing on disk to remove
         listener = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         listener.bind(self.address)
         listener.listen()
@@ -208,26 +224,35 @@ class KernelServer:
         if hash_seed is not None:
             env["PYTHONHASHSEED"] = hash_seed
         with theirs, listener:
-            process = subprocess.Popen(
+            self.process = subprocess.Popen(
                 [sys.executable, "-m", "hooklab.grading.kernels", str(theirs.fileno()), str(listener.fileno())],
                 stdin=subprocess.DEVNULL, pass_fds=[theirs.fileno(), listener.fileno()], env=env,
             )
-        self.pid, self.pidfd = process.pid, os.pidfd_open(process.pid)
-        self.process = process  # held, for subprocess to reap it once it ends
-        self.user = os.getpid()  # the process whose line ``line`` is
+        self.pidfd = os.pidfd_open(self.process.pid)
+        self.owner = self.user = os.getpid()  # the process that started it; the one whose line ``line`` is
         self.line, self.lock = ours, threading.Lock()
 
     @classmethod
     def instance(cls, hash_seed: str | None, sandbox: Sandbox) -> KernelServer:
         key = (hash_seed, sandbox.threads)
         server = cls._instances.get(key)
-        if server is None or not server.running():
+        if server is not None and not server.running():
+            server.close()
+            server = None
+        if server is None:
             server = cls._instances[key] = cls(hash_seed, sandbox)
         return server
 
     def running(self) -> bool:
         """Whether the server process is still there (asked of its pidfd, from any fork of the owner)."""
         return not select.select([self.pidfd], [], [], 0)[0]
+
+    def close(self) -> None:
+        """Let go of a server that ended: its line, its pidfd, and (in its owner) its exit status."""
+        self.line.close()
+        os.close(self.pidfd)
+        if self.owner == os.getpid():
+            self.process.wait()
 
     def start(self, request: dict[str, Any]) -> Kernel:
         started = time.monotonic()

@@ -37,7 +37,6 @@ from nbgrader.preprocessors import Execute, SaveAutoGrades
 from traitlets import Bool
 
 from hooklab.grading import kernels
-from hooklab.grading.kernels import LOAD_PROBE, PROBE
 from hooklab.grading.repair import METADATA
 
 # Modules the tests import, and where they must come from: the grading environment, not the submission.
@@ -155,7 +154,7 @@ class GuardedExecute(Execute):
 
     def _snapshot(self) -> None:
         expected = {name: importlib.util.find_spec(name).origin for name in VERIFIED_MODULES}
-        answer = self._ask(f"{PROBE}.snapshot({expected!r})", code=LOAD_PROBE)
+        answer = self._ask(f"{kernels.PROBE}.snapshot({expected!r})", code=kernels.LOAD_PROBE)
         if answer is None:
             self._baseline = "unavailable"
             self._changes.append("the integrity snapshot could not be taken")
@@ -166,7 +165,7 @@ class GuardedExecute(Execute):
 
     def _check(self, where: str, proof: str = "") -> bool:
         """Record what changed since the snapshot; returns whether ``proof`` was reached."""
-        answer = self._ask(f"{PROBE}.check({proof!r})")
+        answer = self._ask(f"{kernels.PROBE}.check({proof!r})")
         if answer is None:
             self._note(f"the kernel did not answer the integrity check ({where})")
             return False

@@ -173,13 +173,18 @@ def _submission_modules(folder: str) -> list[str]:
     prefix = os.path.join(folder, "")
     for name, module in list(sys.modules.items()):
         seen = _origins.get(name)
-        origin = getattr(module, "__dict__", {}).get("__file__")  # a dict lookup: no AttributeError raised and caught
+        origin = getattr(module, "__file__", None)
         if seen is None or seen[0] is not module or seen[1] != origin:  # new, replaced or reloaded: look again
-            inside = isinstance(origin, str) and os.path.isabs(origin) and _resolved(origin).startswith(prefix)
+            inside = _is_path(origin) and _resolved(origin).startswith(prefix)
             _origins[name] = seen = (module, origin, inside)
         if seen[2]:
             found.append(name)
     return sorted(found)
+
+
+def _is_path(origin: Any) -> bool:
+    """Whether a module's ``__file__`` names a file (not None, nor a relative or made-up name)."""
+    return isinstance(origin, str) and os.path.isabs(origin)
 
 
 def _resolved(path: str) -> str:
@@ -194,7 +199,7 @@ def prepare() -> None:
     each kernel's first check does not resolve thousands of paths."""
     for module in list(sys.modules.values()):
         origin = getattr(module, "__file__", None)
-        if isinstance(origin, str) and os.path.isabs(origin):
+        if _is_path(origin):
             _resolved(origin)
 
 

@@ -27,8 +27,8 @@ import json
 import os
 import select
 import shutil
-import signal
 import secrets
+import signal
 import socket
 import struct
 import subprocess
@@ -275,8 +275,7 @@ def start_server(config: Any) -> None:
     """Start the kernel server that kernels of this configuration (``c.Sandbox``) are forked from, for this
     process's forks (a pool's workers) to share: one server preloads for them all."""
     if SUPPORTED:
-        sandbox = Sandbox(config=config)
-        KernelServer.instance(sandbox.kernel_environment(dict(os.environ)).get("PYTHONHASHSEED"), sandbox)
+        KernelServer.instance(os.environ.get("PYTHONHASHSEED"), Sandbox(config=config))
 
 
 def preloadable(cmd: list[str]) -> bool:

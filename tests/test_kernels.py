@@ -9,6 +9,7 @@ import subprocess
 import sys
 import textwrap
 import time
+from pathlib import Path
 
 import nbformat
 import pytest
@@ -17,11 +18,13 @@ from jupyter_client.provisioning import KernelProvisionerFactory
 from traitlets.config import Config
 
 from hooklab.grading import kernels, sandbox
+from hooklab.grading import run as run_module
 from hooklab.grading.execute import GuardedExecute
 
 # what a kernel imports that no server can have imported for it: the kernel's __main__, and torch's
 # namespaces made at first use
 KERNEL_OWN_MODULES = {"__main__", "torch.classes", "torch.ops"}
+SOLUTIONS = Path(__file__).resolve().parent.parent / "solutions"
 
 pytestmark = pytest.mark.skipif(not kernels.SUPPORTED, reason="needs os.fork and pidfd (Linux)")
 
@@ -73,6 +76,29 @@ def test_a_forked_kernel_starts_without_importing_anything(start_kernel):
     preloaded = set(json.loads(server.stdout.splitlines()[-1]))
     started = set(json.loads(run(start_kernel(), "import json, sys; print(json.dumps(sorted(sys.modules)))")))
     assert started - preloaded <= KERNEL_OWN_MODULES, sorted(started - preloaded)
+
+
+def test_the_server_preloads_what_the_notebooks_to_grade_import():
+    """A slow import is preloaded for the notebooks that need it (06 trains with scikit-learn's data and an
+    optimizer), not for the others (02): every module preloaded for 02 leaves both out."""
+    code = {name: run_module.code_of(next((SOLUTIONS / name).glob("*.ipynb"))) for name in ("02_forward_hooks", "06_applications")}
+    assert {"sklearn.datasets", "torch._dynamo", "hooklab.widgets"} <= set(kernels.preloads(code["06_applications"]))
+    assert kernels.preloads() == [*kernels.PRELOAD, *kernels.PRELOAD_WHEN_USED]
+    for_02 = kernels.preloads(code["02_forward_hooks"])
+    assert "hooklab.widgets" in for_02
+    server = subprocess.run(
+        [sys.executable, "-c", f"import sys\nfrom hooklab.grading import kernels\nkernels.preload({for_02!r})\nprint(sorted(sys.modules))"],
+        capture_output=True, text=True, check=True,
+    )
+    assert "'sklearn'" not in server.stdout and "'torch._dynamo'" not in server.stdout
+
+
+def test_the_grader_does_not_import_what_notebook_validation_does_not_use():
+    """jsonschema's IRI format checks compile grammars for most of a second; nbformat checks no formats."""
+    process = subprocess.run(
+        [sys.executable, "-c", "import sys, hooklab.cli, nbformat\nprint(sorted(name for name, module in sys.modules.items() if module))"], capture_output=True, text=True, check=True,
+    )
+    assert "'jsonschema'" in process.stdout and "'rfc3987_syntax'" not in process.stdout
 
 
 def test_forked_kernels_share_no_state(start_kernel):

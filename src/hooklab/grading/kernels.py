@@ -25,6 +25,7 @@ import importlib
 import importlib.util
 import json
 import os
+import re
 import select
 import shutil
 import secrets
@@ -47,14 +48,23 @@ from hooklab.grading.sandbox import Kernel, Sandbox, SandboxError, spawn
 
 PROVISIONER = "hooklab-preloaded"
 # What every kernel would import, imported once by the server; a module imported here is in every kernel as if
-# just imported. The notebooks' slow imports (torch, hooklab's widgets and their matplotlib and ipywidgets,
-# scikit-learn's datasets, torch._dynamo: an optimizer's first step and torch.compile import it), then what
-# ipykernel imports as a kernel starts (its debugger, which imports debugpy; the parts of IPython's shell).
+# just imported: torch, hooklab's checkers, then what ipykernel imports as a kernel starts (its debugger, which
+# imports debugpy; the parts of IPython's shell).
 PRELOAD = (
-    "torch", "numpy", "matplotlib.figure", "ipywidgets", "hooklab.checks", "hooklab.widgets", "sklearn.datasets", "torch._dynamo",
+    "torch", "numpy", "hooklab.checks",
     "ipykernel.kernelapp", "ipykernel.debugger", "IPython.core.debugger", "IPython.core.completerlib", "IPython.core.oinspect",
     "IPython.core.logger", "IPython.extensions.storemagic", "sqlite3", "tornado.queues", "tornado.platform.asyncio",
 )
+# The notebooks' other slow imports, each preloaded where the code of a notebook to grade matches its pattern
+# (the server takes 0.1-0.9 s for each, and its forks grow): hooklab's widgets with matplotlib and ipywidgets,
+# scikit-learn's datasets, torch._dynamo (which an optimizer's first step and torch.compile import).
+PRELOAD_WHEN_USED = {
+    "matplotlib.figure": r"\bhooklab\.widgets\b|\bmatplotlib\b",
+    "ipywidgets": r"\bhooklab\.widgets\b|\bipywidgets\b",
+    "hooklab.widgets": r"\bhooklab\.widgets\b",
+    "sklearn.datasets": r"\bsklearn\b",
+    "torch._dynamo": r"\boptim\b|\bcompile\b|\b_dynamo\b",
+}
 INLINE_BACKEND = "module://matplotlib_inline.backend_inline"  # ipykernel's default for MPLBACKEND
 _MESSAGE = 1 << 20  # largest request (environment included)
 KILLED_WITHIN = 1.0  # seconds a killed kernel's supervisor is waited for before jupyter_client's own wait
@@ -88,8 +98,8 @@ def _pidfds() -> bool:
 SUPPORTED = hasattr(os, "fork") and _pidfds()
 
 
-def serve(owner_fd: int, listener_fd: int) -> None:
-    """Kernel server loop: preload, then start one kernel per request on each line (a SEQPACKET socket):
+def serve(owner_fd: int, listener_fd: int, modules: list[str]) -> None:
+    """Kernel server loop: preload ``modules``, then start one kernel per request on each line (a SEQPACKET socket):
     its owner's, and one per fork of the owner that connected to the listener (a pool worker).
 
     A request is ``{"argv", "cwd", "env", "sockets", "fork", "sandbox"}``; the reply is ``{"pid"}`` with a
@@ -97,7 +107,7 @@ def serve(owner_fd: int, listener_fd: int) -> None:
     end. A line that closes (its process ended) takes the kernels started over it along; the owner's
     closing ends the server, which ends every kernel it started and removes their folders.
     """
-    preload()
+    preload(modules)
     # what is imported now is shared by every kernel: their garbage collector leaves it alone, so it is not
     # walked (and copied, page by page) in each of them
     gc.freeze()
@@ -165,12 +175,18 @@ def _answer(line: socket.socket, started: set[int], supervisors: set[int], folde
     return True
 
 
-def preload() -> None:
-    """What the server does before its first fork: import :data:`PRELOAD`, load the grader's probe."""
+def preloads(code: str | None = None) -> list[str]:
+    """The modules a server preloads for kernels that run ``code`` (the notebooks' code, hidden tests
+    included); all of them when it is not known."""
+    return [*PRELOAD, *(name for name, used in PRELOAD_WHEN_USED.items() if code is None or re.search(used, code))]
+
+
+def preload(modules: list[str] | None = None) -> None:
+    """What the server does before its first fork: import ``modules`` (:func:`preloads`), load the grader's probe."""
     os.environ.setdefault("MPLBACKEND", INLINE_BACKEND)  # matplotlib reads it once, when it is imported
     # debugpy warns at import that Python's frozen modules may hide breakpoints; nobody debugs a grading kernel
     os.environ.setdefault("PYDEVD_DISABLE_FILE_VALIDATION", "1")
-    for name in PRELOAD:
+    for name in preloads() if modules is None else modules:
         importlib.import_module(name)
     exec(LOAD_PROBE, {})
     sys.modules["_hooklab_probe"].prepare()
@@ -213,7 +229,7 @@ class KernelServer:
 
     _instances: dict[tuple[str | None, int], KernelServer] = {}
 
-    def __init__(self, hash_seed: str | None, sandbox: Sandbox) -> None:
+    def __init__(self, hash_seed: str | None, sandbox: Sandbox, modules: list[str]) -> None:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         self.address = f"\0hooklab-kernels-{secrets.token_hex(16)}"  # abstract: nothing on disk to remove
         listener = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
@@ -225,7 +241,7 @@ class KernelServer:
             env["PYTHONHASHSEED"] = hash_seed
         with theirs, listener:
             self.process = subprocess.Popen(
-                [sys.executable, "-m", "hooklab.grading.kernels", str(theirs.fileno()), str(listener.fileno())],
+                [sys.executable, "-m", "hooklab.grading.kernels", str(theirs.fileno()), str(listener.fileno()), *modules],
                 stdin=subprocess.DEVNULL, pass_fds=[theirs.fileno(), listener.fileno()], env=env,
             )
         self.pidfd = os.pidfd_open(self.process.pid)
@@ -233,14 +249,15 @@ class KernelServer:
         self.line, self.lock = ours, threading.Lock()
 
     @classmethod
-    def instance(cls, hash_seed: str | None, sandbox: Sandbox) -> KernelServer:
+    def instance(cls, hash_seed: str | None, sandbox: Sandbox, modules: list[str] | None = None) -> KernelServer:
+        """The server for kernels of this hash seed and sandbox; a new one preloads ``modules`` (default: all)."""
         key = (hash_seed, sandbox.threads)
         server = cls._instances.get(key)
         if server is not None and not server.running():
             server.close()
             server = None
         if server is None:
-            server = cls._instances[key] = cls(hash_seed, sandbox)
+            server = cls._instances[key] = cls(hash_seed, sandbox, preloads() if modules is None else modules)
         return server
 
     def running(self) -> bool:
@@ -271,11 +288,12 @@ class KernelServer:
         return Kernel(reply["pid"], fds[0], request["cwd"], request["sandbox"]["wall_clock"], started)
 
 
-def start_server(config: Any) -> None:
+def start_server(config: Any, code: str | None = None) -> None:
     """Start the kernel server that kernels of this configuration (``c.Sandbox``) are forked from, for this
-    process's forks (a pool's workers) to share: one server preloads for them all."""
+    process's forks (a pool's workers) to share: one server preloads for them all what kernels that run
+    ``code`` (the notebooks to grade) import."""
     if SUPPORTED:
-        KernelServer.instance(os.environ.get("PYTHONHASHSEED"), Sandbox(config=config))
+        KernelServer.instance(os.environ.get("PYTHONHASHSEED"), Sandbox(config=config), preloads(code))
 
 
 def preloadable(cmd: list[str]) -> bool:
@@ -426,4 +444,4 @@ class ReadyClient(AsyncKernelClient):  # type: ignore[misc]
         return None
 
 if __name__ == "__main__":
-    serve(int(sys.argv[1]), int(sys.argv[2]))
+    serve(int(sys.argv[1]), int(sys.argv[2]), sys.argv[3:])

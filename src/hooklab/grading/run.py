@@ -50,6 +50,11 @@ def unreadable(folder: Path, notebooks: list[str]) -> str:
     return ""
 
 
+def code_of(notebook: Path) -> str:
+    """The code of a notebook's code cells."""
+    return "\n".join(cell.source for cell in nbformat.read(notebook, as_version=4).cells if cell.cell_type == "code")
+
+
 def grading_fingerprint(course: Course, assignment: str) -> str:
     """What the grader brings to a result: the assignment's source (hidden tests included), hooklab's
     checkers and grading code, and the course configuration with this run's options."""
@@ -146,7 +151,8 @@ def autograde(
             snapshot = Path(scratch) / "gradebook.db"
             shutil.copyfile(course.db_url.removeprefix("sqlite:///"), snapshot)
             if not (dask or scheduler):  # one kernel server for the local workers: its preloading is done once
-                kernels.start_server(course.config(execute_only=True))
+                code = "\n".join(code_of(path) for assignment in {t.assignment for t in runnable} for path in sources[assignment])
+                kernels.start_server(course.config(execute_only=True), code)
             # forked: the workers share this process's kernel server
             with ProcessPoolExecutor(jobs, multiprocessing.get_context("fork"), worker.start, (course, snapshot, course.work_dir / LOG)) as pool:
                 if dask or scheduler:

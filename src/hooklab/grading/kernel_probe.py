@@ -23,6 +23,8 @@ import os
 import sys
 import threading
 import types
+from itertools import repeat
+from operator import itemgetter
 from typing import Any
 
 MODULES = (
@@ -47,6 +49,7 @@ KERNEL_METHODS = ("do_execute", "execute_request", "dispatch_shell", "send_respo
 _state: dict[str, Any] = {}
 _realpaths: dict[str, str] = {}
 _origins: dict[str, tuple[Any, Any, bool]] = {}  # module name → (module, its __file__, loaded from the folder)
+_scan: dict[str, Any] = {}  # the last look at sys.modules: its names, modules and files (held), what was found
 _MISSING = object()
 
 
@@ -65,32 +68,48 @@ def _token(value: Any) -> str:
     return f"{type(value).__qualname__}@{id(value):x}"
 
 
-def _facts(shell: Any) -> tuple[dict[str, str], dict[str, Any]]:
-    """Everything watched: (label → token, where an addition is a change; label → module attribute,
-    which torch and numpy add lazily)."""
+def _ids(values: Any) -> array.array:
+    return array.array("Q", list(map(id, values)))
+
+
+def _namespaces() -> dict[str, tuple[Any, bool]]:
+    """The namespaces watched attribute by attribute: label prefix → (its mapping, whether an attribute
+    added to it is a change). A module's are not (torch and numpy add some lazily); a class's are."""
+    spaces: dict[str, tuple[Any, bool]] = {}
+    for name in MODULES:
+        module = sys.modules.get(name)
+        spaces[name] = (vars(module) if module is not None else {}, False)
+    for cls in _classes():
+        spaces[f"{cls.__module__}.{cls.__qualname__}"] = (vars(cls), True)
+    return spaces
+
+
+def _watch() -> dict[str, tuple[list[str], list[Any], array.array]]:
+    """The snapshot of every watched namespace: prefix → (its names, their values, the values' ids); a
+    module's volatile names and submodules left out, and the caches Python writes into a class."""
+    watched = {}
+    for prefix, (mapping, additions) in _namespaces().items():
+        skip = CLASS_CACHES if additions else VOLATILE.get(prefix, set())
+        items = [(key, value) for key, value in list(mapping.items()) if key not in skip and (additions or not isinstance(value, types.ModuleType))]
+        values = [value for _, value in items]
+        watched[prefix] = ([key for key, _ in items], values, _ids(values))
+    return watched
+
+
+def _facts(shell: Any) -> dict[str, str]:
+    """What is watched besides the namespaces' attributes, as text: label → token or value."""
     facts: dict[str, str] = {}
-    attributes: dict[str, Any] = {}
     for name in MODULES:
         module = sys.modules.get(name)
         facts[f"sys.modules[{name!r}]"] = _token(module)
-        if module is None:
-            continue
-        skip = VOLATILE.get(name, set())
-        for key, value in list(vars(module).items()):
-            if key not in skip and not isinstance(value, types.ModuleType):
-                attributes[f"{name}.{key}"] = value
-        origin = getattr(module, "__file__", None)
-        facts[f"{name} (file)"] = str(origin)
+        if module is not None:
+            facts[f"{name} (file)"] = str(getattr(module, "__file__", None))
     checks = sys.modules.get("hooklab.checks")
     for key, value in list(vars(checks).items()) if checks else []:
         if isinstance(value, types.FunctionType):
             facts[f"hooklab.checks.{key} (code)"] = _token(value.__code__)
             facts[f"hooklab.checks.{key} (defaults)"] = repr((value.__defaults__, value.__kwdefaults__))
             facts[f"hooklab.checks.{key} (globals)"] = _token(value.__globals__)
-    for cls in _classes():
-        for key, value in list(vars(cls).items()):
-            if key not in CLASS_CACHES:
-                facts[f"{cls.__module__}.{cls.__qualname__}.{key}"] = _token(value)
     facts["sys.meta_path"] = repr([_token(finder) for finder in sys.meta_path])
     facts["sys.path_hooks"] = repr([_token(hook) for hook in sys.path_hooks])
     facts["sys.settrace"] = _token(sys.gettrace())
@@ -102,7 +121,7 @@ def _facts(shell: Any) -> tuple[dict[str, str], dict[str, Any]]:
     facts["builtins.__import__"] = _token(builtins.__import__)
     if shell is not None:
         facts.update(_shell_facts(shell))
-    return facts, attributes
+    return facts
 
 
 def _shell_facts(shell: Any) -> dict[str, str]:
@@ -142,13 +161,14 @@ def _library_callable(callback: Any) -> bool:
     return isinstance(function, types.FunctionType) and (function.__module__ or "").startswith(LIBRARY_PREFIXES)
 
 
-def _digest(facts: dict[str, str], attributes: dict[str, Any]) -> str:
-    """One hash of the facts' text and of the identity and type of each attribute, in the snapshot's order
-    of labels."""
+def _digest(facts: dict[str, str], kept: dict[str, tuple[list[str], list[Any], array.array, list[str]]]) -> str:
+    """One hash of the facts' text and, namespace by namespace, of the names watched in it, the identity
+    (``ids``, given) and type of each value kept, and the names added to it."""
     digest = hashlib.sha256(json.dumps(facts, sort_keys=True).encode())
-    digest.update("\n".join(attributes).encode())
-    digest.update(array.array("Q", map(id, attributes.values())).tobytes())
-    digest.update(array.array("Q", (id(type(value)) for value in attributes.values())).tobytes())
+    for prefix, (keys, values, ids, added) in kept.items():
+        digest.update(f"\0{prefix}\0{chr(10).join(keys)}\0{chr(10).join(added)}\0".encode())
+        digest.update(ids.tobytes())
+        digest.update(_ids(map(type, values)).tobytes())
     return digest.hexdigest()
 
 
@@ -169,17 +189,23 @@ def _own_wrapper(new: Any, old: Any) -> bool:
 def _submission_modules(folder: str) -> list[str]:
     """Modules loaded from the submission's folder (a file that shadows or adds a module); a module is
     looked at when it appears under its name in ``sys.modules`` and when its file changes (a reload)."""
+    items = list(sys.modules.items())
+    names, modules = list(map(itemgetter(0), items)), list(map(itemgetter(1), items))
+    files = list(map(getattr, modules, repeat("__file__"), repeat(None)))
+    looked = (names, _ids(modules), _ids(files))
+    if _scan.get("looked") == looked:  # the same modules with the same files (held: their ids stay theirs)
+        return _scan["found"]
     found = []
     prefix = os.path.join(folder, "")
-    for name, module in list(sys.modules.items()):
+    for name, module, origin in zip(names, modules, files):
         seen = _origins.get(name)
-        origin = getattr(module, "__file__", None)
-        if seen is None or seen[0] is not module or seen[1] != origin:  # new, replaced or reloaded: look again
+        if seen is None or seen[0] is not module or seen[1] is not origin:  # new, replaced or reloaded: look again
             inside = _is_path(origin) and _resolved(origin).startswith(prefix)
             _origins[name] = seen = (module, origin, inside)
         if seen[2]:
             found.append(name)
-    return sorted(found)
+    _scan.update(looked=looked, held=(modules, files), found=sorted(found))
+    return _scan["found"]
 
 
 def _is_path(origin: Any) -> bool:
@@ -216,25 +242,39 @@ def snapshot(expected_files: dict[str, str]) -> str:
         if origin != os.path.realpath(expected):
             problems.append(f"{name} is loaded from {origin}, not from the grading environment")
     shell = get_ipython()
-    facts, attributes = _facts(shell)
-    _state.update(shell=shell, facts=facts, attributes=attributes, folder=os.path.realpath(os.getcwd()))
-    return json.dumps({"digest": _digest(facts, attributes), "problems": problems})
+    facts, watched = _facts(shell), _watch()
+    _state.update(shell=shell, facts=facts, watched=watched, folder=os.path.realpath(os.getcwd()))
+    kept = {prefix: (keys, values, ids, []) for prefix, (keys, values, ids) in watched.items()}
+    return json.dumps({"digest": _digest(facts, kept), "problems": problems})
 
 
 def check(proof: str = "") -> str:
     """What changed since the snapshot, the current digest, and whether the proof name was set to True."""
     shell = _state["shell"]
-    facts, attributes = _facts(shell)
-    before, before_attributes = _state["facts"], _state["attributes"]
+    facts, before = _facts(shell), _state["facts"]
     changes = sorted(label for label in before.keys() | facts.keys() if before.get(label) != facts.get(label))
+    spaces = _namespaces()
     kept = {}
-    for label, old in before_attributes.items():
-        new = attributes.get(label, _MISSING)
-        if new is old or _own_wrapper(new, old):
-            kept[label] = old
-        else:
-            kept[label] = new
-            changes.append(label)
+    for prefix, (keys, values, ids) in _state["watched"].items():
+        mapping, additions = spaces.get(prefix, ({}, False))
+        now = list(map(mapping.get, keys, repeat(_MISSING)))
+        added = []
+        if additions and list(mapping) != keys:  # a class's names, in order, unless one was added or removed
+            known = {*keys, *CLASS_CACHES}
+            added = [key for key in mapping if key not in known]
+        changes += [f"{prefix}.{key}" for key in added]
+        now_ids = _ids(now)
+        if now_ids == ids:  # the same object under every name
+            kept[prefix] = (keys, now, now_ids, added)
+            continue
+        held = []
+        for key, old, new in zip(keys, values, now):
+            if new is old or _own_wrapper(new, old):
+                held.append(old)
+            else:
+                held.append(new)
+                changes.append(f"{prefix}.{key}")
+        kept[prefix] = (keys, held, _ids(held), added)
     changes += [f"{name} loaded from the submission folder" for name in _submission_modules(_state["folder"])]
     ran = bool(proof) and shell.user_ns.pop(proof, None) is True
     return json.dumps({"digest": _digest(facts, kept), "changes": sorted(changes), "ran": ran})

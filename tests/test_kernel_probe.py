@@ -1,0 +1,78 @@
+"""The grader's probe inside a kernel (hooklab.grading.kernel_probe), exercised in a fresh interpreter
+with an IPython shell, as a kernel has: what it reports changed, and that its digest moves whenever
+what it watches does, its own state included."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from hooklab.grading import kernels
+
+SCRIPT = textwrap.dedent("""\
+    import json, sys
+    from IPython.core.interactiveshell import InteractiveShell
+
+    shell = InteractiveShell.instance()
+    exec({load!r}, {{}})
+    probe = sys.modules["_hooklab_probe"]
+    import torch
+    baseline = json.loads(probe.snapshot({{}}))["digest"]
+    exec({change!r})
+    answer = json.loads(probe.check())
+    print(json.dumps({{"changes": answer["changes"], "digest moved": answer["digest"] != baseline}}))
+""")
+
+CHANGES = {
+    "nothing": ("", []),
+    "a module attribute replaced": ("torch.allclose = lambda *a, **k: True", ["torch.allclose"]),
+    "a method added to a class": ("torch.Tensor.sneaky = lambda self: 1", ["torch.Tensor.sneaky"]),
+    "a method of a class replaced": ("torch.nn.Module.__call__ = lambda self, *a: 0", ["torch.nn.modules.module.Module.__call__"]),
+    "an attribute removed": ("del torch.nn.functional.mse_loss", ["torch.nn.functional.mse_loss"]),
+    "a module swapped": ("import types; sys.modules['torch.testing'] = types.ModuleType('torch.testing')", None),
+    "a checker's defaults": ("import hooklab.checks as c; c.check_tensor.__defaults__ = None", None),
+    "a tracer": ("sys.settrace(lambda *a: None)", ["sys.settrace"]),
+    "a module loaded from the submission's folder": (
+        "open('helper_mod.py', 'w').write('x = 1'); sys.path.insert(0, '.'); import helper_mod", ["helper_mod loaded from the submission folder"]),
+}
+# what a submission could do to the probe's own records: the changes list is then empty, the digest moves
+TAMPERING = {
+    "the snapshot made to match a patch": (
+        "torch.allclose = lambda *a, **k: True\n"
+        "probe._state['watched'] = probe._watch(); probe._state['facts'] = probe._facts(shell)"
+    ),
+    "only the snapshot's values made to match": (
+        "torch.allclose = lambda *a, **k: True\n"
+        "keys, values, ids = probe._state['watched']['torch']; values[keys.index('allclose')] = torch.allclose"
+    ),
+}
+
+
+def probe(tmp_path: Path, change: str) -> dict:
+    script = SCRIPT.format(load=kernels.LOAD_PROBE, change=change)
+    process = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert process.returncode == 0, process.stderr[-2000:]
+    return json.loads(process.stdout.splitlines()[-1])
+
+
+@pytest.mark.parametrize("name", CHANGES)
+def test_the_probe_names_what_changed(tmp_path: Path, name: str):
+    change, expected = CHANGES[name]
+    answer = probe(tmp_path, change)
+    if expected is None:
+        assert answer["changes"], f"{name}: nothing reported"
+    else:
+        assert answer["changes"] == expected
+    if name != "a module loaded from the submission's folder":  # reported, not hashed: it is not in the snapshot
+        assert answer["digest moved"] == bool(change)
+
+
+@pytest.mark.parametrize("name", TAMPERING)
+def test_the_digest_moves_when_the_probe_is_made_to_see_nothing(tmp_path: Path, name: str):
+    answer = probe(tmp_path, TAMPERING[name])
+    assert answer["changes"] == [] and answer["digest moved"]

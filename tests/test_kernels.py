@@ -93,6 +93,45 @@ def test_the_server_preloads_what_the_notebooks_to_grade_import():
     assert "'sklearn'" not in server.stdout and "'torch._dynamo'" not in server.stdout
 
 
+LATER = textwrap.dedent("""\
+    import json, sys
+    from jupyter_client import KernelManager
+    from traitlets.config import Config
+    from hooklab.grading import kernels
+
+    kernels.start_server(Config(), code="")  # as the command starts: its notebooks are not known yet
+    kernels.start_server(Config(), code="from sklearn.datasets import make_moons")  # known now
+    manager = KernelManager(kernel_name="python3")
+    manager.kernel_spec.metadata["kernel_provisioner"] = {"provisioner_name": kernels.PROVISIONER}
+    manager.start_kernel(cwd=sys.argv[1])
+    client = manager.client()
+    client.start_channels()
+    client.wait_for_ready(timeout=60)
+    printed = []
+    client.execute_interactive("import sys; print(sorted(m for m in ('sklearn.datasets', 'torch._dynamo') if m in sys.modules))",
+                               timeout=60, output_hook=lambda msg: printed.append(msg["content"].get("text", "")))
+    client.stop_channels()
+    manager.shutdown_kernel(now=True)
+    print(len(kernels.KernelServer._instances), "".join(printed).strip())
+    """)
+
+
+def test_a_server_started_before_its_notebooks_are_known_preloads_what_they_need(tmp_path):
+    """The command starts its kernel server as it starts, then says what the notebooks to grade import:
+    kernels forked after that find it imported (and only what those notebooks use)."""
+    env = {key: value for key, value in os.environ.items() if key != "PYTHONHASHSEED"}
+    run = subprocess.run([sys.executable, "-c", LATER, str(tmp_path)], capture_output=True, text=True, env=env, timeout=180)
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert run.stdout.splitlines()[-1] == "1 ['sklearn.datasets']", "not one server, or not preloaded for the notebooks"
+
+
+def test_the_command_starts_its_kernel_server_before_it_imports_the_grading_stack():
+    """nbgrader takes most of a second to import: the command imports it once its server is preloading."""
+    process = subprocess.run([sys.executable, "-c", "import sys, hooklab.cli\nprint('nbgrader' in sys.modules)"],
+                             capture_output=True, text=True, check=True)
+    assert process.stdout.strip() == "False"
+
+
 def test_the_grader_does_not_import_what_notebook_validation_does_not_use():
     """jsonschema's IRI format checks compile grammars for most of a second; nbformat checks no formats."""
     process = subprocess.run(

@@ -8,13 +8,13 @@ import re
 import sys
 from pathlib import Path
 
-from hooklab.grading import class_report
-from hooklab.grading.course import Course
-from hooklab.grading.gradebook import Ledger
-from hooklab.grading.review import listing, release
-from hooklab.grading.run import GRADES_CSV, LEDGER, autograde, export
+from traitlets.config import Config, PyFileConfigLoader
+
+from hooklab.grading import kernels
 from hooklab.grading.sandbox import Sandbox, unavailable
-from hooklab.grading.submissions import DEFAULT_FILENAME_REGEX
+
+# nbgrader and what grading needs besides take about a second to import: they are imported once the
+# command has started its kernel server (which imports torch meanwhile), in the functions that use them
 
 _UNITS = {"": 1, "K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
 
@@ -83,8 +83,9 @@ def parser() -> argparse.ArgumentParser:
                         help="run kernels with the grader's rights where no sandbox can be made (the limits still apply)")
     for option, (name, kind, text) in _LIMITS.items():
         limits.add_argument(option, dest=name, type=kind, default=None, help=text)
-    grade.add_argument("--filename-regex", default=DEFAULT_FILENAME_REGEX,
-                       help="for flat input: regex with named groups student_id and file_id (default: %(default)s)")
+    grade.add_argument("--filename-regex",
+                       help="for flat input: regex with named groups student_id and file_id "
+                       "(default: <student>_<notebook>.ipynb, student ids without underscores)")
     review = commands.add_parser(
         "review",
         help="list the notebooks held for review; release them after a look",
@@ -101,7 +102,14 @@ def parser() -> argparse.ArgumentParser:
     return main
 
 
-def review(course: Course, keys: list[str]) -> int:
+def review(config_file: Path, keys: list[str]) -> int:
+    from hooklab.grading import class_report
+    from hooklab.grading.course import Course
+    from hooklab.grading.gradebook import Ledger
+    from hooklab.grading.review import listing, release
+    from hooklab.grading.run import LEDGER, export
+
+    course = Course(config_file)
     ledger = Ledger(course.work_dir / LEDGER)
     for key in keys:
         try:
@@ -117,13 +125,21 @@ def review(course: Course, keys: list[str]) -> int:
     return 0
 
 
+def _configured(config_file: Path, settings: dict[str, object]) -> Config:
+    """The course's configuration file as nbgrader reads it (:class:`hooklab.grading.course.Course`), with
+    this command's sandbox settings: enough to start the kernel server, without importing nbgrader."""
+    config = PyFileConfigLoader(config_file.name, path=str(config_file.parent)).load_config()
+    config.Sandbox.update(settings)
+    return config
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     if not args.config.is_file():
         print(f"hooklab: no nbgrader config at {args.config} (use --config)", file=sys.stderr)
         return 2
     if args.command == "review":
-        return review(Course(args.config.resolve()), args.release)
+        return review(args.config.resolve(), args.release)
     if not args.submissions.exists():
         print(f"hooklab: no such file or folder: {args.submissions}", file=sys.stderr)
         return 2
@@ -132,6 +148,13 @@ def main(argv: list[str] | None = None) -> int:
     settings = {name: getattr(args, name) for name, _, _ in _LIMITS.values() if getattr(args, name) is not None}
     if args.no_sandbox:
         settings["isolate"] = False
+    if not (args.dask or args.scheduler):  # the local workers' kernel server
+        kernels.start_server(_configured(args.config.resolve(), settings), code="")
+    from hooklab.grading import class_report
+    from hooklab.grading.course import Course
+    from hooklab.grading.run import GRADES_CSV, autograde
+    from hooklab.grading.submissions import DEFAULT_FILENAME_REGEX
+
     course = Course(args.config.resolve(), timeout=args.timeout, sandbox=settings)
     sandbox = Sandbox(config=course.config())
     problem = unavailable(sandbox)
@@ -140,8 +163,8 @@ def main(argv: list[str] | None = None) -> int:
         if sandbox.isolate:
             print("hooklab: grade without one with --no-sandbox (student code then runs with the grader's rights)", file=sys.stderr)
         return 2
-    report = autograde(args.submissions, course, max(1, args.jobs), force=args.force, filename_regex=args.filename_regex,
-                       dask=args.dask, scheduler=args.scheduler)
+    report = autograde(args.submissions, course, max(1, args.jobs), force=args.force,
+                       filename_regex=args.filename_regex or DEFAULT_FILENAME_REGEX, dask=args.dask, scheduler=args.scheduler)
     print(report)
     if not sandbox.isolate:
         print("Graded WITHOUT a sandbox (--no-sandbox): student code ran with the grader's rights.")

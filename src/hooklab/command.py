@@ -5,18 +5,25 @@
 
 from __future__ import annotations
 
+import importlib.util
 import sys
 
 INSTALL_GRADING = "pip install 'hooklab[grading]'"
+# What the grading extra brings that the command imports; looked for first, as the command imports most of
+# it only once it has started (hooklab.cli).
+GRADING_MODULES = ("nbgrader", "nbclient", "tqdm")
 
 
 def main() -> int:
     try:
-        from hooklab.cli import main as command
+        missing = next((name for name in GRADING_MODULES if importlib.util.find_spec(name) is None), None)
+        if missing is None:
+            from hooklab.cli import main as command
+
+            return command()
     except ModuleNotFoundError as error:
         if (error.name or "").startswith("hooklab"):
             raise
-        print(f"hooklab: grading needs the package's grading extra ({error.name} is not installed): {INSTALL_GRADING}",
-              file=sys.stderr)
-        return 2
-    return command()
+        missing = error.name
+    print(f"hooklab: grading needs the package's grading extra ({missing} is not installed): {INSTALL_GRADING}", file=sys.stderr)
+    return 2

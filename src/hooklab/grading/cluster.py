@@ -149,13 +149,16 @@ class DaskExecution:
 
     def restarts(self, future: Future) -> int:
         """How many times the submission behind ``future`` was started again because its worker died."""
-        key = self._remote.pop(future).key
+        remote = self._remote.pop(future)  # held while the scheduler is asked: released, the task is forgotten
+        key = remote.key
 
         def deaths(dask_scheduler: Any) -> int:
             task = dask_scheduler.tasks.get(key)
             return task.suspicious if task is not None else 0
 
-        return int(self.client.run_on_scheduler(deaths))
+        count = int(self.client.run_on_scheduler(deaths))
+        remote.release()
+        return count
 
     def close(self) -> None:
         try:

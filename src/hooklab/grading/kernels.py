@@ -103,14 +103,13 @@ def serve(owner_fd: int, listener_fd: int, modules: list[str]) -> None:
     its owner's, and one per fork of the owner that connected to the listener (a pool worker).
 
     A request is ``{"argv", "cwd", "env", "sockets", "fork", "sandbox"}``; the reply is ``{"pid"}`` with a
-    pidfd of the kernel's supervisor attached, or ``{"error"}``. The server reaps its supervisors as they
-    end. A line that closes (its process ended) takes the kernels started over it along; the owner's
-    closing ends the server, which ends every kernel it started and removes their folders.
+    pidfd of the kernel's supervisor attached, or ``{"error"}``. A request ``{"preload"}`` (modules to
+    import before the next kernel, from a server started before its notebooks were known) has no reply;
+    the owner's line is answered first. The server reaps its supervisors as they end. A line that closes
+    (its process ended) takes the kernels started over it along; the owner's closing ends the server,
+    which ends every kernel it started and removes their folders.
     """
     preload(modules)
-    # what is imported now is shared by every kernel: their garbage collector leaves it alone, so it is not
-    # walked (and copied, page by page) in each of them
-    gc.freeze()
     owner, listener = socket.socket(fileno=owner_fd), socket.socket(fileno=listener_fd)
     lines: dict[socket.socket, set[int]] = {owner: set()}  # line → pidfds of the supervisors started over it
     supervisors: set[int] = set()  # pidfds of the supervisors not reaped yet
@@ -126,7 +125,7 @@ def serve(owner_fd: int, listener_fd: int, modules: list[str]) -> None:
                     started.discard(pidfd)
             if listener in ready:
                 _accept(listener, lines)
-            for line in set(lines).intersection(ready):
+            for line in sorted(set(lines).intersection(ready), key=lambda line: line is not owner):
                 if _answer(line, lines[line], supervisors, folders):
                     continue
                 if line is owner:
@@ -161,6 +160,9 @@ def _answer(line: socket.socket, started: set[int], supervisors: set[int], folde
         return False
     try:
         request = json.loads(message)
+        if "preload" in request:
+            preload(request["preload"])
+            return True
         folders.add(request["sockets"])
         pid, pidfd = spawn(Sandbox(**request["sandbox"]), request["cwd"], request["sockets"], lambda: _become_kernel(request))
         reply, fds = {"pid": pid}, [pidfd]
@@ -182,14 +184,22 @@ def preloads(code: str | None = None) -> list[str]:
 
 
 def preload(modules: list[str] | None = None) -> None:
-    """What the server does before its first fork: import ``modules`` (:func:`preloads`), load the grader's probe."""
+    """What the server does before it forks: import ``modules`` (:func:`preloads`; one of
+    :data:`PRELOAD_WHEN_USED` that is not installed is left to the kernels), load the grader's probe."""
     os.environ.setdefault("MPLBACKEND", INLINE_BACKEND)  # matplotlib reads it once, when it is imported
     # debugpy warns at import that Python's frozen modules may hide breakpoints; nobody debugs a grading kernel
     os.environ.setdefault("PYDEVD_DISABLE_FILE_VALIDATION", "1")
     for name in preloads() if modules is None else modules:
-        importlib.import_module(name)
+        try:
+            importlib.import_module(name)
+        except ImportError:
+            if name not in PRELOAD_WHEN_USED:
+                raise
     exec(LOAD_PROBE, {})
     sys.modules["_hooklab_probe"].prepare()
+    # what is imported now is shared by every kernel: their garbage collector leaves it alone, so it is not
+    # walked (and copied, page by page) in each of them
+    gc.freeze()
 
 
 def _become_kernel(request: dict[str, Any]) -> None:
@@ -197,8 +207,9 @@ def _become_kernel(request: dict[str, Any]) -> None:
     (or execute the requested command)."""
     os.environ.clear()
     os.environ.update(request["env"])
-    # the backend matplotlib would have taken from this environment, had it been imported in this kernel
-    sys.modules["matplotlib"].rcParams["backend"] = os.environ.get("MPLBACKEND", INLINE_BACKEND)
+    matplotlib = sys.modules.get("matplotlib")
+    if matplotlib is not None:  # preloaded: the backend it would have taken from this environment
+        matplotlib.rcParams["backend"] = os.environ.get("MPLBACKEND", INLINE_BACKEND)
     if not request["fork"]:
         os.execvpe(request["argv"][0], request["argv"], request["env"])
     sys.argv = [importlib.util.find_spec("ipykernel_launcher").origin, *request["argv"][3:]]
@@ -247,6 +258,7 @@ class KernelServer:
         self.pidfd = os.pidfd_open(self.process.pid)
         self.owner = self.user = os.getpid()  # the process that started it; the one whose line ``line`` is
         self.line, self.lock = ours, threading.Lock()
+        self.modules = set(modules)  # preloaded, or asked to be
 
     @classmethod
     def instance(cls, hash_seed: str | None, sandbox: Sandbox, modules: list[str] | None = None) -> KernelServer:
@@ -271,12 +283,24 @@ class KernelServer:
         if self.owner == os.getpid():
             self.process.wait()
 
-    def start(self, request: dict[str, Any]) -> Kernel:
-        started = time.monotonic()
+    def _connect(self) -> None:
         if self.user != os.getpid():  # a fork of the owner: a line of its own (the owner's stays the owner's)
             self.line.close()
             self.line, self.lock, self.user = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET), threading.Lock(), os.getpid()
             self.line.connect(self.address)
+
+    def preload(self, modules: list[str]) -> None:
+        """Have the server import ``modules`` before it starts another kernel (without waiting for it)."""
+        missing = [name for name in modules if name not in self.modules]
+        if missing:
+            self._connect()
+            with self.lock:
+                self.line.send(json.dumps({"preload": missing}).encode())
+            self.modules.update(missing)
+
+    def start(self, request: dict[str, Any]) -> Kernel:
+        started = time.monotonic()
+        self._connect()
         with self.lock:
             self.line.send(json.dumps(request).encode())
             message, fds, _, _ = socket.recv_fds(self.line, _MESSAGE, 1)
@@ -291,9 +315,11 @@ class KernelServer:
 def start_server(config: Any, code: str | None = None) -> None:
     """Start the kernel server that kernels of this configuration (``c.Sandbox``) are forked from, for this
     process's forks (a pool's workers) to share: one server preloads for them all what kernels that run
-    ``code`` (the notebooks to grade) import."""
+    ``code`` (the notebooks to grade; all of it when None) import. Called again with other code, the
+    server preloads what that code needs too."""
     if SUPPORTED:
-        KernelServer.instance(os.environ.get("PYTHONHASHSEED"), Sandbox(config=config), preloads(code))
+        modules = preloads(code)
+        KernelServer.instance(os.environ.get("PYTHONHASHSEED"), Sandbox(config=config), modules).preload(modules)
 
 
 def preloadable(cmd: list[str]) -> bool:

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from html import escape
 from pathlib import Path
 
+from matplotlib.figure import Figure
 from nbgrader.api import Assignment, Grade, GradeCell, Gradebook, Notebook, SubmittedAssignment, SubmittedNotebook
 from nbgrader.preprocessors import ClearHiddenTests
 
@@ -323,12 +324,8 @@ def write_csv(tables: Tables, timing: dict[str, float] | None, folder: Path) -> 
 
 
 def _figure(stats: AssignmentStats, cells: list[CellStats]) -> str:
-    """An assignment's score histogram and its test cells' pass rates, as an inline PNG."""
-    import matplotlib  # only when a report is written: it costs a fraction of a second
-
-    matplotlib.use("Agg")
-    from matplotlib.figure import Figure
-
+    """An assignment's score histogram and its test cells' pass rates, as an inline PNG (drawn by
+    matplotlib's Agg backend, which a figure made without pyplot saves with)."""
     width, height = 10.0, max(2.6, 0.3 * len(cells) + 1.1)  # inches
     figure = Figure(figsize=(width, height), dpi=80)
     # laid out by hand (matplotlib's constrained layout would take a third of the time): room for the

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -267,6 +268,39 @@ def test_each_notebook_takes_a_fresh_kernel_started_while_the_previous_one_ran(t
         used.append(cwd)
     assert len(set(used)) == 3, f"three notebooks, three kernels: {used}"
     assert (tmp_path / "ada" / "data.txt").read_text() == "ada", "the submission's own files changed"
+
+
+def _test_cell(source: str, grade_id: str) -> nbformat.NotebookNode:
+    cell = nbformat.v4.new_code_cell(source)
+    cell.metadata.nbgrader = {"grade": True, "solution": False, "locked": True, "grade_id": grade_id, "points": 1, "schema_version": 3}
+    return cell
+
+
+def test_the_checks_ride_on_the_cells_requests(tmp_path, monkeypatch):
+    """The check before a test is evaluated after the code cell before it, the check after a test after
+    the test's own code, in those cells' requests: a request of its own only when such a cell raised.
+    What they find is the same: a patch in the cell before a test holds the notebook."""
+    monkeypatch.setattr(kernels, "SPARES", kernels.Spares())
+    asked = []
+    ask = GuardedExecute._ask
+    monkeypatch.setattr(GuardedExecute, "_ask", lambda self, expression, code="": asked.append(re.search(r"\]\.(\w+)\(", expression)[1]) or ask(self, expression, code))
+    code = nbformat.v4.new_code_cell
+    nb = nbformat.v4.new_notebook(cells=[
+        code("x = 1"), _test_cell("assert x == 1", "first"),
+        code("import torch\ntorch.allclose = lambda *args, **kwargs: True"), _test_cell("assert True", "second"),
+        code("y = 2"), nbformat.v4.new_markdown_cell("between"), _test_cell("assert y == 3", "fails"),
+        code("raise ValueError('no answer')"), _test_cell("assert True", "after_an_error"),
+    ])
+    config = Config()
+    config.AsyncKernelManager.client_class = kernels.READY_CLIENT
+    try:
+        GuardedExecute(config=config, kernel_name="python3").preprocess(nb, {"metadata": {"path": str(tmp_path)}})
+    finally:
+        for manager in kernels.SPARES._kept.values():
+            kernels.Spares.discard(manager)
+    assert asked == ["snapshot", "check", "check"], "only the failed test and the test after a failed cell ask on their own"
+    held = nb.metadata["hooklab"]["held"]
+    assert any(why.startswith("changed: torch.allclose (before cell 4)") for why in held), held
 
 
 def test_plain_nbgrader_kernels_get_no_spare(tmp_path, monkeypatch):

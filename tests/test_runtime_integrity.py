@@ -25,6 +25,10 @@ CHEATS = {
         EMPTY_HOOKS + "type(torch.ones(1)).__eq__ = lambda self, other: True\n",
         "changed: torch.Tensor.__eq__",
     ),
+    "patched_in_a_cell_that_then_raises": (  # the check before the test then asks on its own
+        EMPTY_HOOKS + "type(torch.ones(1)).__eq__ = lambda self, other: True\nraise RuntimeError('the patch stays')\n",
+        "changed: torch.Tensor.__eq__",
+    ),
     "module_swapped_in_sys_modules": (
         EMPTY_HOOKS + "import sys\nimport types\n\nfake = types.ModuleType('hooklab.checks')\n"
         "fake.check_answer = fake.check_tensor = fake.random_generator = lambda *args, **kwargs: None\n"

@@ -4,7 +4,9 @@
 
 - integrity: before the first cell the kernel takes a snapshot of what the tests rely on
   (:mod:`hooklab.grading.kernel_probe`); before and after each test cell the grader asks what
-  changed. Anything changed, or a finding of the static scan
+  changed, in the ``user_expressions`` of the code cell before the test and of the test itself
+  (evaluated once the cell's code has run without an error), else in a request of its own.
+  Anything changed, or a finding of the static scan
   (:class:`hooklab.grading.integrity.ScanSubmission`), holds the notebook for review;
 - proof that each test ran: the copy being executed ends each test cell with an assignment to
   a name drawn afresh for that cell; a test that raised nothing but did not reach its end
@@ -89,6 +91,8 @@ class GuardedExecute(Execute):
         return [*self.extra_arguments, f"--HistoryManager.hist_file={self.ipython_hist_file}"]
 
     def preprocess(self, nb: NotebookNode, resources: ResourcesDict, km: Any = None) -> tuple[NotebookNode, ResourcesDict]:
+        self._before_tests = _before_tests(nb)
+        self._carried: dict[str, Any] | None = None  # the probe's answer carried by the last code cell
         self._baseline = ""
         self._stopped = ""
         self._changes: list[str] = []
@@ -109,30 +113,46 @@ class GuardedExecute(Execute):
         if not self._baseline:
             self._snapshot()
         if cell.cell_type != "code" or not utils.is_grade(cell):
-            return self._run(cell, resources, index)
-        self._check(f"before cell {index + 1}")
+            return self._run(cell, resources, index, f"{kernels.PROBE}.check()" if index in self._before_tests else "")
+        self._check(f"before cell {index + 1}", answer=self._carried)
         original = cell.source
         proof = f"{PROOF_PREFIX}{secrets.token_hex(8)}"
         cell.source = f"{original}\n{proof} = True\n"
         try:
-            cell, resources = self._run(cell, resources, index)
+            cell, resources = self._run(cell, resources, index, f"{kernels.PROBE}.check({proof!r})")
         finally:
             cell.source = original
         if not self._stopped:
-            ran = self._check(f"in cell {index + 1}", proof)
+            ran = self._check(f"in cell {index + 1}", proof, answer=self._carried)
             if not ran and passed(cell):
                 self._not_run.append(f"test cell {index + 1} did not run to its end")
                 cell.outputs.append(error_output(NOT_RUN, "test did not run: it was skipped, rewritten or its error swallowed"))
         return cell, resources
 
-    def _run(self, cell: NotebookNode, resources: ResourcesDict, index: int) -> tuple[NotebookNode, ResourcesDict]:
+    def _run(self, cell: NotebookNode, resources: ResourcesDict, index: int, probe: str = "") -> tuple[NotebookNode, ResourcesDict]:
+        """Execute a cell; with ``probe``, the probe's answer to that expression, evaluated once the cell has
+        run without an error, is kept in ``_carried`` (else None, once a code cell is executed)."""
+        if cell.cell_type == "code" and cell.source.strip():  # executed: what it carries replaces the last
+            self._carried = None
+        carrier = self.kc if isinstance(self.kc, kernels.ReadyClient) else None
+        if carrier is not None and probe:
+            carrier.expressions = {"probe": probe}
         try:
             return super().preprocess_cell(cell, resources, index)
         except CellTimeoutError:
             self._stop(cell, "CellTimeoutError", f"cell {index + 1} still running {self.timeout} s after interrupt; kernel stopped")
         except DeadKernelError:
             self._stop(cell, "DeadKernelError", f"the kernel died in cell {index + 1} (os._exit, a crash or out of memory)")
+        finally:
+            if carrier is not None:
+                carrier.expressions = {}  # not sent (an empty cell is not executed): not for another cell
         return cell, resources
+
+    def on_cell_executed(self, **kwargs: Any) -> None:
+        """nbclient's hook after each code cell (nbgrader's records a timeout's error): also keep the probe's
+        answer that the cell's request carried."""
+        super().on_cell_executed(**kwargs)
+        self._carried = _probe_answer(kwargs["execute_reply"])
 
     def _stop(self, cell: NotebookNode, ename: str, reason: str) -> None:
         self._stopped = reason
@@ -143,14 +163,7 @@ class GuardedExecute(Execute):
     def _ask(self, expression: str, code: str = "") -> dict[str, Any] | None:
         """Evaluate ``expression`` in the kernel through user_expressions of a silent request."""
         msg_id = self.kc.execute(code, silent=True, store_history=False, user_expressions={"probe": expression})
-        reply = self.wait_for_reply(msg_id)
-        value = (reply or {}).get("content", {}).get("user_expressions", {}).get("probe", {})
-        if value.get("status") != "ok":
-            return None
-        try:
-            return json.loads(ast.literal_eval(value["data"]["text/plain"]))
-        except (ValueError, SyntaxError, KeyError, TypeError):
-            return None
+        return _probe_answer(self.wait_for_reply(msg_id))
 
     def _snapshot(self) -> None:
         expected = {name: importlib.util.find_spec(name).origin for name in VERIFIED_MODULES}
@@ -163,9 +176,10 @@ class GuardedExecute(Execute):
         if self.report_changes:
             self._changes += answer["problems"]
 
-    def _check(self, where: str, proof: str = "") -> bool:
-        """Record what changed since the snapshot; returns whether ``proof`` was reached."""
-        answer = self._ask(f"{kernels.PROBE}.check({proof!r})")
+    def _check(self, where: str, proof: str = "", answer: dict[str, Any] | None = None) -> bool:
+        """Record what changed since the snapshot (``answer``: the probe's, carried by a cell; else asked
+        now); returns whether ``proof`` was reached."""
+        answer = answer if answer is not None else self._ask(f"{kernels.PROBE}.check({proof!r})")
         if answer is None:
             self._note(f"the kernel did not answer the integrity check ({where})")
             return False
@@ -198,6 +212,30 @@ class GuardedExecute(Execute):
         for cell in nb.cells:
             if utils.is_grade(cell) and cell.cell_type == "code":
                 cell.outputs.append(error_output(HELD, reason))
+
+
+def _probe_answer(reply: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The probe's JSON answer in an execute reply's user_expressions, or None."""
+    value = (reply or {}).get("content", {}).get("user_expressions", {}).get("probe", {})
+    if value.get("status") != "ok":
+        return None
+    try:
+        return json.loads(ast.literal_eval(value["data"]["text/plain"]))
+    except (ValueError, SyntaxError, KeyError, TypeError):
+        return None
+
+
+def _before_tests(nb: NotebookNode) -> set[int]:
+    """Indices of the code cells that come last before a test cell (not tests themselves): their requests
+    carry the check before that test."""
+    indices, last = set(), None
+    for index, cell in enumerate(nb.cells):
+        if cell.cell_type != "code" or not cell.source.strip():
+            continue
+        if utils.is_grade(cell) and last is not None and not utils.is_grade(nb.cells[last]):
+            indices.add(last)
+        last = index
+    return indices
 
 
 class SaveAutoGradesByErrors(SaveAutoGrades):

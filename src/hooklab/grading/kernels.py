@@ -435,7 +435,14 @@ class ReadyClient(AsyncKernelClient):  # type: ignore[misc]
     """jupyter_client's asynchronous client, ready as soon as the kernel has answered ``kernel_info`` on
     the shell channel and reported itself idle after it on IOPub: that proves both channels connected
     and leaves nothing of the request on IOPub. jupyter_client's own wait instead reads IOPub until it
-    has been silent for 0.2 s, a fixed cost per kernel."""
+    has been silent for 0.2 s, a fixed cost per kernel. ``expressions``, when set, go with the next execute
+    request as its ``user_expressions`` (hooklab's grader has a cell's request carry its probe)."""
+
+    expressions: dict[str, str] = {}
+
+    def execute(self, code: str, *args: Any, user_expressions: dict[str, str] | None = None, **kwargs: Any) -> str:
+        carried, self.expressions = self.expressions, {}
+        return super().execute(code, *args, user_expressions={**carried, **(user_expressions or {})}, **kwargs)
 
     async def wait_for_ready(self, timeout: float | None = None) -> None:
         deadline = time.monotonic() + (timeout if timeout is not None else float("inf"))

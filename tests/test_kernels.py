@@ -64,7 +64,7 @@ def test_kernel_is_a_fork_with_torch_already_imported(start_kernel):
     manager = start_kernel()
     assert isinstance(manager.provisioner, kernels.PreloadedProvisioner)
     assert isinstance(manager.provisioner.process, sandbox.Kernel), "the kernel was not started by the kernel server"
-    assert run(manager, "import sys; print('torch' in sys.modules)") == "True"
+    assert run(manager, "import sys; print('torch' in sys.modules, sys.modules.get('rfc3987_syntax', 'absent') is not None)") == "True True"
 
 
 def test_a_forked_kernel_starts_without_importing_anything(start_kernel):
@@ -102,6 +102,8 @@ LATER = textwrap.dedent("""\
 
     kernels.start_server(Config(), code="")  # as the command starts: its notebooks are not known yet
     kernels.start_server(Config(), code="from sklearn.datasets import make_moons")  # known now
+    (server,) = kernels.KernelServer._instances.values()
+    server.preload(["broken_at_import"])  # raises ValueError as it is imported: the line must stay in step
     manager = KernelManager(kernel_name="python3")
     manager.kernel_spec.metadata["kernel_provisioner"] = {"provisioner_name": kernels.PROVISIONER}
     manager.start_kernel(cwd=sys.argv[1])
@@ -119,11 +121,17 @@ LATER = textwrap.dedent("""\
 
 def test_a_server_started_before_its_notebooks_are_known_preloads_what_they_need(tmp_path):
     """The command starts its kernel server as it starts, then says what the notebooks to grade import:
-    kernels forked after that find it imported (and only what those notebooks use)."""
+    kernels forked after that find it imported (and only what those notebooks use). A module that fails to
+    import costs only its preloading."""
     env = {key: value for key, value in os.environ.items() if key != "PYTHONHASHSEED"}
-    run = subprocess.run([sys.executable, "-c", LATER, str(tmp_path)], capture_output=True, text=True, env=env, timeout=180)
+    (tmp_path / "modules").mkdir()
+    (tmp_path / "modules" / "broken_at_import.py").write_text("raise ValueError('built for another numpy')\n")
+    env["PYTHONPATH"] = os.pathsep.join([str(tmp_path / "modules"), env.get("PYTHONPATH", "")])
+    (tmp_path / "work").mkdir()
+    run = subprocess.run([sys.executable, "-c", LATER, str(tmp_path / "work")], capture_output=True, text=True, env=env, timeout=180)
     assert run.returncode == 0, run.stderr[-2000:]
     assert run.stdout.splitlines()[-1] == "1 ['sklearn.datasets']", "not one server, or not preloaded for the notebooks"
+    assert "could not preload ['broken_at_import']" in run.stderr
 
 
 def test_the_command_starts_its_kernel_server_before_it_imports_the_grading_stack():

@@ -9,9 +9,9 @@ import importlib.util
 import sys
 
 INSTALL_GRADING = "pip install 'hooklab[grading]'"
-# What the grading extra brings that the command imports; looked for first, as the command imports most of
-# it only once it has started (hooklab.cli).
-GRADING_MODULES = ("nbgrader", "nbclient", "tqdm")
+# What the grading extra brings that the command imports, looked for before it starts (it imports most of it
+# only once it has started: hooklab.cli).
+GRADING_MODULES = ("nbgrader", "nbclient", "tqdm", "nbconvert", "jupyter_client", "ipykernel", "distributed", "dask")
 
 
 def main() -> int:
@@ -22,7 +22,7 @@ def main() -> int:
 
             return command()
     except ModuleNotFoundError as error:
-        if (error.name or "").startswith("hooklab"):
+        if (error.name or "").split(".")[0] not in GRADING_MODULES:
             raise
         missing = error.name
     print(f"hooklab: grading needs the package's grading extra ({missing} is not installed): {INSTALL_GRADING}", file=sys.stderr)

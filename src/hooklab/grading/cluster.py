@@ -156,9 +156,10 @@ class DaskExecution:
             task = dask_scheduler.tasks.get(key)
             return task.suspicious if task is not None else 0
 
-        count = int(self.client.run_on_scheduler(deaths))
-        remote.release()
-        return count
+        try:
+            return int(self.client.run_on_scheduler(deaths))
+        finally:
+            remote.release()
 
     def close(self) -> None:
         try:

@@ -160,8 +160,11 @@ def _answer(line: socket.socket, started: set[int], supervisors: set[int], folde
         return False
     try:
         request = json.loads(message)
-        if "preload" in request:
-            preload(request["preload"])
+        if "preload" in request:  # no reply, whatever happens: the line's next reply is its next kernel's
+            try:
+                preload(request["preload"])
+            except Exception as error:  # noqa: BLE001 (a module that fails to import costs its own preloading)
+                print(f"hooklab kernel server: could not preload {request['preload']} ({error!r}); kernels import them themselves", file=sys.stderr)
             return True
         folders.add(request["sockets"])
         pid, pidfd = spawn(Sandbox(**request["sandbox"]), request["cwd"], request["sockets"], lambda: _become_kernel(request))
@@ -290,7 +293,9 @@ class KernelServer:
             self.line.connect(self.address)
 
     def preload(self, modules: list[str]) -> None:
-        """Have the server import ``modules`` before it starts another kernel (without waiting for it)."""
+        """Have the server import ``modules`` before it starts another kernel (without waiting for it): before the
+        next kernel asked for on this line, and on another line if asked before that line is (the owner's line
+        is answered first; the grader asks before it forks its workers)."""
         missing = [name for name in modules if name not in self.modules]
         if missing:
             self._connect()

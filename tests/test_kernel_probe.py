@@ -37,6 +37,9 @@ CHANGES = {
     "a module swapped": ("import types; sys.modules['torch.testing'] = types.ModuleType('torch.testing')", None),
     "a checker's defaults": ("import hooklab.checks as c; c.check_tensor.__defaults__ = None", None),
     "a tracer": ("sys.settrace(lambda *a: None)", ["sys.settrace"]),
+    "a function's code swapped in place": (
+        "torch.testing.assert_close.__code__ = (lambda *a, **k: None).__code__", ["torch.testing.assert_close (code or defaults)"]),
+    "a method's defaults replaced": ("torch.nn.Module.zero_grad.__defaults__ = (False,)", ["torch.nn.modules.module.Module.zero_grad (code or defaults)"]),
     "a module loaded from the submission's folder": (
         "open('helper_mod.py', 'w').write('x = 1'); sys.path.insert(0, '.'); import helper_mod", ["helper_mod loaded from the submission folder"]),
 }
@@ -48,7 +51,12 @@ TAMPERING = {
     ),
     "only the snapshot's values made to match": (
         "torch.allclose = lambda *a, **k: True\n"
-        "keys, values, ids = probe._state['watched']['torch']; values[keys.index('allclose')] = torch.allclose"
+        "keys, values, *_ = probe._state['watched']['torch']; values[keys.index('allclose')] = torch.allclose"
+    ),
+    "the snapshot of a function's code made to match": (
+        "torch.testing.assert_close.__code__ = (lambda *a, **k: None).__code__\n"
+        "keys, values, ids, functions, parts = probe._state['watched']['torch.testing']\n"
+        "parts[:] = probe._parts(values, functions)"
     ),
 }
 

@@ -29,6 +29,10 @@ CHEATS = {
         EMPTY_HOOKS + "type(torch.ones(1)).__eq__ = lambda self, other: True\nraise RuntimeError('the patch stays')\n",
         "changed: torch.Tensor.__eq__",
     ),
+    "function_code_swapped_in_place": (  # the function object stays the one watched
+        EMPTY_HOOKS + "torch.testing.assert_close.__code__ = (lambda *args, **kwargs: None).__code__\n",
+        "changed: torch.testing.assert_close (code or defaults)",
+    ),
     "module_swapped_in_sys_modules": (
         EMPTY_HOOKS + "import sys\nimport types\n\nfake = types.ModuleType('hooklab.checks')\n"
         "fake.check_answer = fake.check_tensor = fake.random_generator = lambda *args, **kwargs: None\n"

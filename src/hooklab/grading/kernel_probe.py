@@ -23,8 +23,8 @@ import os
 import sys
 import threading
 import types
-from itertools import repeat
-from operator import itemgetter
+from itertools import chain, repeat
+from operator import attrgetter, itemgetter
 from typing import Any
 
 MODULES = (
@@ -51,6 +51,7 @@ _realpaths: dict[str, str] = {}
 _origins: dict[str, tuple[Any, Any, bool]] = {}  # module name → (module, its __file__, loaded from the folder)
 _scan: dict[str, Any] = {}  # the last look at sys.modules: its names, modules and files (held), what was found
 _MISSING = object()
+_FUNCTION_PARTS = attrgetter("__code__", "__defaults__", "__kwdefaults__")  # what a function can have replaced
 
 
 def _classes() -> list[type]:
@@ -84,16 +85,23 @@ def _namespaces() -> dict[str, tuple[Any, bool]]:
     return spaces
 
 
-def _watch() -> dict[str, tuple[list[str], list[Any], array.array]]:
-    """The snapshot of every watched namespace: prefix → (its names, their values, the values' ids); a
-    module's volatile names and submodules left out, and the caches Python writes into a class."""
+def _watch() -> dict[str, tuple[list[str], list[Any], array.array, list[int], list[tuple]]]:
+    """The snapshot of every watched namespace: prefix → (its names, their values, the values' ids, the
+    positions of its Python functions, their code and defaults); a module's volatile names and submodules
+    left out, and the caches Python writes into a class."""
     watched = {}
     for prefix, (mapping, additions) in _namespaces().items():
         skip = CLASS_CACHES if additions else VOLATILE.get(prefix, set())
         items = [(key, value) for key, value in list(mapping.items()) if key not in skip and (additions or not isinstance(value, types.ModuleType))]
         values = [value for _, value in items]
-        watched[prefix] = ([key for key, _ in items], values, _ids(values))
+        functions = [index for index, value in enumerate(values) if type(value) is types.FunctionType]
+        watched[prefix] = ([key for key, _ in items], values, _ids(values), functions, _parts(values, functions))
     return watched
+
+
+def _parts(values: list[Any], functions: list[int]) -> list[tuple]:
+    """The code and defaults of the functions at these positions (each replaceable on its own)."""
+    return list(map(_FUNCTION_PARTS, map(values.__getitem__, functions)))
 
 
 def _facts(shell: Any) -> dict[str, str]:
@@ -161,14 +169,15 @@ def _library_callable(callback: Any) -> bool:
     return isinstance(function, types.FunctionType) and (function.__module__ or "").startswith(LIBRARY_PREFIXES)
 
 
-def _digest(facts: dict[str, str], kept: dict[str, tuple[list[str], list[Any], array.array, list[str]]]) -> str:
+def _digest(facts: dict[str, str], kept: dict[str, tuple[list[str], list[Any], array.array, list[str], list[tuple]]]) -> str:
     """One hash of the facts' text and, namespace by namespace, of the names watched in it, the identity
-    (``ids``, given) and type of each value kept, and the names added to it."""
+    (``ids``, given) and type of each value kept, the names added to it and its functions' code and defaults."""
     digest = hashlib.sha256(json.dumps(facts, sort_keys=True).encode())
-    for prefix, (keys, values, ids, added) in kept.items():
+    for prefix, (keys, values, ids, added, parts) in kept.items():
         digest.update(f"\0{prefix}\0{chr(10).join(keys)}\0{chr(10).join(added)}\0".encode())
         digest.update(ids.tobytes())
         digest.update(_ids(map(type, values)).tobytes())
+        digest.update(_ids(chain.from_iterable(parts)).tobytes())
     return digest.hexdigest()
 
 
@@ -244,7 +253,7 @@ def snapshot(expected_files: dict[str, str]) -> str:
     shell = get_ipython()
     facts, watched = _facts(shell), _watch()
     _state.update(shell=shell, facts=facts, watched=watched, folder=os.path.realpath(os.getcwd()))
-    kept = {prefix: (keys, values, ids, []) for prefix, (keys, values, ids) in watched.items()}
+    kept = {prefix: (keys, values, ids, [], parts) for prefix, (keys, values, ids, _, parts) in watched.items()}
     return json.dumps({"digest": _digest(facts, kept), "problems": problems})
 
 
@@ -255,7 +264,7 @@ def check(proof: str = "") -> str:
     changes = sorted(label for label in before.keys() | facts.keys() if before.get(label) != facts.get(label))
     spaces = _namespaces()
     kept = {}
-    for prefix, (keys, values, ids) in _state["watched"].items():
+    for prefix, (keys, values, ids, functions, parts) in _state["watched"].items():
         mapping, additions = spaces.get(prefix, ({}, False))
         now = list(map(mapping.get, keys, repeat(_MISSING)))
         added = []
@@ -263,9 +272,13 @@ def check(proof: str = "") -> str:
             known = {*keys, *CLASS_CACHES}
             added = [key for key in mapping if key not in known]
         changes += [f"{prefix}.{key}" for key in added]
+        now_parts = _parts(values, functions)  # the snapshot's functions, wherever they are now
+        if _ids(chain.from_iterable(now_parts)) != _ids(chain.from_iterable(parts)):
+            changes += [f"{prefix}.{keys[index]} (code or defaults)" for index, old, new in zip(functions, parts, now_parts)
+                        if any(a is not b for a, b in zip(old, new))]
         now_ids = _ids(now)
         if now_ids == ids:  # the same object under every name
-            kept[prefix] = (keys, now, now_ids, added)
+            kept[prefix] = (keys, now, now_ids, added, now_parts)
             continue
         held = []
         for key, old, new in zip(keys, values, now):
@@ -274,7 +287,7 @@ def check(proof: str = "") -> str:
             else:
                 held.append(new)
                 changes.append(f"{prefix}.{key}")
-        kept[prefix] = (keys, held, _ids(held), added)
+        kept[prefix] = (keys, held, _ids(held), added, now_parts)
     changes += [f"{name} loaded from the submission folder" for name in _submission_modules(_state["folder"])]
     ran = bool(proof) and shell.user_ns.pop(proof, None) is True
     return json.dumps({"digest": _digest(facts, kept), "changes": sorted(changes), "ran": ran})

@@ -15,6 +15,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import textwrap
 import time
 from pathlib import Path
@@ -232,6 +233,12 @@ def test_exit_status_is_the_kernels(tmp_path, code, returncode, words):
 def test_working_folder_that_would_show_the_course_is_refused(course):
     with pytest.raises(SandboxError, match="would see"):
         start(course["root"], hidden=[str(course["solution"])])
+
+
+def test_working_folder_that_holds_the_kernels_sockets_is_refused():
+    """/tmp itself (where every kernel's socket folder is made) would show every other kernel's sockets."""
+    with pytest.raises(SandboxError, match="would see other kernels' sockets"):
+        start(Path(tempfile.gettempdir()))
 
 
 def test_kernel_that_cannot_be_forked_is_executed_in_the_sandbox(course, tmp_path):

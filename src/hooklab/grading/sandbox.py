@@ -388,6 +388,9 @@ def _layout(sandbox: Sandbox, cwd: str, sockets: str) -> list[_Mount]:
         if not any(_within(path, kept) for kept in readonly):
             readonly.append(path)
     hidden = [os.path.realpath(path) for path in sandbox.hidden]
+    temporary = os.path.realpath(tempfile.gettempdir())  # where kernels' socket folders are made
+    if _within(temporary, os.path.realpath(cwd)):
+        raise SandboxError(f"a kernel working in {cwd} would see other kernels' sockets (in {temporary})")
     for folder in [*readonly, cwd, sockets]:
         for path in hidden + (readonly if folder in (cwd, sockets) else []):
             if _within(os.path.realpath(path), os.path.realpath(folder)):

@@ -330,3 +330,12 @@ def test_flat_zip_from_an_lms(tmp_path: Path):
 def test_missing_input_is_a_clear_error(tmp_path: Path):
     result = subprocess.run([*GRADE, str(tmp_path / "nowhere")], capture_output=True, text=True)
     assert result.returncode == 2 and "no such file or folder" in result.stderr
+
+
+def test_a_broken_course_config_is_a_clear_error(tmp_path: Path):
+    (tmp_path / "nbgrader_config.py").write_text("c = get_config()\nc.CourseDirectory.root = (\n")
+    for command in ([*GRADE, "--config", str(tmp_path / "nbgrader_config.py"), str(tmp_path)],
+                    [sys.executable, "-m", "hooklab.cli", "review", "--config", str(tmp_path / "nbgrader_config.py")]):
+        result = subprocess.run(command, capture_output=True, text=True)
+        assert result.returncode == 2 and "cannot be read (SyntaxError" in result.stderr, result.stderr
+        assert "Traceback" not in result.stderr

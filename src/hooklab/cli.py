@@ -131,18 +131,23 @@ def review(config_file: Path, keys: list[str]) -> int:
     return 0
 
 
-def _configured(config_file: Path, settings: dict[str, object]) -> Config:
-    """The course's configuration file as nbgrader reads it (:class:`hooklab.grading.course.Course`), with
-    this command's sandbox settings: enough to start the kernel server, without importing nbgrader."""
-    config = PyFileConfigLoader(config_file.name, path=str(config_file.parent)).load_config()
-    config.Sandbox.update(settings)
-    return config
+def _configured(config_file: Path) -> Config | str:
+    """The course's configuration file as nbgrader reads it (:class:`hooklab.grading.course.Course`), without
+    importing nbgrader (enough to start the kernel server); or why it cannot be read."""
+    try:
+        return PyFileConfigLoader(config_file.name, path=str(config_file.parent)).load_config()
+    except Exception as error:  # noqa: BLE001 (the course's own Python file: whatever it raises)
+        return f"{type(error).__name__}: {error}"
 
 
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     if not args.config.is_file():
         print(f"hooklab: no nbgrader config at {args.config} (use --config)", file=sys.stderr)
+        return 2
+    config = _configured(args.config.resolve())
+    if isinstance(config, str):
+        print(f"hooklab: the nbgrader config {args.config} cannot be read ({config})", file=sys.stderr)
         return 2
     if args.command == "review":
         return review(args.config.resolve(), args.release)
@@ -155,7 +160,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.no_sandbox:
         settings["isolate"] = False
     if not (args.dask or args.scheduler):  # the local workers' kernel server
-        kernels.start_server(_configured(args.config.resolve(), settings), code="")
+        config.Sandbox.update(settings)
+        kernels.start_server(config, code="")
     from hooklab.grading import class_report
     from hooklab.grading.course import Course
     from hooklab.grading.run import GRADES_CSV, autograde

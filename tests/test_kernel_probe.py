@@ -55,8 +55,9 @@ TAMPERING = {
     ),
     "the snapshot of a function's code made to match": (
         "torch.testing.assert_close.__code__ = (lambda *a, **k: None).__code__\n"
-        "keys, values, ids, functions, parts = probe._state['watched']['torch.testing']\n"
-        "parts[:] = probe._parts(values, functions)"
+        "keys, values, ids, functions, parts, part_ids = probe._state['watched']['torch.testing']\n"
+        "parts[:] = probe._parts(values, functions)\n"
+        "probe._state['watched']['torch.testing'] = (keys, values, ids, functions, parts, probe._ids(probe.chain.from_iterable(parts)))"
     ),
 }
 

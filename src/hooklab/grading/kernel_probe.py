@@ -85,17 +85,18 @@ def _namespaces() -> dict[str, tuple[Any, bool]]:
     return spaces
 
 
-def _watch() -> dict[str, tuple[list[str], list[Any], array.array, list[int], list[tuple]]]:
+def _watch() -> dict[str, tuple[list[str], list[Any], array.array, list[int], list[tuple], array.array]]:
     """The snapshot of every watched namespace: prefix → (its names, their values, the values' ids, the
-    positions of its Python functions, their code and defaults); a module's volatile names and submodules
-    left out, and the caches Python writes into a class."""
+    positions of its Python functions, their code and defaults, the ids of those); a module's volatile
+    names and submodules left out, and the caches Python writes into a class."""
     watched = {}
     for prefix, (mapping, additions) in _namespaces().items():
         skip = CLASS_CACHES if additions else VOLATILE.get(prefix, set())
         items = [(key, value) for key, value in list(mapping.items()) if key not in skip and (additions or not isinstance(value, types.ModuleType))]
         values = [value for _, value in items]
         functions = [index for index, value in enumerate(values) if type(value) is types.FunctionType]
-        watched[prefix] = ([key for key, _ in items], values, _ids(values), functions, _parts(values, functions))
+        parts = _parts(values, functions)
+        watched[prefix] = ([key for key, _ in items], values, _ids(values), functions, parts, _ids(chain.from_iterable(parts)))
     return watched
 
 
@@ -169,15 +170,16 @@ def _library_callable(callback: Any) -> bool:
     return isinstance(function, types.FunctionType) and (function.__module__ or "").startswith(LIBRARY_PREFIXES)
 
 
-def _digest(facts: dict[str, str], kept: dict[str, tuple[list[str], list[Any], array.array, list[str], list[tuple]]]) -> str:
+def _digest(facts: dict[str, str], kept: dict[str, tuple[list[str], list[Any], array.array, list[str], array.array]]) -> str:
     """One hash of the facts' text and, namespace by namespace, of the names watched in it, the identity
-    (``ids``, given) and type of each value kept, the names added to it and its functions' code and defaults."""
+    (``ids``, given) and type of each value kept, the names added to it and the identity of its functions'
+    code and defaults (``part_ids``, given)."""
     digest = hashlib.sha256(json.dumps(facts, sort_keys=True).encode())
-    for prefix, (keys, values, ids, added, parts) in kept.items():
+    for prefix, (keys, values, ids, added, part_ids) in kept.items():
         digest.update(f"\0{prefix}\0{chr(10).join(keys)}\0{chr(10).join(added)}\0".encode())
         digest.update(ids.tobytes())
         digest.update(_ids(map(type, values)).tobytes())
-        digest.update(_ids(chain.from_iterable(parts)).tobytes())
+        digest.update(part_ids.tobytes())
     return digest.hexdigest()
 
 
@@ -253,7 +255,7 @@ def snapshot(expected_files: dict[str, str]) -> str:
     shell = get_ipython()
     facts, watched = _facts(shell), _watch()
     _state.update(shell=shell, facts=facts, watched=watched, folder=os.path.realpath(os.getcwd()))
-    kept = {prefix: (keys, values, ids, [], parts) for prefix, (keys, values, ids, _, parts) in watched.items()}
+    kept = {prefix: (keys, values, ids, [], part_ids) for prefix, (keys, values, ids, _, _, part_ids) in watched.items()}
     return json.dumps({"digest": _digest(facts, kept), "problems": problems})
 
 
@@ -264,7 +266,7 @@ def check(proof: str = "") -> str:
     changes = sorted(label for label in before.keys() | facts.keys() if before.get(label) != facts.get(label))
     spaces = _namespaces()
     kept = {}
-    for prefix, (keys, values, ids, functions, parts) in _state["watched"].items():
+    for prefix, (keys, values, ids, functions, parts, part_ids) in _state["watched"].items():
         mapping, additions = spaces.get(prefix, ({}, False))
         now = list(map(mapping.get, keys, repeat(_MISSING)))
         added = []
@@ -273,12 +275,13 @@ def check(proof: str = "") -> str:
             added = [key for key in mapping if key not in known]
         changes += [f"{prefix}.{key}" for key in added]
         now_parts = _parts(values, functions)  # the snapshot's functions, wherever they are now
-        if _ids(chain.from_iterable(now_parts)) != _ids(chain.from_iterable(parts)):
+        now_part_ids = _ids(chain.from_iterable(now_parts))
+        if now_part_ids != part_ids:
             changes += [f"{prefix}.{keys[index]} (code or defaults)" for index, old, new in zip(functions, parts, now_parts)
                         if any(a is not b for a, b in zip(old, new))]
         now_ids = _ids(now)
         if now_ids == ids:  # the same object under every name
-            kept[prefix] = (keys, now, now_ids, added, now_parts)
+            kept[prefix] = (keys, now, now_ids, added, now_part_ids)
             continue
         held = []
         for key, old, new in zip(keys, values, now):
@@ -287,7 +290,7 @@ def check(proof: str = "") -> str:
             else:
                 held.append(new)
                 changes.append(f"{prefix}.{key}")
-        kept[prefix] = (keys, held, _ids(held), added, now_parts)
+        kept[prefix] = (keys, held, _ids(held), added, now_part_ids)
     changes += [f"{name} loaded from the submission folder" for name in _submission_modules(_state["folder"])]
     ran = bool(proof) and shell.user_ns.pop(proof, None) is True
     return json.dumps({"digest": _digest(facts, kept), "changes": sorted(changes), "ran": ran})

@@ -10,10 +10,6 @@ JupyterLab extensions started by `make` read it. Course layout, relative to the 
 
 from pathlib import Path
 
-from nbgrader.converters import GenerateAssignment
-
-from hooklab.release import RunPastOpenExercises
-
 c = get_config()  # noqa: F821 (provided by traitlets when it loads this file)
 
 COURSE_ROOT = Path(__file__).resolve().parent.parent
@@ -30,7 +26,9 @@ c.CourseDirectory.db_url = f"sqlite:///{COURSE_ROOT / 'autograder' / 'gradebook.
 c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedError()"}
 
 # The release is nbgrader's, plus a tag that lets "Run All" go past open exercises (hooklab.release).
-c.GenerateAssignment.preprocessors = [*GenerateAssignment.preprocessors.default(), RunPastOpenExercises]
+# Classes are named, not imported, here and below: `hooklab autograde` reads this file first, to start its
+# kernel server, and importing nbgrader would delay that by a second.
+c.GenerateAssignment.preprocessors.append("hooklab.release.RunPastOpenExercises")
 
 # Every notebook runs in seconds; a cell that takes longer is a student's infinite loop.
 c.Execute.timeout = 30

@@ -26,6 +26,7 @@ from hooklab.grading.execute import GuardedExecute
 # namespaces made at first use
 KERNEL_OWN_MODULES = {"__main__", "torch.classes", "torch.ops"}
 SOLUTIONS = Path(__file__).resolve().parent.parent / "solutions"
+COURSE_CONFIG = SOLUTIONS.parent / "autograder" / "nbgrader_config.py"
 
 pytestmark = pytest.mark.skipif(not kernels.SUPPORTED, reason="needs os.fork and pidfd (Linux)")
 
@@ -135,9 +136,10 @@ def test_a_server_started_before_its_notebooks_are_known_preloads_what_they_need
 
 
 def test_the_command_starts_its_kernel_server_before_it_imports_the_grading_stack():
-    """nbgrader takes most of a second to import: the command imports it once its server is preloading."""
-    process = subprocess.run([sys.executable, "-c", "import sys, hooklab.cli\nprint('nbgrader' in sys.modules)"],
-                             capture_output=True, text=True, check=True)
+    """nbgrader takes most of a second to import: the command imports it once its server is preloading, and
+    the course's configuration, which it reads to start that server, names nbgrader's classes without importing them."""
+    code = f"import sys, pathlib, hooklab.cli\nhooklab.cli._configured(pathlib.Path({str(COURSE_CONFIG)!r}))\nprint('nbgrader' in sys.modules)"
+    process = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert process.stdout.strip() == "False"
 
 

@@ -18,9 +18,9 @@ def main() -> int:
     try:
         missing = next((name for name in GRADING_MODULES if importlib.util.find_spec(name) is None), None)
         if missing is None:
-            from hooklab.cli import main as command
+            from hooklab.cli import leave, main as command
 
-            return command()
+            return leave(command())
     except ModuleNotFoundError as error:
         if (error.name or "").split(".")[0] not in GRADING_MODULES:
             raise

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import hashlib
 import json
 import multiprocessing
@@ -10,7 +12,7 @@ import sys
 import tempfile
 import time
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -153,8 +155,8 @@ def autograde(
             if not (dask or scheduler):  # one kernel server for the local workers: its preloading is done once
                 code = "\n".join(code_of(path) for assignment in {t.assignment for t in runnable} for path in sources[assignment])
                 kernels.start_server(course.config(execute_only=True), code)
-            # forked: the workers share this process's kernel server
-            with ProcessPoolExecutor(jobs, multiprocessing.get_context("fork"), worker.start, (course, snapshot, course.work_dir / LOG)) as pool:
+            # forked: the workers share this process's kernel server and what it has imported
+            with _shared_heap(), ProcessPoolExecutor(jobs, multiprocessing.get_context("fork"), worker.start, (course, snapshot, course.work_dir / LOG)) as pool:
                 if dask or scheduler:
                     from hooklab.grading.cluster import DaskExecution  # dask.distributed loads only for this mode
 
@@ -180,6 +182,17 @@ def autograde(
     entries = {key: entry for key, entry in ledger.entries.items() if key in seen}
     report = summary(entries, rates, skipped, problems, reruns)
     return f"{report}\n{stages.describe(jobs)}" if stages.count else report
+
+
+@contextlib.contextmanager
+def _shared_heap() -> Iterator[None]:
+    """While forked workers run: the objects this process holds are left alone by its garbage collector and
+    theirs (gc.freeze, as Python's documentation advises before a fork: not walked, nor copied page by page)."""
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
 
 
 @dataclass

@@ -16,6 +16,7 @@ from nbgrader.api import Gradebook
 
 import corpus
 from conftest import make_course
+from hooklab.grading.gradebook import Entry, Ledger
 from test_autograde import GRADE, grade, tree_digest
 
 A = corpus.ASSIGNMENT
@@ -109,7 +110,7 @@ def test_a_killed_grader_leaves_no_process_and_the_run_resumes(course: Path, tmp
     run = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     ledger = course / "grading.json"
     deadline = time.monotonic() + 300
-    while not (ledger.exists() and json.loads(ledger.read_text())) and time.monotonic() < deadline:
+    while not Ledger(ledger).entries and time.monotonic() < deadline:
         time.sleep(0.2)
     while len(below := descendants(run.pid)) < 3 and time.monotonic() < deadline:
         time.sleep(0.1)  # until the next submission's kernel is running
@@ -120,7 +121,7 @@ def test_a_killed_grader_leaves_no_process_and_the_run_resumes(course: Path, tmp
     while time.monotonic() < deadline and (left := {p for p, started in below.items() if processes().get(p, (0, ""))[1] == started}):
         time.sleep(0.2)
     assert not left, f"processes of the killed run still alive: {sorted(left)}"
-    done = len(json.loads(ledger.read_text()))
+    done = len(Ledger(ledger).entries)
     assert 0 < done < len(students), "the run should be killed mid-way"
     second = grade(course, folder)
     assert f"{done} unchanged since the last run" in second.stdout
@@ -139,3 +140,24 @@ def test_a_read_only_class_folder_is_read_and_left_as_it_was(course: Path, tmp_p
             path.chmod(path.stat().st_mode | stat.S_IWUSR)
     assert tree_digest(folder) == before
     assert score(course, "ada") == 3
+
+
+def test_the_ledger_keeps_each_result_as_it_comes_without_rewriting_itself(tmp_path: Path):
+    """A result costs one line in the journal, however many the ledger holds; a stop loses no finished result."""
+    path = tmp_path / "grading.json"
+    ledger = Ledger(path)
+    ledger.set("ada/hw", Entry("d1", True, "", 3.0, 3.0))
+    ledger.save()
+    saved = path.read_text()
+    ledger.set("bo/hw", Entry("d2", True, "", 1.0, 3.0))
+    ledger.set("ada/hw", Entry("d3", True, "", 2.0, 3.0, released=True))
+    assert path.read_text() == saved, "a result rewrote the whole ledger"
+    with open(ledger.journal, "a") as journal:  # a stop while writing the next result
+        journal.write('\n["cy/hw", {"digest": "d4", "ok": tr')
+    resumed = Ledger(path)
+    assert {key: (entry.digest, entry.released) for key, entry in resumed.entries.items()} == {"ada/hw": ("d3", True), "bo/hw": ("d2", False)}
+    resumed.set("cy/hw", Entry("d5", False, "no notebook submitted", 0.0, 3.0))  # after the line cut short
+    resumed.save()
+    assert not resumed.journal.exists()
+    assert sorted(json.loads(path.read_text())) == ["ada/hw", "bo/hw", "cy/hw"]
+    assert Ledger(path).entries == resumed.entries

@@ -123,9 +123,11 @@ def review(config_file: Path, keys: list[str]) -> int:
             entry = release(course.db_url, ledger, key)
         except KeyError as error:
             print(f"hooklab: {error.args[0]}", file=sys.stderr)
+            ledger.save()  # the releases before it stand
             return 2
         print(f"{key}: released with {sum(entry.would_be.values()):g} / {entry.max_score:g}")
     if keys:
+        ledger.save()
         export(course, ledger, set(ledger.entries))
         class_report.write(course, ledger, class_report.last_timing(course.work_dir))  # the last run's timing stays
     print(listing(ledger))

@@ -83,14 +83,23 @@ class Entry:
 class Ledger:
     """``grading.json``: per submission, the fingerprint it was graded at and the outcome.
 
-    Saved after every submission (write, then rename), so a run that is stopped resumes where it was.
+    Each change is appended to a journal beside it as it is made (one line, whatever the ledger's size), so a
+    run that is stopped resumes where it was; :meth:`save` folds the journal into the file (write, then rename).
     """
 
     def __init__(self, path: Path):
         self.path = path
+        self.journal = path.with_name(f"{path.name}.journal")
         self.entries: dict[str, Entry] = {}
         if path.exists():
             self.entries = {key: Entry(**value) for key, value in json.loads(path.read_text()).items()}
+        if self.journal.exists():  # left by a run that stopped, or running
+            for line in self.journal.read_text().splitlines():
+                try:
+                    key, value = json.loads(line)
+                except ValueError:  # empty, or cut short by a stop (its submission was not done)
+                    continue
+                self.entries[key] = Entry(**value)
 
     def is_current(self, key: str, digest: str) -> bool:
         entry = self.entries.get(key)
@@ -98,6 +107,12 @@ class Ledger:
 
     def set(self, key: str, entry: Entry) -> None:
         self.entries[key] = entry
+        with open(self.journal, "a") as journal:
+            journal.write("\n" + json.dumps([key, asdict(entry)]))  # a new line, after one a stop may have cut short
+
+    def save(self) -> None:
+        """Write every entry to the ledger's file and empty the journal."""
         scratch = self.path.with_suffix(".tmp")
         scratch.write_text(json.dumps({k: asdict(v) for k, v in sorted(self.entries.items())}, indent=1))
         os.replace(scratch, self.path)
+        self.journal.unlink(missing_ok=True)

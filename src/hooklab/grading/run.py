@@ -174,6 +174,7 @@ def autograde(
     else:
         reruns = {}
 
+    ledger.save()
     rates = export(course, ledger, seen)
     try:  # the scores, feedback and CSV are written already: a report that fails costs only itself
         class_report.write(course, ledger, stages.figures(jobs) if stages.count else None, problems)

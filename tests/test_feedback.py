@@ -8,7 +8,7 @@ import nbformat
 import pytest
 from bs4 import BeautifulSoup
 from nbconvert.exporters import HTMLExporter
-from nbformat.v4 import new_code_cell, new_notebook, new_output
+from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
 
 from conftest import REPO
 from hooklab.feedback import NO_ALT, REDACTED, FeedbackExporter, HideHiddenTests, accessible
@@ -70,8 +70,10 @@ def test_a_student_cell_that_spells_a_delimiter_is_shown_as_written():
 @pytest.mark.parametrize("name", ["02_forward_hooks/forward_hooks.ipynb", "06_applications/applications.ipynb"])
 def test_the_feedback_page_is_the_document_nbconverts_html_exporter_writes(name: str):
     """The quicker exporter writes the same document: the same elements, attributes (the accessibility
-    ones included) and text as HTMLExporter, once both are parsed."""
+    ones included) and text as HTMLExporter, once both are parsed; the second time too (from what the first
+    rendered and remembered)."""
     nb = nbformat.read(REPO / "solutions" / name, as_version=4)
+    FeedbackExporter().from_notebook_node(copy.deepcopy(nb))
     ours, _ = FeedbackExporter().from_notebook_node(copy.deepcopy(nb))
     theirs, _ = HTMLExporter().from_notebook_node(copy.deepcopy(nb))
     assert ours != theirs, "the page is not written by nbconvert's own pass (nothing would be compared)"
@@ -79,6 +81,17 @@ def test_the_feedback_page_is_the_document_nbconverts_html_exporter_writes(name:
     for added in ('tabindex="0"', f'alt="{NO_ALT}"'):
         assert ours.count(added) == theirs.count(added), added
     assert ours.count('tabindex="0"') > 0 and (ours.count(f'alt="{NO_ALT}"') > 0) == (name.startswith("06")), "06 has plots"
+
+
+def test_a_markdown_cell_with_an_attachment_is_rendered_with_its_own():
+    """Markdown cells are remembered from one submission to the next, but not one with an attachment: the same
+    text may show another image."""
+    def page(image: str) -> str:
+        cell = new_markdown_cell("The hooks, in order:\n\n![order](attachment:order.png)", attachments={"order.png": {"image/png": image}})
+        return FeedbackExporter().from_notebook_node(new_notebook(cells=[cell]))[0]
+
+    first, second = page("AAAAfirst"), page("AAAAsecond")
+    assert "base64,AAAAfirst" in first and "base64,AAAAsecond" in second
 
 
 def test_accessibility_attributes_skip_scripts_comments_and_what_is_there():

@@ -99,6 +99,7 @@ class _CompiledTemplates(jinja2.BytecodeCache):
 
 
 _cleaned = functools.lru_cache(REMEMBERED)(clean_html)
+_markdown: dict[tuple[Any, ...], str] = {}  # markdown cells rendered (FeedbackExporter.markdown2html)
 
 
 @functools.lru_cache(REMEMBERED)
@@ -143,9 +144,9 @@ def accessible(page: str) -> str:
 class FeedbackExporter(HTMLExporter):
     """nbconvert's HTML exporter, quicker for a class of notebooks that are mostly the same: its templates
     are compiled once per process instead of once per feedback file (nbgrader builds a new exporter for
-    every submission), a cell or output rendered for one submission is not highlighted and sanitised
-    again for the next (both are functions of the text alone), and the page's accessibility attributes
-    are added without parsing it into a tree (:func:`accessible`)."""
+    every submission), a cell or output rendered for one submission is not highlighted, sanitised or
+    rendered from markdown again for the next (each a function of the text), and the page's accessibility
+    attributes are added without parsing it into a tree (:func:`accessible`)."""
 
     _templates = _CompiledTemplates()
 
@@ -157,6 +158,22 @@ class FeedbackExporter(HTMLExporter):
     def default_filters(self):  # type: ignore[no-untyped-def]
         yield from super().default_filters()
         yield "clean_html", _cleaned
+
+    @jinja2.pass_context
+    def markdown2html(self, context: jinja2.runtime.Context, source: str) -> str:
+        """nbconvert's, remembered for a cell without attachments: its HTML is a function of its text and the
+        exporter's settings, and of the notebook's folder when images are embedded (the instructor's prose is
+        the same in every submission)."""
+        if context.get("cell", {}).get("attachments"):
+            return super().markdown2html(context, source)
+        folder = context.get("resources", {}).get("metadata", {}).get("path", "") if self.embed_images else ""
+        settings = (self.embed_images, self.anchor_link_text, self.exclude_anchor_links, json.dumps(self.lexer_options, sort_keys=True, default=str))
+        key = (source, folder, *settings)
+        if key not in _markdown:
+            if len(_markdown) >= REMEMBERED:
+                _markdown.clear()
+            _markdown[key] = super().markdown2html(context, source)
+        return _markdown[key]
 
     def from_notebook_node(self, nb: NotebookNode, resources: dict[str, Any] | None = None, **kw: Any) -> tuple[str, dict[str, Any]]:
         if "highlight_code" not in self.filters:  # one configured by the course is kept

@@ -88,11 +88,32 @@ def test_the_server_preloads_what_the_notebooks_to_grade_import():
     assert kernels.preloads() == [*kernels.PRELOAD, *kernels.PRELOAD_WHEN_USED]
     for_02 = kernels.preloads(code["02_forward_hooks"])
     assert "hooklab.widgets" in for_02
+    drawn = "sys.modules['matplotlib.mathtext'].MathTextParser._parser is not None"
     server = subprocess.run(
-        [sys.executable, "-c", f"import sys\nfrom hooklab.grading import kernels\nkernels.preload({for_02!r})\nprint(sorted(sys.modules))"],
+        [sys.executable, "-c", f"import sys\nfrom hooklab.grading import kernels\nkernels.preload({for_02!r})\nprint(sorted(sys.modules), {drawn})"],
         capture_output=True, text=True, check=True,
     )
     assert "'sklearn'" not in server.stdout and "'torch._dynamo'" not in server.stdout
+    assert server.stdout.split()[-1] == "False", "02 draws nothing: its server has no reason to"
+
+
+def test_kernels_of_notebooks_that_draw_find_matplotlib_ready_to_draw():
+    """06 plots (with pyplot and its widgets): its server draws once, so that every kernel finds matplotlib's
+    math-text parser (log-scale tick labels) built and its fonts found, instead of each doing it again."""
+    for_06 = kernels.preloads(run_module.code_of(next((SOLUTIONS / "06_applications").glob("*.ipynb"))))
+    assert "matplotlib.backends.backend_agg" in for_06
+    forked = textwrap.dedent(f"""\
+        import os, sys
+        from hooklab.grading import kernels
+        kernels.preload({for_06!r})
+        pid = os.fork()
+        if pid == 0:
+            from matplotlib.mathtext import MathTextParser
+            print(MathTextParser._parser is not None, flush=True)
+            os._exit(0)
+        os.waitpid(pid, 0)
+    """)
+    assert subprocess.run([sys.executable, "-c", forked], capture_output=True, text=True, check=True).stdout.split() == ["True"]
 
 
 LATER = textwrap.dedent("""\

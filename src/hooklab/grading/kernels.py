@@ -64,6 +64,9 @@ PRELOAD_WHEN_USED = {
     "hooklab.widgets": r"\bhooklab\.widgets\b",
     "sklearn.datasets": r"\bsklearn\b",
     "torch._dynamo": r"\boptim\b|\bcompile\b|\b_dynamo\b",
+    # where the notebooks draw (pyplot, or one of hooklab's widgets that plot): matplotlib's renderer, which the
+    # server uses once (_draw_once)
+    "matplotlib.backends.backend_agg": r"\bpyplot\b|\bplt\b|\bGradientFlow\b|\bFunctionPlayground\b|\bVanishingPuzzle\b",
 }
 INLINE_BACKEND = "module://matplotlib_inline.backend_inline"  # ipykernel's default for MPLBACKEND
 _MESSAGE = 1 << 20  # largest request (environment included)
@@ -188,7 +191,8 @@ def preloads(code: str | None = None) -> list[str]:
 
 def preload(modules: list[str] | None = None) -> None:
     """What the server does before it forks: import ``modules`` (:func:`preloads`; one of
-    :data:`PRELOAD_WHEN_USED` that is not installed is left to the kernels), load the grader's probe."""
+    :data:`PRELOAD_WHEN_USED` that is not installed is left to the kernels), draw once if matplotlib's
+    renderer is among them (:func:`_draw_once`), load the grader's probe."""
     os.environ.setdefault("MPLBACKEND", INLINE_BACKEND)  # matplotlib reads it once, when it is imported
     # debugpy warns at import that Python's frozen modules may hide breakpoints; nobody debugs a grading kernel
     os.environ.setdefault("PYDEVD_DISABLE_FILE_VALIDATION", "1")
@@ -198,11 +202,30 @@ def preload(modules: list[str] | None = None) -> None:
         except ImportError:
             if name not in PRELOAD_WHEN_USED:
                 raise
+        else:
+            if name == "matplotlib.backends.backend_agg":
+                _draw_once()
     exec(LOAD_PROBE, {})
     sys.modules["_hooklab_probe"].prepare()
     # what is imported now is shared by every kernel: their garbage collector leaves it alone, so it is not
     # walked (and copied, page by page) in each of them
     gc.freeze()
+
+
+def _draw_once() -> None:
+    """Draw a small figure, as the notebooks do: matplotlib finds its fonts and builds its math-text parser (for
+    log-scale tick labels) at its first drawing, 0.05-0.1 s that each kernel would spend again."""
+    import io
+
+    from matplotlib.figure import Figure
+
+    figure = Figure(figsize=(2, 1))
+    axes = figure.add_subplot()
+    axes.bar(["a", "b"], [1, 10], label="bars")
+    axes.set_yscale("log")
+    axes.set_title("title")
+    axes.legend()
+    figure.savefig(io.BytesIO(), format="png", bbox_inches="tight")
 
 
 def _become_kernel(request: dict[str, Any]) -> None:

@@ -60,6 +60,7 @@ PRELOAD = (
 # scikit-learn's datasets, torch._dynamo (which an optimizer's first step and torch.compile import).
 PRELOAD_WHEN_USED = {
     "matplotlib.figure": r"\bhooklab\.widgets\b|\bmatplotlib\b",
+    "matplotlib.pyplot": r"\bpyplot\b",  # which picks its backend at its first figure, in the kernel
     "ipywidgets": r"\bhooklab\.widgets\b|\bipywidgets\b",
     "hooklab.widgets": r"\bhooklab\.widgets\b",
     "sklearn.datasets": r"\bsklearn\b",

@@ -17,7 +17,7 @@ from sqlalchemy.exc import SAWarning
 
 from hooklab.feedback import REDACTED
 from hooklab.grading.class_report import (
-    CSV_FILES, ClassData, Submission, aggregate, collect, failure_messages, hidden_lines, pattern, render, write_csv,
+    CSV_FILES, ClassData, Submission, aggregate, collect, failure_messages, hidden_lines, last_run, pattern, render, write_csv,
 )
 from hooklab.grading.course import Course
 from hooklab.grading.gradebook import Entry, Ledger
@@ -68,8 +68,10 @@ def test_the_csv_files_hold_the_page_numbers(tmp_path: Path):
                              submission("dee", 0, 0, status="not run", reasons=["nb.ipynb is not a valid notebook"])])
     tables = aggregate(data)
     timing = {"submissions executed": 2, "run (s)": 1.25}
-    write_csv(tables, timing, tmp_path)
+    problems = ["README.txt: file name does not match '^(?P<student_id>…)', ignored", "stray.ipynb: a file outside any student folder, ignored"]
+    write_csv(tables, timing, tmp_path, problems)
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(CSV_FILES)
+    assert last_run(tmp_path) == (timing, problems), "a report written again (review --release) would lose the run's timing or problems"
     assignments = {row["assignment"]: row for row in read_csv(tmp_path, "report-assignments.csv")}
     assert assignments["hw1"] == {"assignment": "hw1", "max_score": "5", "submissions": "3", "graded": "2", "held": "0", "not_run": "1",
                                   "mean": "2.333", "median": "2", "lowest": "0", "highest": "5"}

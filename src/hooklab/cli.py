@@ -129,7 +129,7 @@ def review(config_file: Path, keys: list[str]) -> int:
     if keys:
         ledger.save()
         export(course, ledger, set(ledger.entries))
-        class_report.write(course, ledger, class_report.last_timing(course.work_dir))  # the last run's timing stays
+        class_report.write(course, ledger, *class_report.last_run(course.work_dir))  # the last run's timing and problems stay
     print(listing(ledger))
     return 0
 

@@ -16,6 +16,7 @@ import io
 import json
 import re
 from collections import Counter, defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from html import escape
 from pathlib import Path
@@ -30,7 +31,10 @@ from hooklab.grading.execute import HELD, PROOF_PREFIX
 from hooklab.grading.gradebook import Ledger
 
 REPORT = "report.html"
-CSV_FILES = ("report-assignments.csv", "report-scores.csv", "report-cells.csv", "report-failures.csv", "report-review.csv", "report-timing.csv")
+CSV_FILES = (
+    "report-assignments.csv", "report-scores.csv", "report-cells.csv", "report-failures.csv", "report-review.csv", "report-timing.csv",
+    "report-problems.csv",
+)
 MESSAGE_LENGTH = 160  # characters of a failure message shown
 MESSAGES_SHOWN = 5  # most common messages per test cell on the page (the CSV has all)
 REASONS_SHOWN = 5  # reasons a submission is held, on the page (the CSV has all)
@@ -260,7 +264,7 @@ def message(ename: str, evalue: str, hidden: set[str]) -> str:
 # -- writing it -------------------------------------------------------------------------------------
 
 
-def write(course: Course, ledger: Ledger, timing: dict[str, float] | None = None, problems: list[str] = (), folder: Path | None = None) -> Path:
+def write(course: Course, ledger: Ledger, timing: dict[str, float] | None = None, problems: Sequence[str] = (), folder: Path | None = None) -> Path:
     """Write ``report.html`` and its CSV files into ``folder`` (the course's work dir); returns the page.
 
     ``timing``: the figures of this run (:meth:`hooklab.grading.run.Stages.figures`), None when it
@@ -268,27 +272,32 @@ def write(course: Course, ledger: Ledger, timing: dict[str, float] | None = None
     folder = folder or course.work_dir
     folder.mkdir(parents=True, exist_ok=True)
     tables = aggregate(collect(course, ledger))
-    write_csv(tables, timing, folder)
+    write_csv(tables, timing, folder, problems)
     page = folder / REPORT
     page.write_text(render(tables, timing, list(problems)))
     return page
 
 
-def last_timing(folder: Path) -> dict[str, float] | None:
-    """The timing the report in ``folder`` was last written with (its ``report-timing.csv``), for a report
-    written again without a run (``hooklab review --release``); None if it had none."""
-    path = folder / "report-timing.csv"
-    if not path.is_file():
-        return None
-    with path.open(newline="") as handle:
-        return {row["quantity"]: float(row["value"]) for row in csv.DictReader(handle) if row["value"]} or None
+def last_run(folder: Path) -> tuple[dict[str, float] | None, list[str]]:
+    """The timing and the problems the report in ``folder`` was last written with (its ``report-timing.csv``
+    and ``report-problems.csv``), for a report written again without a run (``hooklab review --release``)."""
+
+    def rows(name: str) -> list[dict[str, str]]:
+        path = folder / name
+        if not path.is_file():
+            return []
+        with path.open(newline="") as handle:
+            return list(csv.DictReader(handle))
+
+    timing = {row["quantity"]: float(row["value"]) for row in rows("report-timing.csv") if row["value"]}
+    return timing or None, [row["problem"] for row in rows("report-problems.csv")]
 
 
 def _number(value: float | None) -> str:
     return "" if value is None else f"{value:.4g}"
 
 
-def write_csv(tables: Tables, timing: dict[str, float] | None, folder: Path) -> None:
+def write_csv(tables: Tables, timing: dict[str, float] | None, folder: Path, problems: Sequence[str] = ()) -> None:
     rows = {
         "report-assignments.csv": (
             ["assignment", "max_score", "submissions", "graded", "held", "not_run", "mean", "median", "lowest", "highest"],
@@ -315,6 +324,7 @@ def write_csv(tables: Tables, timing: dict[str, float] | None, folder: Path) -> 
              for s in [*tables.held, *tables.not_run]],
         ),
         "report-timing.csv": (["quantity", "value"], [[name, _number(value)] for name, value in (timing or {}).items()]),
+        "report-problems.csv": (["problem"], [[problem] for problem in problems]),
     }
     for name, (header, body) in rows.items():
         with open(folder / name, "w", newline="") as handle:

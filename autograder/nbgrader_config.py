@@ -25,10 +25,25 @@ c.CourseDirectory.db_url = f"sqlite:///{COURSE_ROOT / 'autograder' / 'gradebook.
 # What replaces a solution in the student release.
 c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedError()"}
 
-# The release is nbgrader's, plus a tag that lets "Run All" go past open exercises (hooklab.release).
-# Classes are named, not imported, here and below: `hooklab autograde` reads this file first, to start its
-# kernel server, and importing nbgrader would delay that by a second.
-c.GenerateAssignment.preprocessors.append("hooklab.release.RunPastOpenExercises")
+# The release is nbgrader's (its default preprocessors, in order: tests/test_release.py keeps them so), plus a
+# tag that lets "Run All" go past open exercises (hooklab.release). Classes are named, not imported, here and
+# below: `hooklab autograde` reads this file first, to start its kernel server, and importing nbgrader would
+# delay that by a second. (A lazy .append() would add the tag again each time the file is read.)
+c.GenerateAssignment.preprocessors = [
+    "nbgrader.preprocessors.IncludeHeaderFooter",
+    "nbgrader.preprocessors.InstantiateTests",
+    "nbgrader.preprocessors.LockCells",
+    "nbgrader.preprocessors.ClearSolutions",
+    "nbgrader.preprocessors.ClearOutput",
+    "nbgrader.preprocessors.CheckCellMetadata",
+    "nbgrader.preprocessors.ComputeChecksums",
+    "nbgrader.preprocessors.SaveCells",
+    "nbgrader.preprocessors.ClearHiddenTests",
+    "nbgrader.preprocessors.ClearMarkScheme",
+    "nbgrader.preprocessors.ComputeChecksums",
+    "nbgrader.preprocessors.CheckCellMetadata",
+    "hooklab.release.RunPastOpenExercises",
+]
 
 # Every notebook runs in seconds; a cell that takes longer is a student's infinite loop.
 c.Execute.timeout = 30

@@ -10,9 +10,12 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
+from nbgrader.converters import GenerateAssignment
+from traitlets.config.application import Application
+from traitlets.utils.importstring import import_item
 
 from hooklab import checks
-from hooklab.release import RAISES, USES_ANSWER
+from hooklab.release import RAISES, USES_ANSWER, RunPastOpenExercises
 
 from conftest import REPO, nbgrader_cells, notebook_id, solution_notebooks, belongs_to_exercise
 
@@ -31,6 +34,17 @@ def test_release_is_up_to_date(source: Path, released_course: Path):
     assert committed_path.exists(), f"notebooks/{relative} is missing: run `make release`"
     committed = json.loads(committed_path.read_text())
     assert committed == generated, f"notebooks/{relative} differs from nbgrader's release of solutions/: run `make release`"
+
+
+def test_the_release_is_nbgraders_with_the_run_past_tag():
+    """The course config names nbgrader's default release preprocessors (so that reading it imports nothing):
+    they must stay nbgrader's, in order, followed by hooklab's, however often the file is read (JupyterLab's
+    formgrader reads it again at every request)."""
+    app = Application()
+    for _ in range(2):
+        app.load_config_file("nbgrader_config.py", path=str(REPO / "autograder"))
+    named = [import_item(name) for name in app.config.GenerateAssignment.preprocessors]
+    assert named == [*GenerateAssignment.class_traits()["preprocessors"].default(), RunPastOpenExercises]
 
 
 def test_release_has_no_extra_notebooks():

@@ -77,4 +77,5 @@ lock: ## re-resolve the newest allowed versions into requirements.lock (keeps it
 
 clean: ## remove the virtual environment and nbgrader's working files
 	rm -rf $(VENV) build autograder/gradebook.db autograder/submitted autograder/autograded autograder/feedback \
-		autograder/release autograder/grading.json autograder/grading.log autograder/grades.csv
+		autograder/release autograder/grading.json autograder/grading.json.journal autograder/grading.tmp autograder/grading.log \
+		autograder/grades.csv autograder/report.html autograder/report-*.csv

@@ -91,15 +91,18 @@ class Ledger:
         self.path = path
         self.journal = path.with_name(f"{path.name}.journal")
         self.entries: dict[str, Entry] = {}
+        try:  # read before the file: a save meanwhile writes the file, then removes the journal
+            journal = self.journal.read_text()
+        except FileNotFoundError:
+            journal = ""
         if path.exists():
             self.entries = {key: Entry(**value) for key, value in json.loads(path.read_text()).items()}
-        if self.journal.exists():  # left by a run that stopped, or running
-            for line in self.journal.read_text().splitlines():
-                try:
-                    key, value = json.loads(line)
-                except ValueError:  # empty, or cut short by a stop (its submission was not done)
-                    continue
-                self.entries[key] = Entry(**value)
+        for line in journal.splitlines():  # left by a run that stopped, or running
+            try:
+                key, value = json.loads(line)
+            except ValueError:  # empty, or cut short by a stop (its submission was not done)
+                continue
+            self.entries[key] = Entry(**value)
 
     def is_current(self, key: str, digest: str) -> bool:
         entry = self.entries.get(key)

@@ -288,9 +288,13 @@ def test_release_after_review_gives_the_scores_the_tests_earned(graded: dict):
     full = sum(corpus.points(corpus.ASSIGNMENT).values())
     assert f"flagged_but_honest/{corpus.ASSIGNMENT}: held, would score {full:g} / {full:g}" in listing
     assert "searches the interpreter's objects (gc)" in listing
+    stray = "stray.ipynb: a file outside any student folder, ignored"  # as a run with such input would have listed it
+    with open(course / "report-problems.csv", "a", newline="") as handle:
+        csv.writer(handle).writerow([stray])
     last_run = {name: (course / name).read_text() for name in ("report-timing.csv", "report-problems.csv")}
     run(course, "review", "--release", f"flagged_but_honest/{corpus.ASSIGNMENT}")
     assert {name: (course / name).read_text() for name in last_run} == last_run, "the report written again lost the run's timing or problems"
+    assert stray in html.unescape((course / class_report.REPORT).read_text())
     assert "there is no timing to show" not in (course / class_report.REPORT).read_text()
     with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gradebook:
         assert gradebook.find_submission(corpus.ASSIGNMENT, "flagged_but_honest").score == full

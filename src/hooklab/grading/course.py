@@ -58,8 +58,7 @@ class Course:
             arguments = config.Execute.get("extra_arguments", [])
             arguments = arguments.get_value([]) if isinstance(arguments, LazyConfigValue) else arguments
             config.Execute.extra_arguments = [*arguments, "--InteractiveShell.xmode=Plain"]
-            # the notebook is validated once, after the last preprocessor, not after each of the twenty or so
-            # nbconvert registers (most of them disabled)
+            # the notebook is validated once, after the last preprocessor of each pass, not after every one
             config.NotebookExporter.optimistic_validation = True
         # Releases made only to register assignments in the gradebook go to a scratch folder,
         # so grading never rewrites the published release.

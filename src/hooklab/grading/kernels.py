@@ -205,7 +205,10 @@ def preload(modules: list[str] | None = None) -> None:
                 raise
         else:
             if name == "matplotlib.backends.backend_agg":
-                _draw_once()
+                try:
+                    _draw_once()
+                except Exception as error:  # noqa: BLE001 (a speed-up: its failure must not stop the kernels)
+                    print(f"hooklab kernel server: could not draw a first figure ({error!r}); kernels draw their own", file=sys.stderr)
     exec(LOAD_PROBE, {})
     sys.modules["_hooklab_probe"].prepare()
     # what is imported now is shared by every kernel: their garbage collector leaves it alone, so it is not

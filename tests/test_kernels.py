@@ -101,7 +101,7 @@ def test_kernels_of_notebooks_that_draw_find_matplotlib_ready_to_draw():
     """06 plots (with pyplot and its widgets): its server draws once, so that every kernel finds matplotlib's
     math-text parser (log-scale tick labels) built and its fonts found, instead of each doing it again."""
     for_06 = kernels.preloads(run_module.code_of(next((SOLUTIONS / "06_applications").glob("*.ipynb"))))
-    assert "matplotlib.backends.backend_agg" in for_06
+    assert kernels.RENDERER in for_06
     forked = textwrap.dedent(f"""\
         import os, sys
         from hooklab.grading import kernels

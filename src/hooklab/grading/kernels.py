@@ -58,6 +58,7 @@ PRELOAD = (
 # The notebooks' other slow imports, each preloaded where the code of a notebook to grade matches its pattern
 # (the server takes 0.1-0.9 s for each, and its forks grow): hooklab's widgets with matplotlib and ipywidgets,
 # scikit-learn's datasets, torch._dynamo (which an optimizer's first step and torch.compile import).
+RENDERER = "matplotlib.backends.backend_agg"
 PRELOAD_WHEN_USED = {
     "matplotlib.figure": r"\bhooklab\.widgets\b|\bmatplotlib\b",
     "matplotlib.pyplot": r"\bpyplot\b",  # which picks its backend at its first figure, in the kernel
@@ -67,7 +68,7 @@ PRELOAD_WHEN_USED = {
     "torch._dynamo": r"\boptim\b|\bcompile\b|\b_dynamo\b",
     # where the notebooks draw (pyplot, or one of hooklab's widgets that plot): matplotlib's renderer, which the
     # server uses once (_draw_once)
-    "matplotlib.backends.backend_agg": r"\bpyplot\b|\bplt\b|\bGradientFlow\b|\bFunctionPlayground\b|\bVanishingPuzzle\b",
+    RENDERER: r"\bpyplot\b|\bplt\b|\bGradientFlow\b|\bFunctionPlayground\b|\bVanishingPuzzle\b",
 }
 INLINE_BACKEND = "module://matplotlib_inline.backend_inline"  # ipykernel's default for MPLBACKEND
 _MESSAGE = 1 << 20  # largest request (environment included)
@@ -203,12 +204,9 @@ def preload(modules: list[str] | None = None) -> None:
         except ImportError:
             if name not in PRELOAD_WHEN_USED:
                 raise
-        else:
-            if name == "matplotlib.backends.backend_agg":
-                try:
-                    _draw_once()
-                except Exception as error:  # noqa: BLE001 (a speed-up: its failure must not stop the kernels)
-                    print(f"hooklab kernel server: could not draw a first figure ({error!r}); kernels draw their own", file=sys.stderr)
+            continue
+        if name == RENDERER:
+            _draw_once()
     exec(LOAD_PROBE, {})
     sys.modules["_hooklab_probe"].prepare()
     # what is imported now is shared by every kernel: their garbage collector leaves it alone, so it is not
@@ -218,18 +216,22 @@ def preload(modules: list[str] | None = None) -> None:
 
 def _draw_once() -> None:
     """Draw a small figure, as the notebooks do: matplotlib finds its fonts and builds its math-text parser (for
-    log-scale tick labels) at its first drawing, 0.05-0.1 s that each kernel would spend again."""
+    log-scale tick labels) at its first drawing, 0.05-0.1 s that each kernel would spend again. A speed-up: if
+    it fails, it says so and the kernels draw their own."""
     import io
 
     from matplotlib.figure import Figure
 
-    figure = Figure(figsize=(2, 1))
-    axes = figure.add_subplot()
-    axes.bar(["a", "b"], [1, 10], label="bars")
-    axes.set_yscale("log")
-    axes.set_title("title")
-    axes.legend()
-    figure.savefig(io.BytesIO(), format="png", bbox_inches="tight")
+    try:
+        figure = Figure(figsize=(2, 1))
+        axes = figure.add_subplot()
+        axes.bar(["a", "b"], [1, 10], label="bars")
+        axes.set_yscale("log")
+        axes.set_title("title")
+        axes.legend()
+        figure.savefig(io.BytesIO(), format="png", bbox_inches="tight")
+    except Exception as error:  # noqa: BLE001 (whatever matplotlib raises, the kernels must still start)
+        print(f"hooklab kernel server: could not draw a first figure ({error!r}); kernels draw their own", file=sys.stderr)
 
 
 def _become_kernel(request: dict[str, Any]) -> None:

@@ -80,7 +80,7 @@ def course(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 def probe(course: dict[str, Path]):
     """One sandboxed kernel for alice, with small file and /tmp limits so that the probes are fast."""
     hidden = [str(course["root"] / name) for name in ("", "solutions", "submitted", "autograded", "gradebook.db")]
-    manager = start(course["cwd"], file_size=8 * MiB, tmp_size=8 * MiB, hidden=hidden)
+    manager = start(course["cwd"], file_size=8 * MiB, disk=20 * MiB, hidden=hidden)
     yield manager
     manager.shutdown_kernel(now=True)
 
@@ -163,9 +163,21 @@ def test_tmp_is_private_and_cannot_be_filled(probe):
         assert run(probe, f"import os; print(os.path.exists({str(marker)!r}))") == "False"
     finally:
         marker.unlink()
-    code = "with open('/tmp/fill', 'wb') as f:\n    f.write(bytes(16 * 2**20))"
-    assert run(probe, code) == "OSError: [Errno 28] No space left on device"
-    run(probe, "import os; os.remove('/tmp/fill')")
+
+def test_working_folder_tmp_and_shm_share_one_disk_limit(probe):
+    """Files of 7 MiB, each under the file size limit: the third fills the kernel's 20 MiB, wherever it is."""
+    code = textwrap.dedent("""\
+        for path in ("work", "/tmp/work", "/dev/shm/work"):
+            try:
+                with open(path, "wb") as f:
+                    f.write(bytes(7 * 2**20))
+            except OSError as error:
+                print(path, error.strerror)
+        import os
+        for path in ("work", "/tmp/work", "/dev/shm/work"):
+            os.remove(path)
+        """)
+    assert run(probe, code) == "/dev/shm/work No space left on device"
 
 
 def test_kernel_runs_unprivileged_and_alone(probe):
@@ -257,14 +269,14 @@ FRESH_PROBE = textwrap.dedent("""\
     import json, os, random, sys, numpy, torch
     print(json.dumps({
         "cwd": os.getcwd(), "path": sys.path, "argv0": sys.argv[0], "threads": torch.get_num_threads(),
-        "env": {name: os.environ.get(name) for name in ("HOOKLAB_PROBE", "PATH", "OMP_NUM_THREADS", "PYTHONHASHSEED")},
+        "env": {name: os.environ.get(name) for name in ("PATH", "HOME", "LANG", "OMP_NUM_THREADS", "PYTHONHASHSEED", "JPY_PARENT_PID")},
         "draws": [random.getrandbits(64), int(numpy.random.randint(2**62)), torch.initial_seed(), int(torch.randint(2**62, ()))],
     }))
     """)
 
 
 def test_forked_kernel_looks_like_a_fresh_one(tmp_path):
-    env = {**os.environ, **Sandbox().thread_environment(), "HOOKLAB_PROBE": "set by the kernel's environment"}
+    env = Sandbox().kernel_environment({"PYTHONHASHSEED": "7"})  # a fresh kernel started with a fork's environment
     fresh = KernelManager(kernel_name="python3")  # jupyter_client's own provisioner: a new process
     fresh.start_kernel(cwd=str(tmp_path), env=env)
     forks = []
@@ -278,9 +290,41 @@ def test_forked_kernel_looks_like_a_fresh_one(tmp_path):
         for manager in (fresh, *forks):
             manager.shutdown_kernel(now=True)
     draws = [tuple(seen.pop("draws")) for seen in printed]
+    for seen in printed:  # ipykernel watches the process it names, unless it is 1 (the supervisor ties a fork to the grader)
+        assert seen["env"].pop("JPY_PARENT_PID") == ("1" if seen is not printed[0] else str(os.getpid()))
     assert printed[1] == printed[0] and printed[2] == printed[0]
-    assert printed[0]["threads"] == 1 and printed[0]["cwd"] == str(tmp_path)
+    assert printed[0]["threads"] == 1 and printed[0]["cwd"] == str(tmp_path) and printed[0]["env"]["PYTHONHASHSEED"] == "7"
     assert all(len(set(source)) == 3 for source in zip(*draws)), f"kernels drew the same 'random' numbers: {draws}"
+
+
+IPYKERNEL_SETS = {"TERM", "CLICOLOR", "CLICOLOR_FORCE", "PAGER", "GIT_PAGER", "FORCE_COLOR"}  # its shell's own
+ENVIRONMENT_PROBE = textwrap.dedent("""\
+    import os
+    print(sorted(os.environ))
+    print(b"s3cr3t" in open("/proc/self/environ", "rb").read())
+    """)
+
+
+def test_kernels_never_see_the_graders_environment(tmp_path):
+    """A token in the instructor's shell reaches neither a kernel's os.environ nor /proc/self/environ, which
+    shows the environment block of the server the kernel is a fork of (started here, with the token set)."""
+    script = textwrap.dedent(f"""\
+        import sys
+        sys.path.insert(0, {str(Path(__file__).parent)!r})
+        from test_sandbox import start, run
+        manager = start(sys.argv[1])
+        try:
+            print(run(manager, sys.argv[2]))
+        finally:
+            manager.shutdown_kernel(now=True)
+        """)
+    env = {**os.environ, "AWS_SECRET_ACCESS_KEY": "s3cr3t", "PIP_INDEX_URL": "https://user:s3cr3t@example.invalid/simple"}
+    result = subprocess.run([sys.executable, "-c", script, str(tmp_path), ENVIRONMENT_PROBE], env=env, capture_output=True, text=True, timeout=120)
+    names, leaked = result.stdout.splitlines()
+    fixed = {*sandbox.environment(), *Sandbox().thread_environment(), *sandbox.KERNEL_VARIABLES}
+    assert {"PATH", "HOME", "LANG"} <= set(eval(names)), (names, result.stderr[-2000:])
+    assert not set(eval(names)) & (set(env) - fixed - IPYKERNEL_SETS), names
+    assert leaked == "False"
 
 
 def _descendants(pid: int) -> list[int]:
@@ -354,7 +398,7 @@ def test_sandbox_in_a_user_namespace_when_not_root(course, tmp_path):
         """)
     result = subprocess.run(["unshare", "-r", sys.executable, "-c", script, str(tmp_path)], capture_output=True, text=True, timeout=120)
     assert result.stdout.splitlines() == ["['0', '0', '1'] False", "0000000000000000"], result.stderr[-2000:]
-    assert (tmp_path / "x").read_text() == "x"
+    assert not (tmp_path / "x").exists(), "the kernel wrote into the folder it was asked to work in, not into its copy"
 
 
 @needs_user_namespaces

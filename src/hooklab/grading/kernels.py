@@ -44,7 +44,7 @@ from jupyter_client.asynchronous import AsyncKernelClient
 from jupyter_client.connect import KernelConnectionInfo
 from jupyter_client.provisioning import LocalProvisioner
 
-from hooklab.grading.sandbox import Kernel, Sandbox, SandboxError, spawn
+from hooklab.grading.sandbox import Kernel, Sandbox, SandboxError, copy_regular_files, environment, spawn
 
 PROVISIONER = "hooklab-preloaded"
 # What every kernel would import, imported once by the server; a module imported here is in every kernel as if
@@ -83,6 +83,8 @@ PROBE_FILE = os.path.join(os.path.dirname(__file__), "kernel_probe.py")
 PROBE = "__import__('sys').modules['_hooklab_probe']"
 LOAD_PROBE = f"""\
 import importlib.util as _u, sys as _s
+if "hooklab.grading.sandbox" in _s.modules:  # a spare kernel's files arrive now
+    _s.modules["hooklab.grading.sandbox"].fill_awaited_working_copy()
 if "_hooklab_probe" not in _s.modules:
     _spec = _u.spec_from_file_location("_hooklab_probe", {PROBE_FILE!r})
     _s.modules["_hooklab_probe"] = _m = _u.module_from_spec(_spec)
@@ -107,14 +109,16 @@ def serve(owner_fd: int, listener_fd: int, modules: list[str]) -> None:
     """Kernel server loop: preload ``modules``, then start one kernel per request on each line (a SEQPACKET socket):
     its owner's, and one per fork of the owner that connected to the listener (a pool worker).
 
-    A request is ``{"argv", "cwd", "env", "sockets", "fork", "sandbox"}``; the reply is ``{"pid"}`` with a
+    A request is ``{"argv", "cwd", "env", "sockets", "fork", "spare", "sandbox"}``; the reply is ``{"pid"}`` with a
     pidfd of the kernel's supervisor attached, or ``{"error"}``. A request ``{"preload"}`` (modules to
     import before the next kernel, from a server started before its notebooks were known) has no reply;
     the owner's line is answered first. The server reaps its supervisors as they end. A line that closes
     (its process ended) takes the kernels started over it along; the owner's closing ends the server,
     which ends every kernel it started and removes their folders.
     """
+    started_with = dict(os.environ)
     preload(modules)
+    _SET_BY_IMPORTS.update((name, value) for name, value in os.environ.items() if started_with.get(name) != value)
     owner, listener = socket.socket(fileno=owner_fd), socket.socket(fileno=listener_fd)
     lines: dict[socket.socket, set[int]] = {owner: set()}  # line → pidfds of the supervisors started over it
     supervisors: set[int] = set()  # pidfds of the supervisors not reaped yet
@@ -172,7 +176,7 @@ def _answer(line: socket.socket, started: set[int], supervisors: set[int], folde
                 print(f"hooklab kernel server: could not preload {request['preload']} ({error!r}); kernels import them themselves", file=sys.stderr)
             return True
         folders.add(request["sockets"])
-        pid, pidfd = spawn(Sandbox(**request["sandbox"]), request["cwd"], request["sockets"], lambda: _become_kernel(request))
+        pid, pidfd = spawn(Sandbox(**request["sandbox"]), request["cwd"], request["sockets"], lambda: _become_kernel(request), request["spare"])
         reply, fds = {"pid": pid}, [pidfd]
         supervisors.add(pidfd)
         started.add(pidfd)
@@ -234,11 +238,14 @@ def _draw_once() -> None:
         print(f"hooklab kernel server: could not draw a first figure ({error!r}); kernels draw their own", file=sys.stderr)
 
 
+_SET_BY_IMPORTS: dict[str, str] = {}  # the variables the server's preloading set (as ipykernel's debugger does)
+
+
 def _become_kernel(request: dict[str, Any]) -> None:
-    """In the forked kernel, confined already: take the requested environment and run ipykernel
-    (or execute the requested command)."""
+    """In the forked kernel, confined already (its working copy made, a spare's at its first request): take the
+    requested environment and run ipykernel (or execute the requested command)."""
     os.environ.clear()
-    os.environ.update(request["env"])
+    os.environ.update({**_SET_BY_IMPORTS, **request["env"]})
     matplotlib = sys.modules.get("matplotlib")
     if matplotlib is not None:  # preloaded: the backend it would have taken from this environment
         matplotlib.rcParams["backend"] = os.environ.get("MPLBACKEND", INLINE_BACKEND)
@@ -278,8 +285,7 @@ class KernelServer:
         listener = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         listener.bind(self.address)
         listener.listen()
-        env = {**os.environ, **sandbox.thread_environment()}
-        env.pop("PYTHONHASHSEED", None)
+        env = {**environment(), **sandbox.thread_environment()}  # which a fork's /proc/self/environ shows
         if hash_seed is not None:
             env["PYTHONHASHSEED"] = hash_seed
         with theirs, listener:
@@ -371,7 +377,8 @@ class PreloadedProvisioner(LocalProvisioner):  # type: ignore[misc]
     (``c.Sandbox``) and on ``ipc`` sockets in a folder of its own."""
 
     sockets: str | None = None
-    folder: str | None = None  # a spare's working folder, inside ``sockets``
+    folder: str | None = None  # a spare's folder, inside ``sockets``
+    forked: bool = False  # a fork of the server (else the kernel's own command, executed)
 
     async def pre_launch(self, **kwargs: Any) -> dict[str, Any]:
         manager = self.parent
@@ -390,11 +397,12 @@ class PreloadedProvisioner(LocalProvisioner):  # type: ignore[misc]
         # ipykernel watches the process JPY_PARENT_PID names unless it is 1: the kernel's parent is an init,
         # and the supervisor ties the kernel to the grader already
         env = sandbox.kernel_environment({**(kwargs.get("env") or os.environ), "JPY_PARENT_PID": "1"})
-        if spare:  # its notebook is not known yet: it works in a folder of its own, filled when it is taken
+        if spare:  # its notebook is not known yet: its folder is filled when it is taken
             self.folder = os.path.join(self.sockets, SPARE_FOLDER)
             os.mkdir(self.folder)
         cwd = os.path.realpath(self.folder if spare else kwargs.get("cwd") or os.getcwd())
-        request = {"argv": cmd, "cwd": cwd, "env": env, "sockets": self.sockets, "fork": preloadable(cmd), "sandbox": sandbox.settings()}
+        self.forked = preloadable(cmd)
+        request = {"argv": cmd, "cwd": cwd, "env": env, "sockets": self.sockets, "fork": self.forked, "spare": spare, "sandbox": sandbox.settings()}
         try:
             self.process = KernelServer.instance(env.get("PYTHONHASHSEED"), sandbox).start(request)
         except BaseException:
@@ -432,8 +440,9 @@ class PreloadedProvisioner(LocalProvisioner):  # type: ignore[misc]
 class Spares:
     """Kernels started ahead, one per kind, for the next notebook this process executes: a notebook's kernel
     is then ready when it starts, while the kernel of the one after it starts. A spare serves one notebook
-    and ends with it (never two students in one kernel); it works in a folder of its own, which receives a
-    copy of the notebook's folder (the submission's files, read-only to the kernel) when it is taken."""
+    and ends with it (never two students in one kernel). When it is taken, its folder receives a copy of the
+    regular files of the notebook's folder, which the kernel copies into its working folder at its first
+    request, before the notebook's first cell (:func:`hooklab.grading.sandbox.fill_awaited_working_copy`)."""
 
     def __init__(self) -> None:
         self._kept: dict[Any, Any] = {}  # kind → a started kernel manager
@@ -443,11 +452,12 @@ class Spares:
         manager = self._kept.pop(kind, None)
         if manager is None:
             return None
-        process = manager.provisioner.process if isinstance(manager.provisioner, PreloadedProvisioner) else None
+        provisioner = manager.provisioner
+        process = provisioner.process if isinstance(provisioner, PreloadedProvisioner) and provisioner.forked else None
         if not isinstance(process, Kernel) or process.poll() is not None or time.monotonic() - process.started > SPARE_MAX_AGE:
             self.discard(manager)
             return None
-        shutil.copytree(folder, manager.provisioner.folder, symlinks=True, dirs_exist_ok=True)
+        copy_regular_files(folder, provisioner.folder)
         return manager
 
     async def keep(self, kind: Any, manager: Any, arguments: list[str]) -> None:

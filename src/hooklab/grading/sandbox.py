@@ -2,11 +2,14 @@
 
 :func:`spawn` forks a *supervisor*, which starts a new PID namespace, in which the *kernel* runs. The kernel
 confines itself before it runs anything of the student's: a mount namespace in which it sees the system
-and the Python environment (hooklab included) read-only, its working folder and its socket folder
-writable, a private size-limited ``/tmp`` and ``/dev/shm``, and nothing else (not the course, its
-gradebook, other students or any home folder); a network namespace with only its own loopback; an
-unprivileged identity (a uid of its own when the grader is root, a user namespace otherwise; no
-capabilities, ``no_new_privs``); and rlimits. The supervisor kills it at the wall clock and ends as it
+and the Python environment (hooklab included) read-only, its socket folder writable, and one private
+tmpfs of ``disk`` bytes holding its ``/tmp``, ``/dev/shm`` and its working folder: a copy of the regular
+files of the folder it was asked to work in (links and other files are left out), made by the kernel
+itself from a read-only view of that folder. It sees nothing else (not the course, its gradebook, other
+students or any home folder), and nothing it writes reaches a folder the grader reads. Further: a
+network namespace with only its own loopback; an unprivileged identity (a uid of its own when the grader
+is root, a user namespace otherwise; no capabilities, ``no_new_privs``); rlimits; and a fixed environment
+(:func:`environment`), never the grader's. The supervisor kills it at the wall clock and ends as it
 ended; each process dies with its parent, and the end of the kernel's PID namespace ends every process
 it started. :class:`Kernel` is the grader's handle on a supervisor, through a pidfd.
 """
@@ -37,8 +40,23 @@ from traitlets import Bool, Float, Int, List, Unicode
 from traitlets.config import Configurable
 
 GiB, MiB = 2**30, 2**20
+
+
+def amount(size: int) -> str:
+    """A number of bytes as people read it: 512 KiB, 8 MiB, 40.3 MiB."""
+    for unit, scale in (("GiB", GiB), ("MiB", MiB), ("KiB", 1024)):
+        if size >= scale:
+            return f"{size // scale} {unit}" if size % scale == 0 else f"{size / scale:.1f} {unit}"
+    return f"{size} bytes"
+
+
 THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
 SANDBOX_HOME = "/tmp"  # the kernel's HOME: writable, private, emptied with the kernel
+# What a kernel takes from the environment jupyter_client asks for (the grader's, with the kernel spec's and
+# jupyter_client's own): the rest of its environment is fixed (environment()).
+KERNEL_VARIABLES = ("JPY_PARENT_PID", "PYTHONHASHSEED", "MPLBACKEND", "PYDEVD_DISABLE_FILE_VALIDATION", "NBGRADER_EXECUTION")
+PRIVATE = "/tmp/.hooklab"  # in a kernel's private tmpfs: its working copy and /dev/shm, and a read-only view of its folder
+FILES = f"{PRIVATE}/files"  # the folder the kernel was asked to work in, read-only: its working copy is made from it
 
 
 class Sandbox(Configurable):
@@ -51,7 +69,12 @@ class Sandbox(Configurable):
     processes = Int(256, help="processes and threads of a sandboxed kernel (RLIMIT_NPROC of its uid)").tag(config=True)
     file_size = Int(1 * GiB, help="largest file a kernel may write (RLIMIT_FSIZE)").tag(config=True)
     open_files = Int(1024, help="open files of a kernel (RLIMIT_NOFILE)").tag(config=True)
-    tmp_size = Int(256 * MiB, help="size of a sandboxed kernel's private /tmp, and of its /dev/shm").tag(config=True)
+    disk = Int(256 * MiB, help="bytes a sandboxed kernel may write in all: its working copy, /tmp and /dev/shm share "
+               "one private tmpfs of this size").tag(config=True)
+    notebook_size = Int(8 * MiB, help="largest submitted notebook file: a larger one is refused before it is read").tag(config=True)
+    source_size = Int(512 * 1024, help="most text in a submitted notebook's cells: more is refused before it runs").tag(config=True)
+    output_size = Int(1 * MiB, help="largest output of a cell kept from a kernel: a larger one is cut, with a note").tag(config=True)
+    outputs_size = Int(8 * MiB, help="most output kept from one notebook's kernel: later outputs are dropped, with a note").tag(config=True)
     threads = Int(1, help="CPU threads of torch, OpenMP and BLAS in a kernel; 0 keeps their defaults").tag(config=True)
     uid_base = Int(1_900_000_000, help="as root, a kernel runs as uid_base + its supervisor's pid").tag(config=True)
     hidden = List(Unicode(), help="paths no kernel may see: a kernel whose folders would show one is refused").tag(config=True)
@@ -66,9 +89,22 @@ class Sandbox(Configurable):
         """Environment variables that hold the native thread pools to ``threads``."""
         return dict.fromkeys(THREAD_VARIABLES, str(self.threads)) if self.threads else {}
 
-    def kernel_environment(self, env: dict[str, str]) -> dict[str, str]:
-        """``env`` as a kernel gets it: its thread counts, and a HOME it can write in the sandbox."""
-        return {**env, **self.thread_environment(), **({"HOME": SANDBOX_HOME} if self.isolate else {})}
+    def kernel_environment(self, requested: dict[str, str]) -> dict[str, str]:
+        """The environment of a kernel jupyter_client asks for with ``requested``: the fixed one, its thread
+        counts, and of ``requested`` only :data:`KERNEL_VARIABLES`."""
+        taken = {name: requested[name] for name in KERNEL_VARIABLES if name in requested}
+        return {**environment(), **self.thread_environment(), **taken}
+
+
+def environment() -> dict[str, str]:
+    """The fixed environment of grading kernels and of the server they are forked from (whose environment
+    block a fork shows in /proc/self/environ): what Python, torch and ipykernel need, never the grader's
+    own (a token in the instructor's shell would be one ``print`` away from a student's feedback)."""
+    return {
+        "PATH": os.pathsep.join([os.path.dirname(sys.executable), "/usr/local/bin", "/usr/bin", "/bin"]),
+        "HOME": SANDBOX_HOME,
+        "LANG": "C.UTF-8",
+    }
 
 
 class SandboxError(RuntimeError):
@@ -143,22 +179,24 @@ class _Start:
     sockets: str
     target: Callable[[], object]
     report: int  # "ok", or why the kernel could not be confined
+    files_later: bool = False  # its folder is filled after it starts (a spare): fill_awaited_working_copy
     uid: int | None = None  # the kernel's, when the grader is root
     cgroup: str | None = None
     output: int = -1  # the kernel's stdout and stderr, which the supervisor copies into its own stderr
     status: int = -1  # the kernel's wait status, from its init
 
 
-def spawn(sandbox: Sandbox, cwd: str, sockets: str, target: Callable[[], object]) -> tuple[int, int]:
-    """Run ``target`` as a kernel working in ``cwd`` that keeps its sockets in ``sockets``, under a
+def spawn(sandbox: Sandbox, cwd: str, sockets: str, target: Callable[[], object], files_later: bool = False) -> tuple[int, int]:
+    """Run ``target`` as a kernel working in (a copy of) ``cwd`` that keeps its sockets in ``sockets``, under a
     supervisor; returns the supervisor's pid and a pidfd of it (the caller reaps it). Returns once the
-    kernel is confined; raises :class:`SandboxError` if it could not be."""
+    kernel is confined; raises :class:`SandboxError` if it could not be. ``files_later``: ``cwd`` is filled
+    after the kernel has started, and copied at its first request (:func:`fill_awaited_working_copy`)."""
     ready, report = os.pipe()
     me = os.pidfd_open(os.getpid())
     pid = os.fork()
     if pid == 0:
         os.close(ready)
-        _supervise(_Start(sandbox, cwd, sockets, target, report), me)
+        _supervise(_Start(sandbox, cwd, sockets, target, report, files_later), me)
     os.close(me)
     os.close(report)
     pidfd = os.pidfd_open(pid)
@@ -362,8 +400,9 @@ _STAGE = "/tmp"  # where the kernel's root is assembled, in its own mount namesp
 @dataclass(frozen=True)
 class _Mount:
     path: str
-    kind: str  # "ro", "rw", "dev": binds of the same path outside; "tmpfs", "proc"; "link" (a symlink)
-    option: str = ""  # tmpfs: its mount options; link: its target
+    kind: str  # "ro", "rw", "dev": binds of a path outside; "private": a bind of a folder of the private tmpfs;
+    # "tmpfs", "proc"; "link" (a symlink)
+    option: str = ""  # tmpfs: its mount options; link: its target; a bind: its source, if not the same path
 
 
 def _python_paths() -> list[str]:
@@ -395,7 +434,7 @@ def _layout(sandbox: Sandbox, cwd: str, sockets: str) -> list[_Mount]:
         for path in hidden + (readonly if folder in (cwd, sockets) else []):
             if _within(os.path.realpath(path), os.path.realpath(folder)):
                 raise SandboxError(f"a kernel working in {cwd} would see {path} (through {folder})")
-    tmpfs = f"mode=1777,size={sandbox.tmp_size}" if sandbox.tmp_size else "mode=1777"
+    tmpfs = f"mode=1777,size={sandbox.disk}" if sandbox.disk else "mode=1777"
     mounts = [
         *(_Mount(path, "link", os.readlink(path)) for path in SYSTEM if os.path.islink(path)),
         *(_Mount(path, "ro") for path in readonly),
@@ -404,18 +443,21 @@ def _layout(sandbox: Sandbox, cwd: str, sockets: str) -> list[_Mount]:
         *(_Mount(f"/dev/{name}", "dev") for name in DEVICES),
         *(_Mount(f"/dev/{name}", "link", f"/proc/self/fd/{fd}") for fd, name in enumerate(("stdin", "stdout", "stderr"))),
         _Mount("/dev/fd", "link", "/proc/self/fd"),
-        _Mount("/dev/shm", "tmpfs", tmpfs),
-        _Mount("/tmp", "tmpfs", tmpfs),
-        _Mount(cwd, "rw"),
+        _Mount("/dev/shm", "private", f"{PRIVATE}/shm"),
+        _Mount(FILES, "ro", cwd),
+        _Mount(cwd, "private", f"{PRIVATE}/work"),
         _Mount(sockets, "rw"),
     ]
-    return sorted(mounts, key=lambda mount: mount.path)
+    # the private tmpfs first (the binds of its folders need them), then parents before children
+    return [_Mount("/tmp", "tmpfs", tmpfs), *sorted(mounts, key=lambda mount: mount.path)]
 
 
-def _enter_view(mounts: list[_Mount]) -> None:
-    """Pivot into a new root, a read-only tmpfs that holds ``mounts`` and nothing else of the machine."""
+def _enter_view(mounts: list[_Mount], uid: int | None) -> None:
+    """Pivot into a new root, a read-only tmpfs that holds ``mounts`` and nothing else of the machine; the
+    folders of the private tmpfs belong to ``uid`` (None: to this user namespace's root)."""
     _mount(None, "/", None, MS_REC | MS_PRIVATE)
-    sources = {m.path: os.open(m.path, os.O_PATH | os.O_CLOEXEC) for m in mounts if m.kind in ("ro", "rw", "dev")}
+    binds = [m for m in mounts if m.kind in ("ro", "rw", "dev")]
+    sources = {m.path: os.open(m.option or m.path, os.O_PATH | os.O_CLOEXEC) for m in binds}
     _mount("tmpfs", _STAGE, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755")
     for mount in mounts:
         target = _STAGE + mount.path
@@ -426,6 +468,15 @@ def _enter_view(mounts: list[_Mount]) -> None:
             os.makedirs(target, exist_ok=True)
             extra = MS_NOEXEC if mount.kind == "proc" else 0
             _mount(mount.kind, target, mount.kind, MS_NOSUID | MS_NODEV | extra, mount.option or None)
+            if mount.path == "/tmp":
+                for folder in (PRIVATE, f"{PRIVATE}/shm", f"{PRIVATE}/work", FILES):
+                    os.mkdir(_STAGE + folder, 0o700)
+                    if uid is not None:
+                        os.chown(_STAGE + folder, uid, uid)
+        elif mount.kind == "private":
+            os.makedirs(target, exist_ok=True)
+            _mount(_STAGE + mount.option, target, None, MS_BIND)
+            _set_mount_attributes(target, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, flags=0)
         else:
             source = sources[mount.path]
             if stat.S_ISDIR(os.fstat(source).st_mode):
@@ -486,15 +537,95 @@ def _confine(start: _Start) -> None:
         mounts = _layout(sandbox, cwd, sockets)
         with open("/proc/sys/kernel/cap_last_cap") as handle:
             last_capability = int(handle.read())
-        if start.uid is not None:  # the working folder (not what is in it) and the socket folder become the kernel's
-            for path in [cwd, sockets, *(os.path.join(sockets, name) for name in os.listdir(sockets))]:
+        if start.uid is not None:  # the socket folder becomes the kernel's (the folder it works in is copied)
+            for path in [sockets, *(os.path.join(sockets, name) for name in os.listdir(sockets))]:
                 os.chown(path, start.uid, start.uid, follow_symlinks=False)
         _unshare(CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWIPC)
         _loopback_up()
-        _enter_view(mounts)
+        _enter_view(mounts, start.uid)
+        global awaiting_files
+        if start.files_later:
+            awaiting_files = True
+        else:  # as root still, which can read the folder it was asked to work in
+            copy_regular_files(FILES, cwd, start.uid)
         _drop_privileges(start.uid, last_capability)
     _limit(sandbox, address_space=not start.cgroup)
     os.chdir(cwd)
+
+
+# ---- the working copy ----
+
+
+def copy_regular_files(source: str, target: str, owner: int | None = None) -> list[str]:
+    """Copy the regular files under ``source`` into the folder ``target`` (subfolders made anew, given to
+    ``owner`` if not None), never following a link; returns the paths (relative to ``source``) left out:
+    links, other kinds of file, files that cannot be read."""
+    left_out: list[str] = []
+    directory = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+
+    def copy(source_fd: int, target_fd: int, prefix: str) -> None:
+        with os.scandir(source_fd) as entries:
+            for entry in sorted(entries, key=lambda entry: entry.name):
+                name = prefix + entry.name
+                try:
+                    if entry.is_dir(follow_symlinks=False):
+                        os.mkdir(entry.name, 0o755, dir_fd=target_fd)
+                        inner = os.open(entry.name, directory, dir_fd=source_fd)
+                        try:
+                            made = os.open(entry.name, directory, dir_fd=target_fd)
+                            try:
+                                if owner is not None:
+                                    os.fchown(made, owner, owner)
+                                copy(inner, made, name + "/")
+                            finally:
+                                os.close(made)
+                        finally:
+                            os.close(inner)
+                    elif entry.is_file(follow_symlinks=False):
+                        _copy_file(entry.name, source_fd, target_fd, owner)
+                    else:
+                        left_out.append(name)
+                except OSError:
+                    left_out.append(name)
+
+    source_fd, target_fd = os.open(source, directory), os.open(target, directory)
+    try:
+        copy(source_fd, target_fd, "")
+    finally:
+        os.close(source_fd)
+        os.close(target_fd)
+    return left_out
+
+
+def _copy_file(name: str, source_fd: int, target_fd: int, owner: int | None) -> None:
+    reading = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=source_fd)
+    try:
+        if not stat.S_ISREG(os.fstat(reading).st_mode):  # replaced since it was listed
+            raise OSError(errno.EINVAL, "not a regular file")
+        writing = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644, dir_fd=target_fd)
+        try:
+            if owner is not None:
+                os.fchown(writing, owner, owner)
+            while chunk := os.read(reading, 1 << 20):
+                os.write(writing, chunk)
+        finally:
+            os.close(writing)
+    finally:
+        os.close(reading)
+
+
+awaiting_files = False  # in a spare kernel: its folder is known only once it is taken
+
+
+def fill_awaited_working_copy() -> list[str]:
+    """In a spare kernel, at its first request (sent by the grader before the notebook's first cell): copy
+    the folder it was given when it was taken (its read-only view, :data:`FILES`) into its working folder;
+    returns what was left out. Nothing in any other kernel, or later."""
+    global awaiting_files
+    if not awaiting_files:
+        return []
+    awaiting_files = False
+    return copy_regular_files(FILES, os.getcwd())
 
 
 # ---- memory through cgroup v2, where the grader was given one ----

@@ -40,8 +40,8 @@ _one_at_a_time = threading.Lock()  # a worker process grades one submission at a
 
 
 def folder_bytes(folder: Path) -> dict[str, bytes]:
-    """Every file under ``folder``, by its path relative to it."""
-    return {path.relative_to(folder).as_posix(): path.read_bytes() for path in sorted(folder.rglob("*")) if path.is_file()}
+    """Every regular file under ``folder``, by its path relative to it (a link is neither followed nor sent)."""
+    return {path.relative_to(folder).as_posix(): path.read_bytes() for path in sorted(folder.rglob("*")) if path.is_file() and not path.is_symlink()}
 
 
 def unpack(files: dict[str, bytes], folder: Path) -> None:

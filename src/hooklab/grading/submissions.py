@@ -3,12 +3,16 @@
 Accepted input: nbgrader's layout (``<student>/<assignment>/<notebook>.ipynb`` plus any other
 files), or a flat folder or zip of notebooks as an LMS exports them, whose file names say the
 student and the notebook (nbgrader's ``zip_collect`` convention, parsed by its
-``FileNameCollectorPlugin``). The input is only read, never changed.
+``FileNameCollectorPlugin``). The input is only read, never changed, and only inside the class folder:
+a link (which git clones and zips keep) is skipped and named, never followed. A student id is a folder
+name in the course (and a pattern to nbgrader, which globs it): one that could name another folder or
+student is refused with the reason (:func:`refusal`).
 """
 
 from __future__ import annotations
 
 import hashlib
+import os
 import shutil
 import tempfile
 import zipfile
@@ -20,9 +24,28 @@ from pathlib import Path
 from nbgrader.plugins import FileNameCollectorPlugin
 
 from hooklab.grading.course import Course
+from hooklab.grading.untrusted import printable
 
 # "<student>_<notebook>.ipynb", e.g. "ada_forward_hooks.ipynb"; student ids without underscores.
 DEFAULT_FILENAME_REGEX = r"^(?P<student_id>[^_/]+)_(?P<file_id>[^/]+\.ipynb)$"
+
+
+_GLOB = set("*?[]")  # what nbgrader's glob.glob of a path with the student's id in it would take as a pattern
+
+
+def refusal(student: str) -> str:
+    """Why ``student`` cannot be a student id, or "": it must name one folder, and only literally."""
+    if student in ("", ".", "..") or student.startswith("."):
+        return "not a name for a student's folder"
+    if "/" in student or "\\" in student or printable(student) != student:
+        return "a path separator or a control character"
+    if _GLOB & set(student):
+        return "one of * ? [ ], which nbgrader would take as a pattern matching other students"
+    return ""
+
+
+def _link(path: Path, root: Path) -> str:
+    return f"{printable(path.relative_to(root).as_posix())}: a link, not followed (only the files themselves are graded)"
 
 
 @dataclass
@@ -69,19 +92,41 @@ def find(folder: Path, course: Course, filename_regex: str = DEFAULT_FILENAME_RE
 
 def _find_nested(folder: Path, course: Course) -> Found:
     submissions, problems = [], []
-    for student_dir in sorted(p for p in folder.iterdir() if p.is_dir() and not p.name.startswith(".")):
-        assignment_dirs = [p for p in sorted(student_dir.iterdir()) if p.is_dir() and p.name in course.notebooks]
-        if not assignment_dirs:
-            problems.append(f"{student_dir.name}/: no folder named after an assignment ({', '.join(course.notebooks)})")
-        for assignment_dir in assignment_dirs:
-            files = {
-                path.relative_to(assignment_dir).as_posix(): path
-                for path in sorted(assignment_dir.rglob("*"))
-                if path.is_file() and ".ipynb_checkpoints" not in path.parts
-            }
-            submissions.append(Submission(student_dir.name, assignment_dir.name, files))
-    for stray in sorted(p for p in folder.iterdir() if p.is_file()):
-        problems.append(f"{stray.name}: a file outside any student folder, ignored")
+    for entry in sorted(folder.iterdir()):
+        if entry.is_symlink():
+            problems.append(_link(entry, folder))
+        elif entry.is_file():
+            problems.append(f"{printable(entry.name)}: a file outside any student folder, ignored")
+        elif entry.is_dir() and not entry.name.startswith("."):
+            if why := refusal(entry.name):
+                problems.append(f"{printable(entry.name)}/: refused as a student id ({why}); not graded")
+                continue
+            found = _find_student(entry, course, folder)
+            submissions += found.submissions
+            problems += found.problems
+    return Found(submissions, problems)
+
+
+def _find_student(student_dir: Path, course: Course, root: Path) -> Found:
+    submissions, problems = [], []
+    assignment_dirs = []
+    for entry in sorted(student_dir.iterdir()):
+        if entry.is_symlink():
+            problems.append(_link(entry, root))
+        elif entry.is_dir() and entry.name in course.notebooks:
+            assignment_dirs.append(entry)
+    if not assignment_dirs:
+        problems.append(f"{printable(student_dir.name)}/: no folder named after an assignment ({', '.join(course.notebooks)})")
+    for assignment_dir in assignment_dirs:
+        files = {}
+        for path in sorted(assignment_dir.rglob("*")):  # rglob does not descend into linked folders
+            if ".ipynb_checkpoints" in path.parts:
+                continue
+            if path.is_symlink():
+                problems.append(_link(path, root))
+            elif path.is_file():
+                files[path.relative_to(assignment_dir).as_posix()] = path
+        submissions.append(Submission(student_dir.name, assignment_dir.name, files))
     return Found(submissions, problems)
 
 
@@ -89,14 +134,22 @@ def _find_flat(folder: Path, course: Course, filename_regex: str) -> Found:
     collector = FileNameCollectorPlugin(named_regexp=filename_regex)
     found: dict[tuple[str, str], Submission] = {}
     problems = []
-    for path in sorted(p for p in folder.iterdir() if p.is_file()):
+    for path in sorted(folder.iterdir()):
+        if path.is_symlink():
+            problems.append(_link(path, folder))
+            continue
+        if not path.is_file():
+            continue
         info = collector.collect(path.name)
         if info is None:
-            problems.append(f"{path.name}: file name does not match {filename_regex!r}, ignored")
+            problems.append(f"{printable(path.name)}: file name does not match {filename_regex!r}, ignored")
+            continue
+        if why := refusal(info["student_id"]):
+            problems.append(f"{printable(path.name)}: {printable(info['student_id'])!r} refused as a student id ({why}); not graded")
             continue
         assignment = course.assignment_of(info["file_id"])
         if assignment is None:
-            problems.append(f"{path.name}: {info['file_id']!r} is not a notebook of any assignment, ignored")
+            problems.append(f"{printable(path.name)}: {printable(info['file_id'])!r} is not a notebook of any assignment, ignored")
             continue
         submission = found.setdefault((info["student_id"], assignment), Submission(info["student_id"], assignment))
         submission.files[info["file_id"]] = path
@@ -107,13 +160,16 @@ def digest(files: dict[str, Path]) -> str:
     """A fingerprint of a submission's files: names and contents."""
     sha = hashlib.sha256()
     for name in sorted(files):
-        sha.update(name.encode() + b"\0" + files[name].read_bytes() + b"\0")
+        path = files[name]
+        content = b"link to " + os.fsencode(os.readlink(path)) if path.is_symlink() else path.read_bytes()
+        sha.update(name.encode() + b"\0" + content + b"\0")
     return sha.hexdigest()
 
 
 def files_in(folder: Path) -> dict[str, Path]:
-    """The files of a submission folder, by path inside it."""
-    return {p.relative_to(folder).as_posix(): p for p in sorted(folder.rglob("*")) if p.is_file()}
+    """The files of a submission folder, by path inside it (a link counts as a file, so a folder holding one
+    differs from what it is compared with)."""
+    return {p.relative_to(folder).as_posix(): p for p in sorted(folder.rglob("*")) if p.is_file() or p.is_symlink()}
 
 
 def place(submission: Submission, course: Course) -> tuple[Path, str]:
@@ -123,17 +179,18 @@ def place(submission: Submission, course: Course) -> tuple[Path, str]:
     replaces the previous copy in one rename, so a crash never leaves half of one.
     """
     target = course.step_dir("submitted") / submission.student / submission.assignment
-    sources = {name: path.resolve() for name, path in submission.files.items()}
+    sources = submission.files  # regular files, none of them a link (find)
     fingerprint = digest(sources)
-    if target.is_dir() and all(path.is_relative_to(target.resolve()) for path in sources.values()):
-        return target, fingerprint  # the input is the course's own submitted folder
+    own = target.is_dir() and not target.is_symlink() and all(path.parent.resolve().is_relative_to(target.resolve()) for path in sources.values())
+    if own and not any(path.is_symlink() for path in target.rglob("*")):
+        return target, fingerprint  # the input is the course's own submitted folder (a link in it is copied out below)
     if target.is_dir() and digest(files_in(target)) == fingerprint:
         return target, fingerprint
     target.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{submission.assignment}-", dir=target.parent))
     for name, path in sources.items():
         (staging / name).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(path, staging / name)
+        shutil.copy2(path, staging / name, follow_symlinks=False)
     if target.exists():
         shutil.rmtree(target)
     shutil.move(staging, target)

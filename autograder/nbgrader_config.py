@@ -72,7 +72,8 @@ c.Autograde.autograde_preprocessors = [
     "nbgrader.preprocessors.AssignLatePenalties",
     "nbgrader.preprocessors.CheckCellMetadata",
 ]
-# feedback shows each test's result and message, not the hidden tests' code; its templates are compiled once.
+# feedback shows each test's result and message, not the hidden tests' code, and runs or loads nothing a student's
+# outputs or markdown hold (hooklab.feedback.SafeHTMLExporter); its templates are compiled once.
 c.GenerateFeedback.exporter_class = "hooklab.feedback.FeedbackExporter"
 c.GenerateFeedback.preprocessors = [
     "nbgrader.preprocessors.GetGrades",

@@ -5,7 +5,7 @@ submits and what grading must make of it: the points of every test cell of its n
 could not be run, why it is held for review, or what note its grading carries. Three families:
 
 - :func:`structural_cases`: careless and broken submissions of the forward-hooks notebook (blank,
-  wrong, crashing, looping, deleted, pasted and moved cells, stderr output, extra files);
+  wrong, crashing, looping, deleted, pasted and moved cells, stderr output, scripts displayed, extra files);
 - :func:`honest_cases`: every answer of ``honest_answers.py`` (all six notebooks, many styles)
   plus harmless extra cells: full points, never held;
 - :func:`attack_cases`: every cheat of ``attacks.py`` (all six notebooks): held, 0 points.
@@ -27,6 +27,18 @@ from conftest import REPO, solution_sources
 from honest_answers import extra_cells, honest_answers
 
 ASSIGNMENT = "02_forward_hooks"  # the structural cases' notebook
+# An extra cell that displays what would run in the feedback page if it were shown as it is (no import needed:
+# ``display`` is the kernel's, and any object may have rich representations).
+SHOWS_SCRIPTS = """class Shown:
+    def _repr_html_(self):
+        return "<script>hacked(1)</script><img src=x onerror=hacked(2)><b>my hooks ran</b>"
+
+    def _repr_javascript_(self):
+        return "hacked(3)"
+
+
+display(Shown())
+"""
 # Cheats that tamper with nothing but hand the checkers objects that claim to be equal to anything:
 # the checkers compare plain data only, so these are just wrong answers (0 points, not held).
 CAUGHT_BY_CHECKERS = {"list_of_always_equal_objects"}
@@ -171,6 +183,8 @@ def structural_cases() -> list[Case]:
         case("warns", {"collect_hooks": "import warnings\n\n\n" + solved["collect_hooks"].replace(
             "answer.append(output)", "warnings.warn('hooks are fun')\n    answer.append(output)")},
              scores(a), "a warning on stderr in a passing test cell"),
+        case("shows_scripts", {}, scores(a), extra=[SHOWS_SCRIPTS],
+             why="HTML with a script and an event handler, and JavaScript, displayed while graded: inert in the feedback"),
         Case("extra_files", a, {name: notebook(a, solved), "notes.txt": b"my notes\n", "data/cache.bin": bytes(range(256))}, scores(a)),
         Case("no_notebook", a, {"notes.txt": b"I forgot to upload it\n"}, zero(a), reason="no notebook"),
         case("flagged_but_honest", {}, scores(a), extra=["import gc\ngc.collect()\n"], held="searches the interpreter's objects (gc)",

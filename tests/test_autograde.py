@@ -30,6 +30,7 @@ from hooklab.feedback import MIN_LINE
 from hooklab.grading import class_report
 from hooklab.grading.course import Course
 from hooklab.grading.gradebook import Ledger
+from test_feedback import assert_loads_nothing_from_elsewhere
 
 CASES = corpus.cases()
 GRADE = [sys.executable, "-m", "hooklab.cli", "autograde", "--timeout", "5", "--memory", "3G"]
@@ -167,6 +168,15 @@ def test_feedback_shows_results_but_never_a_hidden_test_line(graded: dict):
     text = html.unescape(re.sub(r"<[^>]+>", "", page.read_text()))  # the words, without the colouring spans
     assert "RuntimeError: oops" in text, "a failed test's message should be in the feedback"
 
+
+def test_feedback_runs_and_loads_nothing_a_submission_displayed(graded: dict):
+    feedback = graded["course"] / "autograder" / "feedback"
+    pages = {page: page.read_text() for page in feedback.rglob("*.html")}
+    for page, text in pages.items():
+        assert "<script" not in text.lower() and "cdnjs" not in text and "unpkg" not in text, f"{page} runs or loads a script"
+    shown = pages[feedback / "shows_scripts" / corpus.ASSIGNMENT / "forward_hooks.html"]
+    assert_loads_nothing_from_elsewhere(shown)
+    assert "<b>my hooks ran</b>" in shown, "what is safe of the student's display still shows"
 
 def table(text: str) -> list[dict[str, str]]:
     return list(csv.DictReader(io.StringIO(text)))

@@ -120,7 +120,7 @@ def test_a_student_install_has_everything_the_notebooks_import():
         assert providers & student, f"the notebooks import {module} ({sorted(providers)}), which `pip install hooklab` does not bring"
 
 
-GRADING_MODULES = ("nbgrader", "nbclient", "nbconvert", "tqdm", "distributed", "jupyterlab")
+GRADING_MODULES = ("nbgrader", "nbclient", "nbconvert", "tqdm", "distributed", "jupyterlab", "nh3")
 WITHOUT_GRADING = f"""
 import importlib.abc, sys
 class Absent(importlib.abc.MetaPathFinder):

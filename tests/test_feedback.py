@@ -1,17 +1,21 @@
-"""What a student's feedback may show: results and messages, never a hidden test."""
+"""What a student's feedback may show: results and messages, never a hidden test, nothing that runs or loads."""
 
 from __future__ import annotations
 
 import copy
+import re
 
 import nbformat
 import pytest
 from bs4 import BeautifulSoup
 from nbconvert.exporters import HTMLExporter
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
+from nbgrader.converters import GenerateFeedback
+from nbgrader.coursedir import CourseDirectory
+from traitlets.config import Config
 
 from conftest import REPO
-from hooklab.feedback import NO_ALT, REDACTED, FeedbackExporter, HideHiddenTests, accessible
+from hooklab.feedback import NO_ALT, REDACTED, FeedbackExporter, HideHiddenTests, SafeHTMLExporter, accessible
 from hooklab.grading.execute import PROOF_PREFIX
 
 HIDDEN = "check_close(scale(torch.tensor([3.0])), [6.0])"
@@ -70,12 +74,12 @@ def test_a_student_cell_that_spells_a_delimiter_is_shown_as_written():
 @pytest.mark.parametrize("name", ["02_forward_hooks/forward_hooks.ipynb", "06_applications/applications.ipynb"])
 def test_the_feedback_page_is_the_document_nbconverts_html_exporter_writes(name: str):
     """The quicker exporter writes the same document: the same elements, attributes (the accessibility
-    ones included) and text as HTMLExporter, once both are parsed; the second time too (from what the first
-    rendered and remembered)."""
+    ones included) and text as nbconvert's HTMLExporter with the same safety (SafeHTMLExporter), once both
+    are parsed; the second time too (from what the first rendered and remembered)."""
     nb = nbformat.read(REPO / "solutions" / name, as_version=4)
     FeedbackExporter().from_notebook_node(copy.deepcopy(nb))
     ours, _ = FeedbackExporter().from_notebook_node(copy.deepcopy(nb))
-    theirs, _ = HTMLExporter().from_notebook_node(copy.deepcopy(nb))
+    theirs, _ = SafeHTMLExporter().from_notebook_node(copy.deepcopy(nb))
     assert ours != theirs, "the page is not written by nbconvert's own pass (nothing would be compared)"
     assert BeautifulSoup(ours, "html.parser") == BeautifulSoup(theirs, "html.parser")
     for added in ('tabindex="0"', f'alt="{NO_ALT}"'):
@@ -106,3 +110,158 @@ def test_accessibility_attributes_skip_scripts_comments_and_what_is_there():
         '<span title=\'<img src="d.png">\'></span>'
         '<div class="jp-RenderedText jp-OutputArea-output" tabindex="-1"><div class="other">'
     )
+
+
+# -- what a student's outputs and markdown can do in the page: nothing ---------------------------------------
+
+RUN = "hacked"  # what every hostile output would call: it must not reach the page, not even as text
+
+
+def nbgrader_page() -> Config:
+    """The config nbgrader's generate_feedback gives the exporter: its own feedback page (classic's, with a score
+    panel per test cell), the one hooklab's feedback files are written with."""
+    config = Config()
+    return GenerateFeedback(coursedir=CourseDirectory(config=config), config=config).config
+
+
+PAGES = {"lab": Config(), "nbgrader": nbgrader_page()}
+
+
+def render(nb: nbformat.NotebookNode, page: str) -> str:
+    """``nb``'s feedback page, with the scores nbgrader's GetGrades would add (its page shows them)."""
+    for cell in nb.cells:
+        if cell.metadata.get("nbgrader", {}).get("grade"):
+            cell.metadata.nbgrader.setdefault("score", cell.metadata.nbgrader.points)
+    resources = {"nbgrader": {"notebook": "nb", "score": 1.0, "max_score": 2.0, "late_penalty": 0.0}}
+    return FeedbackExporter(config=PAGES[page]).from_notebook_node(nb, resources)[0]
+
+
+def runs_or_loads(page: str) -> list[str]:
+    """What in ``page`` would run or fetch something: script-like elements, event handlers, ``javascript:``
+    URLs, an image that is not a data URI, a stylesheet or anything else linked from elsewhere."""
+    soup = BeautifulSoup(page, "html.parser")
+    found = [tag.name for tag in soup.find_all(["script", "iframe", "object", "embed", "svg", "form", "link", "base"])]
+    for tag in soup.find_all(True):
+        for name, value in tag.attrs.items():
+            value = " ".join(value) if isinstance(value, list) else value
+            if name.lower().startswith("on") or re.sub(r"\s", "", value).lower().startswith("javascript:"):
+                found.append(f"{tag.name} {name}={value}")
+            elif name.lower() == "src" and not value.startswith("data:image/"):
+                found.append(f"{tag.name} {name}={value}")
+    return found
+
+
+def without_comments(page: str) -> str:
+    return re.sub(r"<!--.*?-->", "", page, flags=re.DOTALL)  # nbgrader's page says "Loading mathjax macro" in one
+
+
+def assert_loads_nothing_from_elsewhere(page: str) -> None:
+    assert "<script" not in page.lower(), "a script element"
+    for cdn in ("mathjax", "cdnjs", "unpkg", "require.min.js", "mermaid.esm"):
+        assert cdn not in without_comments(page).lower(), f"{cdn} is still in the page"
+    assert runs_or_loads(page) == []
+
+
+def graded_cell(*outputs) -> nbformat.NotebookNode:
+    cell = new_code_cell("check_answer(answer)", outputs=list(outputs))
+    cell.metadata.nbgrader = {"grade": True, "grade_id": "answer_test", "points": 1, "solution": False, "locked": True}
+    return cell
+
+
+def html(markup: str) -> nbformat.NotebookNode:
+    return new_output("display_data", data={"text/html": markup, "text/plain": "<a rich object>"})
+
+
+PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
+
+
+def hostile_notebook() -> nbformat.NotebookNode:
+    """What a student's code can display while it is graded, and markdown a student can add."""
+    outputs = [
+        html(f"<script>{RUN}(1)</script><p>kept</p>"),
+        html(f"<img src=x onerror={RUN}(2)>"),
+        html(f'<svg onload="{RUN}(3)"><script>{RUN}(3)</script></svg>'),
+        html(f'<a href="javascript:{RUN}(4)">a link</a><a href=" JaVaScRiPt:{RUN}(4)">another</a>'),
+        html(f'<iframe src="https://example.org/{RUN}"></iframe><object data="https://example.org/{RUN}"></object>'
+             f'<embed src="https://example.org/{RUN}"><form action="https://example.org/{RUN}"><input name="{RUN}"></form>'),
+        html(f'<style>body {{ background: url(https://example.org/{RUN}) }}</style><p style="background: url(https://example.org/{RUN})">x</p>'
+             f'<img src="https://example.org/{RUN}.png"><link rel="stylesheet" href="https://example.org/{RUN}.css">'),
+        new_output("display_data", data={"text/html": "<b>isolated</b>"}, metadata={"text/html": {"isolated": True}}),
+        new_output("display_data", data={"application/javascript": f"{RUN}(5)", "text/plain": "<IPython.core.display.Javascript object>"}),
+        new_output("display_data", data={"text/vnd.mermaid": f"</pre><script>{RUN}(6)</script>", "text/plain": "a diagram"}),
+        new_output("display_data", data={"text/markdown": f"**mine** <img src=x onerror={RUN}(7)>", "text/plain": "md"}),
+        new_output("display_data", data={"image/png": PNG, "text/plain": "<Figure>"},
+                   metadata={"image/png": {"width": f"1 onload={RUN}(8)"}, "filenames": {"image/png": f"https://example.org/{RUN}.png"}}),
+        new_output("display_data", data={"application/vnd.jupyter.widget-view+json": {"model_id": RUN, "version_major": 2, "version_minor": 0},
+                                         "text/plain": "IntSlider(value=3)"}),
+    ]
+    markdown = new_markdown_cell(f"My notes <img src=x onerror={RUN}(9)><script>{RUN}(10)</script> [see](files/javascript:{RUN}(11))")
+    nb = new_notebook(cells=[markdown, graded_cell(*outputs)])
+    nb.metadata.widgets = {"application/vnd.jupyter.widget-state+json": {"state": {RUN: {"state": {"value": 3}}}, "version_major": 2, "version_minor": 0}}
+    return nb
+
+
+def honest_notebook() -> nbformat.NotebookNode:
+    """The hostile notebook's twin: prose, outputs and a failed check as the pack has them."""
+    prose = new_markdown_cell(
+        "# Exercise 1 — Collect the hooks (2 points)\n\nThe output is $y = W x + b$, **in order**:\n\n"
+        "| hook | runs |\n|---|---|\n| pre | before forward |\n\n"
+        "<details><summary><b>Hint</b></summary>Use <code>register_forward_hook</code>.</details>\n\n"
+        "[The docs](https://pytorch.org/docs/stable/nn.html) and [exercise 2](#Exercise-2)."
+    )
+    outputs = [
+        html("<table><thead><tr><th>layer</th><th>shape</th></tr></thead><tbody><tr><td>fc1</td><td>(2, 3)</td></tr></tbody></table>"),
+        new_output("display_data", data={"image/png": PNG, "text/plain": "<Figure>"}, metadata={"image/png": {"width": 795, "height": 522}}),
+        new_output("error", ename="AssertionError", evalue="answer[0] should be x1; got output", traceback=["AssertionError: answer[0] should be x1; got output"]),
+    ]
+    return new_notebook(cells=[prose, graded_cell(*outputs)])
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_a_students_outputs_and_markdown_run_nothing_in_the_feedback(page: str):
+    text = render(hostile_notebook(), page)
+    assert RUN not in text.lower(), [line for line in text.splitlines() if RUN in line.lower()][:3]
+    assert_loads_nothing_from_elsewhere(text)
+    assert "kept" in text and "<b>isolated</b>" in text and "IntSlider(value=3)" in text and "a diagram" in text, "what is safe of each output still shows"
+    assert text.count(f'src="data:image/png;base64,{PNG}"') == 1, "the figure shows, from the page itself"
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_the_pack_prose_outputs_and_messages_show_in_the_feedback(page: str):
+    text = render(honest_notebook(), page)
+    assert_loads_nothing_from_elsewhere(text)
+    soup = BeautifulSoup(text, "html.parser")
+    assert soup.find("h1").get_text() == "Exercise 1 — Collect the hooks (2 points)¶"
+    assert [th.get_text() for th in soup.find_all("th")] == ["hook", "runs", "layer", "shape"]
+    assert soup.find("details").summary.b.get_text() == "Hint" and soup.find("code").get_text() == "register_forward_hook"
+    assert {a["href"] for a in soup.find_all("a") if a.get_text() in ("The docs", "exercise 2")} == {"https://pytorch.org/docs/stable/nn.html", "#Exercise-2"}
+    image = soup.find("img", src=f"data:image/png;base64,{PNG}")
+    assert (image["width"], image["height"]) == ("795", "522")
+    assert "$y = W x + b$" in soup.get_text() and "AssertionError: answer[0] should be x1; got output" in soup.get_text()
+
+
+def test_the_pack_prose_renders_as_nbconvert_renders_it_unsanitised():
+    """The sanitiser keeps all of the honest notebook's cells: the same elements, attributes and text as
+    nbconvert's HTMLExporter without sanitising, but for the rel="noopener noreferrer" it adds to links."""
+    def cells(page: str) -> list[BeautifulSoup]:
+        soup = BeautifulSoup(page, "html.parser")
+        for link in soup.find_all("a"):
+            link.attrs.pop("rel", None)
+        return soup.find_all(class_="jp-Cell")
+
+    nb = honest_notebook()
+    ours = FeedbackExporter().from_notebook_node(copy.deepcopy(nb))[0]
+    theirs = HTMLExporter().from_notebook_node(copy.deepcopy(nb))[0]
+    assert cells(ours) == cells(theirs)
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_a_solution_notebook_keeps_its_plots_and_headings_in_the_feedback(page: str):
+    nb = nbformat.read(REPO / "solutions" / "06_applications" / "applications.ipynb", as_version=4)
+    plots = sum("image/png" in output.get("data", {}) for cell in nb.cells for output in cell.get("outputs", []))
+    text = render(nb, page)
+    assert_loads_nothing_from_elsewhere(text)
+    assert plots > 0 and text.count('src="data:image/png;base64,') == plots
+    headings = [line.lstrip("#").strip() for cell in nb.cells if cell.cell_type == "markdown" for line in cell.source.splitlines() if line.startswith("## ")]
+    shown = [h2.get_text().removesuffix("¶") for h2 in BeautifulSoup(text, "html.parser").find_all("h2")]
+    assert headings and headings == shown

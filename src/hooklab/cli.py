@@ -19,6 +19,7 @@ from traitlets.config import Config, PyFileConfigLoader  # noqa: E402
 
 from hooklab.grading import kernels  # noqa: E402
 from hooklab.grading.sandbox import Sandbox, unavailable  # noqa: E402
+from hooklab.grading.untrusted import printable  # noqa: E402
 
 # nbgrader and what grading needs besides take about a second to import: they are imported once the
 # command has started its kernel server (which imports torch meanwhile), in the functions that use them
@@ -49,6 +50,7 @@ _LIMITS = {  # option → (Sandbox setting, type, help); the defaults are Sandbo
     "--wall-clock": ("wall_clock", float, f"seconds each notebook's kernel may live; 0 for no limit (default: {_default('wall_clock'):g})"),
     "--processes": ("processes", int, f"processes and threads of each kernel (default: {_default('processes')})"),
     "--file-size": ("file_size", memory_size, f"largest file a kernel may write (default: {_size(_default('file_size'))})"),
+    "--disk": ("disk", memory_size, f"bytes a kernel may write in all: its working copy, /tmp and /dev/shm (default: {_size(_default('disk'))})"),
     "--threads": ("threads", int, f"CPU threads of torch and BLAS in each kernel; 0 for their defaults (default: {_default('threads')})"),
 }
 
@@ -122,10 +124,10 @@ def review(config_file: Path, keys: list[str]) -> int:
         try:
             entry = release(course.db_url, ledger, key)
         except KeyError as error:
-            print(f"hooklab: {error.args[0]}", file=sys.stderr)
+            print(f"hooklab: {printable(error.args[0])}", file=sys.stderr)
             ledger.save()  # the releases before it stand
             return 2
-        print(f"{key}: released with {sum(entry.would_be.values()):g} / {entry.max_score:g}")
+        print(f"{printable(key)}: released with {sum(entry.would_be.values()):g} / {entry.max_score:g}")
     if keys:
         ledger.save()
         export(course, ledger, set(ledger.entries))

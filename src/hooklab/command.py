@@ -11,7 +11,7 @@ import sys
 INSTALL_GRADING = "pip install 'hooklab[grading]'"
 # What the grading extra brings that the command imports, looked for before it starts (it imports most of it
 # only once it has started: hooklab.cli).
-GRADING_MODULES = ("nbgrader", "nbclient", "tqdm", "nbconvert", "jupyter_client", "ipykernel", "distributed", "dask")
+GRADING_MODULES = ("nbgrader", "nbclient", "tqdm", "nbconvert", "jupyter_client", "ipykernel", "distributed", "dask", "nh3")
 
 
 def main() -> int:

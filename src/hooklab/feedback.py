@@ -5,17 +5,21 @@ from __future__ import annotations
 import functools
 import json
 import re
+from pathlib import Path
 from typing import Any
 
 import jinja2
 import jinja2.bccache
+import nh3
 from nbconvert.exporters import HTMLExporter, TemplateExporter
 from nbconvert.exporters.exporter import ResourcesDict
-from nbconvert.filters import Highlight2HTML, clean_html
+from nbconvert.filters import Highlight2HTML
 from nbconvert.filters.widgetsdatatypefilter import WidgetsDataTypeFilter
+from nbconvert.preprocessors import Preprocessor
 from nbformat import NotebookNode
 from nbgrader import utils
 from nbgrader.preprocessors import ClearHiddenTests
+from traitlets import default
 
 from hooklab.grading.execute import PROOF_PREFIX
 
@@ -84,6 +88,120 @@ class HideHiddenTests(ClearHiddenTests):
         return "\n".join(REDACTED if any(hidden in line for hidden in self._hidden) else line for line in lines)
 
 
+# -- what a student wrote or printed, made inert in the page ---------------------------------------------------
+
+# Ammonia's tags (prose, lists, tables, code, images, details; never script, style, svg, iframe, object, embed or
+# form), with the attributes the pack's prose and outputs use: classes (highlighted code), heading anchors.
+TAGS = nh3.ALLOWED_TAGS
+ATTRIBUTES = {
+    "*": {"class", "title"},
+    "a": {"href"},
+    "img": {"src", "alt", "width", "height"},
+    **{f"h{level}": {"id"} for level in range(1, 7)},
+    "td": {"colspan", "rowspan"},
+    "th": {"colspan", "rowspan", "scope"},
+    "ol": {"start"},
+    "details": {"open"},
+}
+DROPPED_WITH_CONTENT = {"script", "style", "svg", "math", "iframe", "object", "embed"}
+IMAGE_DATA = ("data:image/png;", "data:image/jpeg;", "data:image/gif;", "data:image/webp;")
+# a link to the web, a mail address or a place in the page; a relative one without any colon, because nbconvert
+# strips a leading "files/" after sanitising ("files/javascript:..." would become a script)
+_LINK = re.compile(r"https?:|mailto:|#|[^:]*$", re.IGNORECASE)
+
+
+def _kept(tag: str, attribute: str, value: str) -> str | None:
+    """An attribute's value as the page may keep it: an image only from the page itself (a data URI), a link that
+    runs nothing (ammonia has checked its scheme already)."""
+    if attribute == "src":
+        return value if value.startswith(IMAGE_DATA) else None
+    if attribute == "href":
+        return value if _LINK.match(value) else None
+    return value
+
+
+def sanitised(html: str) -> str:
+    """``html`` that runs nothing and loads nothing from outside the page, by Ammonia (nh3): nbconvert's own
+    ``clean_html`` (bleach) keeps too little of the instructor's prose (headings, tables) to be used on it."""
+    return nh3.clean(html, tags=TAGS, attributes=ATTRIBUTES, clean_content_tags=DROPPED_WITH_CONTENT,
+                     url_schemes={"http", "https", "mailto", "data"}, attribute_filter=_kept)
+
+
+ACTIVE_TYPES = {"application/javascript", "application/vnd.jupyter.widget-view+json", "text/vnd.mermaid"}
+IMAGE_SIZES = ("width", "height")
+
+
+class InertOutputs(Preprocessor):
+    """Outputs as the page may show them, whatever the template does with them.
+
+    A representation that runs in the browser (JavaScript, a widget view, a mermaid diagram, which nbconvert's
+    lab template writes unescaped) is dropped for the output's others (its text), and the notebook's widget
+    state with it. Of an output's metadata, what the templates would write as an address or unquoted is
+    dropped: a file name (the grader extracts no file, so the name is the student's), a size that is not a
+    number (``1 onload=...``), and ``isolated``, which puts HTML in an iframe of its own (classic's page).
+    """
+
+    def preprocess(self, nb: NotebookNode, resources: ResourcesDict) -> tuple[NotebookNode, ResourcesDict]:
+        nb.metadata.pop("widgets", None)
+        return super().preprocess(nb, resources)
+
+    def preprocess_cell(self, cell: NotebookNode, resources: ResourcesDict, index: int) -> tuple[NotebookNode, ResourcesDict]:
+        for output in cell.get("outputs", []):
+            for mime in ACTIVE_TYPES & set(output.get("data", {})):
+                del output.data[mime]
+            metadata = output.get("metadata", {})
+            metadata.pop("filenames", None)
+            for scope in (metadata, *(value for value in metadata.values() if isinstance(value, dict))):
+                scope.pop("isolated", None)
+                for size in IMAGE_SIZES:
+                    if size in scope and not isinstance(scope[size], int | float):
+                        del scope[size]
+        return cell, resources
+
+
+TEMPLATES = Path(__file__).parent / "templates"
+
+
+class SafeHTMLExporter(HTMLExporter):
+    """nbconvert's HTML exporter for a page that shows what a student's code printed: the configured page
+    (nbgrader's feedback template, or lab's) with nothing run or loaded from outside it.
+
+    nbconvert's ``sanitize_html`` is on by default, so its templates pass markdown and HTML outputs through
+    ``clean_html``, which is :func:`sanitised`, as is every markdown rendering (nbgrader's feedback template
+    writes markdown cells unsanitised); outputs go through :class:`InertOutputs`. The page is
+    ``templates/feedback.html.j2``, which extends whichever template is configured (nbgrader's generate_feedback
+    names its own), and it and ``templates/mathjax.html.j2`` are found before any of nbconvert's paths.
+    """
+
+    @default("sanitize_html")
+    def _sanitize_html_default(self) -> bool:
+        return True
+
+    @default("template_file")
+    def _template_file_default(self) -> str:
+        return "feedback.html.j2"
+
+    def _create_environment(self) -> jinja2.Environment:
+        environment = super()._create_environment()
+        environment.loader = jinja2.ChoiceLoader([jinja2.FileSystemLoader(TEMPLATES), environment.loader])
+        return environment
+
+    def _init_preprocessors(self) -> None:
+        super()._init_preprocessors()
+        self.register_preprocessor(InertOutputs, enabled=True)
+
+    def default_filters(self):  # type: ignore[no-untyped-def]
+        yield from super().default_filters()
+        yield "clean_html", sanitised
+
+    @jinja2.pass_context
+    def markdown2html(self, context: jinja2.runtime.Context, source: str) -> str:
+        return sanitised(super().markdown2html(context, source))
+
+
+# -- the same page, quicker for a class -----------------------------------------------------------------------
+
+
 class _CompiledTemplates(jinja2.BytecodeCache):
     """Jinja's compiled templates kept in memory, keyed by Jinja on each template's name and source."""
 
@@ -98,7 +216,7 @@ class _CompiledTemplates(jinja2.BytecodeCache):
         self._compiled[bucket.key] = bucket.bytecode_to_string()
 
 
-_cleaned = functools.lru_cache(REMEMBERED)(clean_html)
+_cleaned = functools.lru_cache(REMEMBERED)(sanitised)
 _markdown: dict[tuple[Any, ...], str] = {}  # markdown cells rendered (FeedbackExporter.markdown2html)
 
 
@@ -141,8 +259,8 @@ def accessible(page: str) -> str:
     return _START_TAGS.sub(_accessible, page)
 
 
-class FeedbackExporter(HTMLExporter):
-    """nbconvert's HTML exporter, quicker for a class of notebooks that are mostly the same: its templates
+class FeedbackExporter(SafeHTMLExporter):
+    """:class:`SafeHTMLExporter`, quicker for a class of notebooks that are mostly the same: its templates
     are compiled once per process instead of once per feedback file (nbgrader builds a new exporter for
     every submission), a cell or output rendered for one submission is not highlighted, sanitised or
     rendered from markdown again for the next (each a function of the text), and the page's accessibility
@@ -161,7 +279,7 @@ class FeedbackExporter(HTMLExporter):
 
     @jinja2.pass_context
     def markdown2html(self, context: jinja2.runtime.Context, source: str) -> str:
-        """nbconvert's, remembered for a cell without attachments: its HTML is a function of its text and the
+        """The safe exporter's, remembered for a cell without attachments: its HTML is a function of its text and the
         exporter's settings, and of the notebook's folder when images are embedded (the instructor's prose is
         the same in every submission)."""
         if context.get("cell", {}).get("attachments"):

@@ -29,6 +29,7 @@ from hooklab.feedback import REDACTED, hidden_lines
 from hooklab.grading.course import Course
 from hooklab.grading.execute import HELD, PROOF_PREFIX
 from hooklab.grading.gradebook import Ledger
+from hooklab.grading.untrusted import from_spreadsheet_cell, spreadsheet_cell
 
 REPORT = "report.html"
 CSV_FILES = (
@@ -290,7 +291,7 @@ def last_run(folder: Path) -> tuple[dict[str, float] | None, list[str]]:
             return list(csv.DictReader(handle))
 
     timing = {row["quantity"]: float(row["value"]) for row in rows("report-timing.csv") if row["value"]}
-    return timing or None, [row["problem"] for row in rows("report-problems.csv")]
+    return timing or None, [from_spreadsheet_cell(row["problem"]) for row in rows("report-problems.csv")]
 
 
 def _number(value: float | None) -> str:
@@ -298,6 +299,8 @@ def _number(value: float | None) -> str:
 
 
 def write_csv(tables: Tables, timing: dict[str, float] | None, folder: Path, problems: Sequence[str] = ()) -> None:
+    """The report's tables as CSV files; every cell as :func:`~hooklab.grading.untrusted.spreadsheet_cell` writes it
+    (student ids, reasons, messages and file names are a student's words)."""
     rows = {
         "report-assignments.csv": (
             ["assignment", "max_score", "submissions", "graded", "held", "not_run", "mean", "median", "lowest", "highest"],
@@ -330,7 +333,7 @@ def write_csv(tables: Tables, timing: dict[str, float] | None, folder: Path, pro
         with open(folder / name, "w", newline="") as handle:
             writer = csv.writer(handle)
             writer.writerow(header)
-            writer.writerows(body)
+            writer.writerows([spreadsheet_cell(value) for value in row] for row in body)
 
 
 def _figure(stats: AssignmentStats, cells: list[CellStats]) -> str:

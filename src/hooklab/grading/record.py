@@ -50,7 +50,7 @@ def record(course: Course, student: str, assignment: str, executed: bool) -> Rec
         notes = nb.metadata.get(METADATA, {})
         recorded.held += [f"{notebook}: {why}" for why in notes.get("held", [])]
         recorded.would_be.update({f"{notebook}/{cell}": points for cell, points in notes.get("would_be", {}).items()})
-        recorded.notes += [f"{notebook}: {note}" for note in [notes.get("stopped"), *notes.get("repairs", [])] if note]
+        recorded.notes += [f"{notebook}: {note}" for note in [notes.get("stopped"), *notes.get("repairs", []), *notes.get("limits", [])] if note]
         for stage, seconds in notes.get("seconds", {}).items():
             recorded.seconds[stage] = recorded.seconds.get(stage, 0.0) + seconds
     with Gradebook(course.db_url) as gradebook:

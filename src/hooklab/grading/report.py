@@ -12,6 +12,7 @@ from nbgrader.plugins import ExportPlugin
 from traitlets import Dict
 
 from hooklab.grading.gradebook import Entry
+from hooklab.grading.untrusted import printable, spreadsheet_cell
 
 
 class CellScoresExportPlugin(ExportPlugin):
@@ -44,7 +45,7 @@ class CellScoresExportPlugin(ExportPlugin):
         with open(self.to or "grades.csv", "w", newline="") as handle:
             writer = csv.DictWriter(handle, ["student", "assignment", "score", "late_penalty", "max_score", "reason", *columns])
             writer.writeheader()
-            writer.writerows(rows)
+            writer.writerows({column: spreadsheet_cell(value) for column, value in row.items()} for row in rows)
 
 
 def pass_rates(gradebook: Gradebook, keys: set[str]) -> dict[str, tuple[float, int]]:
@@ -70,23 +71,24 @@ def summary(
     head = f"Graded {len(entries) - len(failed)} of {len(entries)} submissions; {len(failed)} could not be run"
     head += f"; {len(held)} held for review" if held else ""
     lines = [head + (f" ({skipped} unchanged since the last run, not regraded)." if skipped else ".")]
+    # below, every name and reason may be a student's (a folder, a file, an exception): each is made printable
     if failed:
         lines.append("Could not be run (scored 0):")
-        lines += [f"  {key}: {reason}" for key, reason in failed.items()]
+        lines += [f"  {printable(key)}: {printable(reason)}" for key, reason in failed.items()]
     if held:
         lines.append("Held for review (scored 0 until released: hooklab review --release STUDENT/ASSIGNMENT):")
         for key, entry in held.items():
-            lines.append(f"  {key} (would score {sum(entry.would_be.values()):g} / {entry.max_score:g}):")
-            lines += [f"    {why}" for why in entry.held]
+            lines.append(f"  {printable(key)} (would score {sum(entry.would_be.values()):g} / {entry.max_score:g}):")
+            lines += [f"    {printable(why)}" for why in entry.held]
     if noted:
-        lines.append("Graded with notes (cells after a stopped kernel score 0):")
-        lines += [f"  {key}: {'; '.join(notes)}" for key, notes in noted.items()]
+        lines.append("Graded with notes (cells after a stopped kernel score 0; repaired cells; output cut at a limit):")
+        lines += [f"  {printable(key)}: {'; '.join(map(printable, notes))}" for key, notes in noted.items()]
     if reruns:
         lines.append("Run again on another worker after theirs died (the result is the last run's):")
-        lines += [f"  {key}: {'once' if times == 1 else f'{times} times'}" for key, times in sorted(reruns.items())]
+        lines += [f"  {printable(key)}: {'once' if times == 1 else f'{times} times'}" for key, times in sorted(reruns.items())]
     if problems:
         lines.append("Input that was not graded:")
-        lines += [f"  {problem}" for problem in problems]
+        lines += [f"  {printable(problem)}" for problem in problems]
     if rates:
         lines.append("Test cells, hardest first (share of submissions with full points):")
         width = max(map(len, rates))

@@ -10,17 +10,19 @@ from __future__ import annotations
 from nbgrader.api import Gradebook
 
 from hooklab.grading.gradebook import Entry, Ledger
+from hooklab.grading.untrusted import printable
 
 
 def listing(ledger: Ledger) -> str:
-    """Every held or released notebook, with the reasons and the scores it would get."""
+    """Every held or released notebook, with the reasons and the scores it would get (a submission's name
+    and reasons are a student's words: made printable)."""
     lines = []
     for key, entry in sorted(ledger.entries.items()):
         if not entry.held:
             continue
         state = "released" if entry.released else "held"
-        lines.append(f"{key}: {state}, would score {sum(entry.would_be.values()):g} / {entry.max_score:g}")
-        lines += [f"    {why}" for why in entry.held]
+        lines.append(f"{printable(key)}: {state}, would score {sum(entry.would_be.values()):g} / {entry.max_score:g}")
+        lines += [f"    {printable(why)}" for why in entry.held]
     return "\n".join(lines) or "No notebook is held for review."
 
 

@@ -7,7 +7,9 @@ import gc
 import hashlib
 import json
 import multiprocessing
+import os
 import shutil
+import stat
 import sys
 import tempfile
 import time
@@ -29,26 +31,38 @@ from hooklab.grading.gradebook import Entry, Ledger, ensure_assignments, graded_
 from hooklab.grading.record import record
 from hooklab.grading.review import set_manual_scores
 from hooklab.grading.report import CellScoresExportPlugin, pass_rates, summary, write_failure_feedback
+from hooklab.grading.sandbox import Sandbox, amount
 from hooklab.grading.submissions import DEFAULT_FILENAME_REGEX, find, opened, place
+from hooklab.grading.untrusted import printable
 
 LEDGER = "grading.json"
 GRADES_CSV = "grades.csv"
 LOG = "grading.log"
 
 
-def unreadable(folder: Path, notebooks: list[str]) -> str:
-    """Why a submission folder cannot be autograded at all, or "" if it can."""
+def unreadable(folder: Path, notebooks: list[str], sandbox: Sandbox) -> str:
+    """Why a submission folder cannot be autograded at all, or "" if it can. A notebook's size is checked
+    before it is read and the text of its cells before it runs, so the grader spends no time on a huge one."""
     present = [name for name in notebooks if (folder / name).is_file()]
     if not present:
         return f"no notebook submitted (expected {', '.join(notebooks)})"
     for name in present:
+        info = os.lstat(folder / name)
+        if not stat.S_ISREG(info.st_mode):
+            return f"{name} is a link, not a notebook file"
+        if sandbox.notebook_size and info.st_size > sandbox.notebook_size:
+            return f"{name} is {amount(info.st_size)}, more than the {amount(sandbox.notebook_size)} a notebook may be (c.Sandbox.notebook_size)"
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")  # nbformat's warnings about a notebook's age, not its validity
-                nbformat.validate(nbformat.read(folder / name, as_version=4))
+                nb = nbformat.read(folder / name, as_version=4)
+                nbformat.validate(nb)
         except Exception as error:  # nbformat raises several unrelated types for a broken file
             first_line = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
             return f"{name} is not a valid notebook ({first_line[:120]})"
+        text = sum(len(cell.source.encode()) for cell in nb.cells)
+        if sandbox.source_size and text > sandbox.source_size:
+            return f"{name} has {amount(text)} of text in its cells, more than the {amount(sandbox.source_size)} a notebook may hold (c.Sandbox.source_size)"
     return ""
 
 
@@ -64,6 +78,7 @@ def grading_fingerprint(course: Course, assignment: str) -> str:
     paths = [
         *sorted(p for p in (course.root / course.coursedir.source_directory / assignment).rglob("*") if p.is_file()),
         package / "checks.py", package / "feedback.py", *sorted((package / "grading").glob("*.py")),
+        *sorted((package / "templates").glob("*")),
     ]
     sha = hashlib.sha256()
     for path in paths:
@@ -100,6 +115,7 @@ def autograde(
     course.work_dir.mkdir(parents=True, exist_ok=True)
     ledger = Ledger(course.work_dir / LEDGER)
     api = NbGraderAPI(config=course.config())
+    sandbox = Sandbox(config=course.config())
     with opened(submissions) as folder:
         found = find(folder, course, filename_regex)
         problems = list(found.problems)
@@ -119,7 +135,7 @@ def autograde(
             if not force and submission.key in in_gradebook and ledger.is_current(submission.key, fingerprint):
                 skipped += 1
             else:
-                todo.append(Task(submission.student, submission.assignment, fingerprint, files, unreadable(target, course.notebooks[submission.assignment])))
+                todo.append(Task(submission.student, submission.assignment, fingerprint, files, unreadable(target, course.notebooks[submission.assignment], sandbox)))
 
     points = max_scores(course.db_url, sorted({task.assignment for task in todo}))
 
@@ -275,7 +291,7 @@ def _run(pool: ProcessPoolExecutor, execution: Execution, tasks: list[Task], led
         if entry is not None:
             ledger.set(task.key, entry)
         bar.update()
-        bar.set_postfix_str(f"{task.key} {'✗ failed' if entry is None else '✓' if entry.ok else '✗ not run'}")
+        bar.set_postfix_str(f"{printable(task.key)} {'✗ failed' if entry is None else '✓' if entry.ok else '✗ not run'}")
 
     def failed(task: Task, error: BaseException) -> None:  # a worker process that died takes its task with it
         problems.append(f"{task.key}: the grading process failed ({error!r}); run again to retry")

@@ -1,0 +1,210 @@
+"""What a student submits never reaches the grading host: a hostile class graded after an honest one.
+
+The grading process runs with the instructor's rights. A hostile class (a kernel that turns its files into
+links to the course's solutions and gradebook, links in the class folder, student ids that are nbgrader
+patterns or spreadsheet formulas, script in an output) graded after an honest one must leave every honest
+student's gradebook rows, feedback and autograded files as they were, change no file of the course outside
+its grading folders, and leave nothing a kernel wrote but its notebook.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import os
+import stat
+import textwrap
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+from nbgrader.api import Gradebook
+
+import corpus
+from conftest import make_course
+from hooklab.grading.course import Course
+from hooklab.grading.submissions import find, refusal
+from test_autograde import grade
+
+A = "02_forward_hooks"
+NOTEBOOK = corpus.notebook_name(A)
+HONEST = ("ada", "H307", "zoe")
+REDIRECTING = ("a-mallory", "z-mallory")
+# In a kernel: replace every file of its folder with links to the course's solutions and gradebook (its folder
+# is <course>/autograder/autograded/<student>/<assignment>, so the course is four levels up), and add files.
+REDIRECT = textwrap.dedent(f"""\
+    import os
+    course = os.path.join(os.getcwd(), "..", "..", "..", "..")
+    for name in os.listdir("."):
+        os.remove(name)
+    os.symlink(os.path.join(course, "solutions", {A!r}, {NOTEBOOK!r}), {NOTEBOOK!r})
+    os.symlink(os.path.join(course, "gradebook.db"), "gradebook.db")
+    os.symlink(os.path.join(course, "nbgrader_config.py"), "{Path(NOTEBOOK).stem}.html")
+    open("evil.txt", "w").write("written by the kernel")
+    """)
+SCRIPT_OUTPUT = (
+    "from IPython.display import HTML, Javascript, display\n"
+    "display(HTML('<script>alert(1)</script><img src=x onerror=alert(2)><a href=\"javascript:alert(3)\">x</a>'))\n"
+    "display(Javascript('alert(4)'))\n"
+)
+
+
+def solved(*extra: str) -> bytes:
+    return corpus.notebook(A, corpus.solutions(A), extra=[*extra])
+
+
+def snapshot(root: Path) -> dict[str, tuple[str, int]]:
+    """Every entry under ``root``: a file's digest and mode, or what a link points at."""
+    seen = {}
+    for path in sorted(root.rglob("*")):
+        mode = path.lstat().st_mode
+        if stat.S_ISLNK(mode):
+            seen[path.relative_to(root).as_posix()] = (f"link to {os.readlink(path)}", mode)
+        elif stat.S_ISREG(mode):
+            seen[path.relative_to(root).as_posix()] = (hashlib.sha256(path.read_bytes()).hexdigest(), mode)
+    return seen
+
+
+def honest_rows(course: Path) -> dict[str, list[tuple[str, float]]]:
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gradebook:
+        return {
+            student: sorted((grade.name, grade.score) for grade in gradebook.find_submission(A, student).notebooks[0].grades)
+            for student in HONEST
+        }
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    course = make_course(tmp_path_factory.mktemp("course"))
+    honest = tmp_path_factory.mktemp("honest")
+    for student in HONEST:
+        (honest / student / A).mkdir(parents=True)
+        (honest / student / A / NOTEBOOK).write_bytes(solved())
+    grade(course, honest)
+    grading = course / "autograder"
+    before = {
+        "rows": honest_rows(course),
+        "course": {name: entry for name, entry in snapshot(course).items() if name.startswith(("solutions/", "nbgrader_config.py"))},
+        **{step: {student: snapshot(grading / step / student) for student in HONEST} for step in ("autograded", "feedback")},
+    }
+
+    hostile = tmp_path_factory.mktemp("hostile")
+    # submissions are queued in the order of their folders' names: the first of a worker's kernels is started
+    # for its notebook, the later ones are spares started ahead; a-mallory gets the first, z-mallory a spare
+    folders = {name: hostile / name / A for name in (*REDIRECTING, "linker", "H30[7]", "*", "=SUM(1,2)", "eve")}
+    for folder in folders.values():
+        folder.mkdir(parents=True)
+    for student in REDIRECTING:
+        folders[student].joinpath(NOTEBOOK).write_bytes(solved(REDIRECT))
+    folders["linker"].joinpath(NOTEBOOK).write_bytes(solved())
+    folders["linker"].joinpath("notes.txt").symlink_to(course / "solutions" / A / NOTEBOOK)
+    folders["linker"].joinpath("data").symlink_to(course / "solutions", target_is_directory=True)
+    (hostile / "ghost").symlink_to(honest / "ada", target_is_directory=True)
+    folders["H30[7]"].joinpath(NOTEBOOK).write_bytes(corpus.notebook(A, {}))
+    folders["*"].joinpath(NOTEBOOK).write_bytes(corpus.notebook(A, {}))
+    folders["=SUM(1,2)"].joinpath(NOTEBOOK).write_bytes(solved())
+    folders["eve"].joinpath(NOTEBOOK).write_bytes(solved(SCRIPT_OUTPUT))
+    summary = grade(course, hostile).stdout
+    return {"course": course, "before": before, "summary": summary}
+
+
+def test_honest_students_are_untouched_by_a_hostile_class(graded):
+    course, before = graded["course"], graded["before"]
+    assert honest_rows(course) == before["rows"]
+    for step in ("autograded", "feedback"):
+        assert {student: snapshot(course / "autograder" / step / student) for student in HONEST} == before[step], step
+
+
+def test_no_file_of_the_course_outside_its_grading_folders_changes(graded):
+    course = graded["course"]
+    after = {name: entry for name, entry in snapshot(course).items() if name.startswith(("solutions/", "nbgrader_config.py"))}
+    assert after == graded["before"]["course"]
+
+
+def test_nothing_a_kernel_wrote_is_kept_but_its_notebook(graded):
+    grading = graded["course"] / "autograder"
+    for student in REDIRECTING:
+        assert sorted(p.name for p in (grading / "autograded" / student / A).iterdir()) == [NOTEBOOK]
+        assert sorted(p.name for p in (grading / "feedback" / student / A).iterdir()) == [Path(NOTEBOOK).with_suffix(".html").name]
+    links = [str(p) for p in graded["course"].rglob("*") if p.is_symlink()]
+    assert not links, f"links in the course after grading: {links}"
+
+
+def test_links_in_the_class_folder_are_named_and_not_followed(graded):
+    summary, grading = graded["summary"], graded["course"] / "autograder"
+    for link in ("linker/02_forward_hooks/notes.txt", "linker/02_forward_hooks/data", "ghost"):
+        assert f"{link}: a link, not followed" in summary, summary
+    assert sorted(p.name for p in (grading / "submitted" / "linker" / A).iterdir()) == [NOTEBOOK]
+    assert not (grading / "submitted" / "ghost").exists()
+    page = (grading / "feedback" / "linker" / A / Path(NOTEBOOK).with_suffix(".html").name).read_text()
+    assert "BEGIN HIDDEN TESTS" not in page
+
+
+def test_ids_that_nbgrader_would_take_as_patterns_are_refused(graded):
+    summary, grading = graded["summary"], graded["course"] / "autograder"
+    for student in ("H30[7]", "*"):
+        assert f"{student}/: refused as a student id" in summary, summary
+        assert not (grading / "submitted" / student).exists()
+    with Gradebook(f"sqlite:///{graded['course'] / 'gradebook.db'}") as gradebook:
+        assert {s.id for s in gradebook.students} == {*HONEST, *REDIRECTING, "linker", "=SUM(1,2)", "eve"}
+
+
+def test_a_formula_id_is_graded_and_neutralised_in_the_csv(graded):
+    with open(graded["course"] / "grades.csv", newline="") as handle:
+        rows = {row["student"]: row for row in csv.DictReader(handle)}
+    assert "'=SUM(1,2)" in rows and "=SUM(1,2)" not in rows
+    assert float(rows["'=SUM(1,2)"]["score"]) == float(rows["ada"]["score"]) > 0
+
+
+class ActiveContent(HTMLParser):
+    """The elements and attributes of a page that run code or load something."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.found: list[str] = []
+        self.tags: set[str] = set()
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.add(tag)
+        if tag in ("script", "iframe", "object", "embed"):
+            self.found.append(tag)
+        for name, value in attrs:
+            if name.startswith("on") or (value or "").strip().lower().startswith("javascript:"):
+                self.found.append(f"{tag} {name}={value}")
+
+
+def active(page: str) -> ActiveContent:
+    parser = ActiveContent()
+    parser.feed(page)
+    return parser
+
+
+def test_script_in_a_students_output_is_not_live_in_the_feedback(graded):
+    feedback = graded["course"] / "autograder" / "feedback"
+    page = active((feedback / "eve" / A / Path(NOTEBOOK).with_suffix(".html").name).read_text())
+    assert page.found == []
+    honest = active((feedback / "ada" / A / Path(NOTEBOOK).with_suffix(".html").name).read_text())
+    assert honest.found == [] and {"h1", "pre"} <= honest.tags
+
+
+@pytest.mark.parametrize("student", ["", ".", "..", ".hidden", "a/b", "a\\b", "a\x1b[2Kb", "tab\there", "H30[7]", "*", "who?"])
+def test_a_student_id_that_could_name_another_folder_is_refused(student):
+    assert refusal(student)
+
+
+@pytest.mark.parametrize("student", ["ada", "H307", "Zoë", "o'brien", "jean-luc", "=SUM(1,2)", "s 1", "李"])
+def test_an_ordinary_student_id_is_taken_as_it_is(student):
+    assert refusal(student) == ""
+
+
+def test_flat_input_ids_are_checked_and_links_skipped(tmp_path):
+    course = Course(make_course(tmp_path / "course") / "nbgrader_config.py")
+    flat = tmp_path / "flat"
+    flat.mkdir()
+    for name in (f"..{'_'}{NOTEBOOK}", f"H30[7]_{NOTEBOOK}", f"ada_{NOTEBOOK}"):
+        (flat / name).write_bytes(solved())
+    (flat / f"bob_{NOTEBOOK}").symlink_to(course.root / "solutions" / A / NOTEBOOK)
+    found = find(flat, course)
+    assert [s.student for s in found.submissions] == ["ada"]
+    assert sum("refused as a student id" in problem for problem in found.problems) == 2, found.problems
+    assert f"bob_{NOTEBOOK}: a link, not followed (only the files themselves are graded)" in found.problems

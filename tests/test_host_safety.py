@@ -14,6 +14,7 @@ import hashlib
 import os
 import stat
 import textwrap
+import zipfile
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -23,13 +24,15 @@ from nbgrader.api import Gradebook
 import corpus
 from conftest import make_course
 from hooklab.grading.course import Course
-from hooklab.grading.submissions import find, refusal
+from hooklab.grading.sandbox import MiB, Sandbox
+from hooklab.grading.submissions import find, opened, refusal
 from test_autograde import grade
 
 A = "02_forward_hooks"
 NOTEBOOK = corpus.notebook_name(A)
 HONEST = ("ada", "H307", "zoe")
 REDIRECTING = ("a-mallory", "z-mallory")
+EARLY = "2000-01-01 00:00:00.000000 UTC"  # a student's own timestamp.txt, claiming to be on time
 # In a kernel: replace every file of its folder with links to the course's solutions and gradebook (its folder
 # is <course>/autograder/autograded/<student>/<assignment>, so the course is four levels up), and add files.
 REDIRECT = textwrap.dedent(f"""\
@@ -91,7 +94,7 @@ def graded(tmp_path_factory: pytest.TempPathFactory) -> dict:
     hostile = tmp_path_factory.mktemp("hostile")
     # submissions are queued in the order of their folders' names: the first of a worker's kernels is started
     # for its notebook, the later ones are spares started ahead; a-mallory gets the first, z-mallory a spare
-    folders = {name: hostile / name / A for name in (*REDIRECTING, "linker", "H30[7]", "*", "=SUM(1,2)", "eve")}
+    folders = {name: hostile / name / A for name in (*REDIRECTING, "linker", "H30[7]", "*", "=SUM(1,2)", "eve", "fat", "many")}
     for folder in folders.values():
         folder.mkdir(parents=True)
     for student in REDIRECTING:
@@ -104,6 +107,13 @@ def graded(tmp_path_factory: pytest.TempPathFactory) -> dict:
     folders["*"].joinpath(NOTEBOOK).write_bytes(corpus.notebook(A, {}))
     folders["=SUM(1,2)"].joinpath(NOTEBOOK).write_bytes(solved())
     folders["eve"].joinpath(NOTEBOOK).write_bytes(solved(SCRIPT_OUTPUT))
+    folders["linker"].joinpath("timestamp.txt").write_text(EARLY)
+    for student in ("fat", "many"):
+        folders[student].joinpath(NOTEBOOK).write_bytes(solved())
+    with open(folders["fat"] / "data.bin", "wb") as handle:  # sparse: a size, no disk
+        handle.truncate(Sandbox().submission_size + 1)
+    for number in range(Sandbox().submission_files):
+        folders["many"].joinpath(f"{number}.txt").write_text("x")
     summary = grade(course, hostile).stdout
     return {"course": course, "before": before, "summary": summary}
 
@@ -146,7 +156,7 @@ def test_ids_that_nbgrader_would_take_as_patterns_are_refused(graded):
         assert f"{student}/: refused as a student id" in summary, summary
         assert not (grading / "submitted" / student).exists()
     with Gradebook(f"sqlite:///{graded['course'] / 'gradebook.db'}") as gradebook:
-        assert {s.id for s in gradebook.students} == {*HONEST, *REDIRECTING, "linker", "=SUM(1,2)", "eve"}
+        assert {s.id for s in gradebook.students} == {*HONEST, *REDIRECTING, "linker", "=SUM(1,2)", "eve", "fat", "many"}
 
 
 def test_a_formula_id_is_graded_and_neutralised_in_the_csv(graded):
@@ -187,7 +197,8 @@ def test_script_in_a_students_output_is_not_live_in_the_feedback(graded):
     assert honest.found == [] and {"h1", "pre"} <= honest.tags
 
 
-@pytest.mark.parametrize("student", ["", ".", "..", ".hidden", "a/b", "a\\b", "a\x1b[2Kb", "tab\there", "H30[7]", "*", "who?"])
+@pytest.mark.parametrize("student", ["", ".", "..", ".hidden", "a/b", "a\\b", "a\x1b[2Kb", "tab\there", "H30[7]", "*", "who?",
+                                     "ada\u200b", "ada\u00a0", "ad\u00ada", "ada\u2066"])
 def test_a_student_id_that_could_name_another_folder_is_refused(student):
     assert refusal(student)
 
@@ -204,7 +215,38 @@ def test_flat_input_ids_are_checked_and_links_skipped(tmp_path):
     for name in (f"..{'_'}{NOTEBOOK}", f"H30[7]_{NOTEBOOK}", f"ada_{NOTEBOOK}"):
         (flat / name).write_bytes(solved())
     (flat / f"bob_{NOTEBOOK}").symlink_to(course.root / "solutions" / A / NOTEBOOK)
-    found = find(flat, course)
+    found = find(flat, course, Sandbox())
     assert [s.student for s in found.submissions] == ["ada"]
     assert sum("refused as a student id" in problem for problem in found.problems) == 2, found.problems
     assert f"bob_{NOTEBOOK}: a link, not followed (only the files themselves are graded)" in found.problems
+
+
+def test_a_submission_too_large_or_with_too_many_files_is_refused_before_it_is_copied(graded):
+    summary, grading = graded["summary"], graded["course"] / "autograder"
+    assert "fat/02_forward_hooks: " in summary and "(c.Sandbox.submission_size)" in summary, summary
+    assert "many/02_forward_hooks: " in summary and "(c.Sandbox.submission_files)" in summary, summary
+    for student in ("fat", "many"):
+        assert not (grading / "submitted" / student).exists()
+        page = (grading / "feedback" / student / A / Path(NOTEBOOK).with_suffix(".html").name).read_text()
+        assert "c.Sandbox.submission_" in page
+
+
+def test_a_students_own_timestamp_is_left_out(graded):
+    assert "linker/02_forward_hooks/timestamp.txt: the student's own, left out" in graded["summary"]
+    assert not (graded["course"] / "autograder" / "submitted" / "linker" / A / "timestamp.txt").exists()
+    with Gradebook(f"sqlite:///{graded['course'] / 'gradebook.db'}") as gradebook:
+        assert gradebook.find_submission(A, "linker").timestamp is None  # nbgrader: handed in on time
+
+
+def test_a_zip_extracts_only_what_is_within_the_limits(tmp_path):
+    archive = tmp_path / "class.zip"
+    with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as zipped:
+        zipped.writestr(f"ada/{A}/{NOTEBOOK}", solved())
+        zipped.writestr(f"bomb/{A}/{NOTEBOOK}", solved())
+        zipped.writestr(f"bomb/{A}/zeros.bin", bytes(2 * MiB))  # a few KiB in the zip
+        for number in range(5):
+            zipped.writestr(f"crowd/{A}/{number}.txt", "x")
+    limits = Sandbox(submission_size=1 * MiB, submission_files=4)
+    with opened(archive, limits) as (folder, problems):
+        assert sorted(p.name for p in folder.iterdir()) == ["ada"]
+        assert [problem.split(":")[0] for problem in problems] == ["bomb", "crowd"], problems

@@ -100,14 +100,14 @@ def both(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict, dict]:
     folder = tmp_path_factory.mktemp("class")
     hand_in(folder, files)
     hand_in(plain / "autograder" / "submitted", files)
-    grade(ours, folder)
+    grade(ours, folder, "--timestamps")  # the class as nbgrader's exchange hands it in
     run_nbgrader(["autograde", A], plain)
     for course in (ours, plain):  # the instructor overrides a test cell's score, then bo resubmits
         set_manual_score(course, "bo", "collect_hooks_test", 2.0)
     again = {"bo": {NAME: submission(ours, {**wrong, "leaf_shapes": solved["leaf_shapes"] + "\n# checked again\n"})}}
     hand_in(folder, again)
     hand_in(plain / "autograder" / "submitted", again)
-    grade(ours, folder)
+    grade(ours, folder, "--timestamps")  # the class as nbgrader's exchange hands it in
     run_nbgrader(["autograde", A, "--student=bo", "--force"], plain)
     return gradebook_state(ours), gradebook_state(plain)
 

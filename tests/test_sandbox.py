@@ -164,6 +164,22 @@ def test_tmp_is_private_and_cannot_be_filled(probe):
     finally:
         marker.unlink()
 
+@pytest.mark.skipif(not ROOT, reason="a kernel in a user namespace owns its socket folder")
+def test_a_kernel_cannot_write_in_its_socket_folder(probe):
+    """The socket folder is on the grading host's disk: once the kernel's sockets are bound it is the grader's
+    again, and the kernel can neither make a file there nor write into the connection file."""
+    folder = os.path.dirname(probe.connection_file)
+    code = textwrap.dedent(f"""\
+        for path in ({os.path.join(folder, "new")!r}, {probe.connection_file!r}):
+            try:
+                open(path, "a").write("x")
+            except OSError as error:
+                print(error.strerror)
+        """)
+    assert run(probe, code).splitlines() == ["Permission denied", "Permission denied"]
+    assert os.listdir(folder) and "new" not in os.listdir(folder)
+
+
 def test_working_folder_tmp_and_shm_share_one_disk_limit(probe):
     """Files of 7 MiB, each under the file size limit: the third fills the kernel's 20 MiB, wherever it is."""
     code = textwrap.dedent("""\

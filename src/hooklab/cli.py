@@ -92,6 +92,9 @@ def parser() -> argparse.ArgumentParser:
                         help="run kernels with the grader's rights where no sandbox can be made (the limits still apply)")
     for option, (name, kind, text) in _LIMITS.items():
         limits.add_argument(option, dest=name, type=kind, default=None, help=text)
+    grade.add_argument("--timestamps", action="store_true",
+                       help="take each submission's timestamp.txt (late penalties) as nbgrader's exchange wrote it; "
+                       "by default a student's own is left out, but in the course's own submitted folder")
     grade.add_argument("--filename-regex",
                        help="for flat input: regex with named groups student_id and file_id "
                        "(default: <student>_<notebook>.ipynb, student ids without underscores)")
@@ -181,7 +184,8 @@ def main(argv: list[str] | None = None) -> int:
             print("hooklab: grade without one with --no-sandbox (student code then runs with the grader's rights)", file=sys.stderr)
         return 2
     report = autograde(args.submissions, course, max(1, args.jobs), force=args.force,
-                       filename_regex=args.filename_regex or DEFAULT_FILENAME_REGEX, dask=args.dask, scheduler=args.scheduler)
+                       filename_regex=args.filename_regex or DEFAULT_FILENAME_REGEX, timestamps=args.timestamps,
+                       dask=args.dask, scheduler=args.scheduler)
     print(report)
     if not sandbox.isolate:
         print("Graded WITHOUT a sandbox (--no-sandbox): student code ran with the grader's rights.")

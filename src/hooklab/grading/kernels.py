@@ -44,7 +44,7 @@ from jupyter_client.asynchronous import AsyncKernelClient
 from jupyter_client.connect import KernelConnectionInfo
 from jupyter_client.provisioning import LocalProvisioner
 
-from hooklab.grading.sandbox import Kernel, Sandbox, SandboxError, copy_regular_files, environment, spawn
+from hooklab.grading.sandbox import Kernel, Sandbox, SandboxError, copy_regular_files, environment, sockets_bound, spawn
 
 PROVISIONER = "hooklab-preloaded"
 # What every kernel would import, imported once by the server; a module imported here is in every kernel as if
@@ -256,8 +256,12 @@ def _become_kernel(request: dict[str, Any]) -> None:
     _freshen(request["sandbox"]["threads"])
     from ipykernel import kernelapp
 
-    # the app read JPY_PARENT_PID when the server imported it: give it the kernel's
-    kernelapp.launch_new_instance(parent_handle=int(os.environ.get("JPY_PARENT_PID", 0)))
+    # ipykernel's launch_new_instance, with the supervisor told when the sockets are bound (sockets_bound); the app
+    # read JPY_PARENT_PID when the server imported it: give it the kernel's
+    app = kernelapp.IPKernelApp.instance(parent_handle=int(os.environ.get("JPY_PARENT_PID", 0)))
+    app.initialize()
+    sockets_bound()
+    app.start()
 
 
 def _freshen(threads: int) -> None:

@@ -102,10 +102,12 @@ def autograde(
     *,
     force: bool = False,
     filename_regex: str = DEFAULT_FILENAME_REGEX,
+    timestamps: bool = False,
     dask: bool = False,
     scheduler: str | None = None,
 ) -> str:
     """Grade every submission under ``submissions``; returns the summary (also written to the log).
+    ``timestamps``: the submissions' ``timestamp.txt`` are nbgrader's (:func:`hooklab.grading.submissions.find`).
 
     Workers execute: ``jobs`` local processes, or with ``dask`` a local Dask cluster of ``jobs`` workers,
     or the workers of the Dask cluster at ``scheduler`` (:mod:`hooklab.grading.cluster`). This process
@@ -116,9 +118,9 @@ def autograde(
     ledger = Ledger(course.work_dir / LEDGER)
     api = NbGraderAPI(config=course.config())
     sandbox = Sandbox(config=course.config())
-    with opened(submissions) as folder:
-        found = find(folder, course, filename_regex)
-        problems = list(found.problems)
+    with opened(submissions, sandbox) as (folder, problems):
+        found = find(folder, course, sandbox, filename_regex, timestamps)
+        problems += found.problems
         assignments = sorted({s.assignment for s in found.submissions})
         sources = {a: sorted((course.root / course.coursedir.source_directory / a).glob("*.ipynb")) for a in assignments}
         broken = ensure_assignments(course.db_url, sources, api.generate_assignment, force=force)
@@ -130,12 +132,16 @@ def autograde(
             if submission.assignment in broken:
                 continue
             seen.add(submission.key)
-            target, files = place(submission, course)
+            if submission.refused:  # its files are not copied: what was placed before stays as it was
+                files, reason = hashlib.sha256(submission.refused.encode()).hexdigest(), submission.refused
+            else:
+                target, files = place(submission, course)
+                reason = unreadable(target, course.notebooks[submission.assignment], sandbox)
             fingerprint = hashlib.sha256(f"{files}:{graders[submission.assignment]}".encode()).hexdigest()
             if not force and submission.key in in_gradebook and ledger.is_current(submission.key, fingerprint):
                 skipped += 1
             else:
-                todo.append(Task(submission.student, submission.assignment, fingerprint, files, unreadable(target, course.notebooks[submission.assignment], sandbox)))
+                todo.append(Task(submission.student, submission.assignment, fingerprint, files, reason))
 
     points = max_scores(course.db_url, sorted({task.assignment for task in todo}))
 

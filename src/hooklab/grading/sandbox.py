@@ -71,6 +71,9 @@ class Sandbox(Configurable):
     open_files = Int(1024, help="open files of a kernel (RLIMIT_NOFILE)").tag(config=True)
     disk = Int(256 * MiB, help="bytes a sandboxed kernel may write in all: its working copy, /tmp and /dev/shm share "
                "one private tmpfs of this size").tag(config=True)
+    submission_size = Int(64 * MiB, help="most bytes of one submission's files: a larger one is refused before it is "
+                          "copied (and, in a zip, before it is extracted)").tag(config=True)
+    submission_files = Int(1000, help="most files in one submission: more are refused the same way").tag(config=True)
     notebook_size = Int(8 * MiB, help="largest submitted notebook file: a larger one is refused before it is read").tag(config=True)
     source_size = Int(512 * 1024, help="most text in a submitted notebook's cells: more is refused before it runs").tag(config=True)
     output_size = Int(1 * MiB, help="largest output of a cell kept from a kernel: a larger one is cut, with a note").tag(config=True)
@@ -184,6 +187,7 @@ class _Start:
     cgroup: str | None = None
     output: int = -1  # the kernel's stdout and stderr, which the supervisor copies into its own stderr
     status: int = -1  # the kernel's wait status, from its init
+    handshake: int = -1  # the kernel's end of a socket pair: "bound" when its sockets are, "sealed" back (sockets_bound)
 
 
 def spawn(sandbox: Sandbox, cwd: str, sockets: str, target: Callable[[], object], files_later: bool = False) -> tuple[int, int]:
@@ -234,6 +238,8 @@ def _supervise(start: _Start, parent: int) -> None:
         start.cgroup = _cgroup_for_kernel(sandbox)
         output, start.output = os.pipe()
         statuses, start.status = os.pipe()
+        handshake, theirs = socket.socketpair()
+        start.handshake = theirs.detach()
         me = os.pidfd_open(os.getpid())
     except BaseException as error:
         os.write(start.report, f"could not make the kernel's namespaces: {error}".encode())
@@ -242,14 +248,15 @@ def _supervise(start: _Start, parent: int) -> None:
     if init == 0:
         os.close(output)
         os.close(statuses)
+        handshake.close()
         _init(start, me)
     ended = 1 << 8  # exit status 1, should the supervisor itself fail
     try:
-        for fd in (me, start.report, start.output, start.status):
+        for fd in (me, start.report, start.output, start.status, start.handshake):
             os.close(fd)
         init_fd = os.pidfd_open(init)
         signal.signal(signal.SIGINT, lambda signum, frame: _signal(init_fd, signum))
-        if not _watch(init_fd, output, sandbox.wall_clock):
+        if not _watch(init_fd, output, sandbox.wall_clock, handshake, lambda: _seal(start)):
             print(f"hooklab: the kernel in {start.cwd} reached the wall-clock limit ({sandbox.wall_clock:g} s)", file=sys.stderr)
             _signal(init_fd, signal.SIGKILL)
         ended = os.waitpid(init, 0)[1]
@@ -263,16 +270,23 @@ def _supervise(start: _Start, parent: int) -> None:
         _end_like(ended)
 
 
-def _watch(init: int, output: int, wall_clock: float) -> bool:
-    """Copy the kernel's output into stderr until its init ends; False if the wall clock ended first.
-    (The kernel gets a pipe into the grading log, not the log itself, which it could read back.)"""
+def _watch(init: int, output: int, wall_clock: float, handshake: socket.socket, seal: Callable[[], None]) -> bool:
+    """Copy the kernel's output into stderr until its init ends, and ``seal`` when the kernel says its sockets
+    are bound; False if the wall clock ended first. (The kernel gets a pipe into the grading log, not the log
+    itself, which it could read back.)"""
     deadline = time.monotonic() + wall_clock if wall_clock else None
     log = _LogCopy(output)
     while True:
         left = None if deadline is None else max(0.0, deadline - time.monotonic())
-        ready = select.select([init, output] if log.open else [init], [], [], left)[0]
+        watched = [init, *([output] if log.open else []), *([handshake] if handshake.fileno() >= 0 else [])]
+        ready = select.select(watched, [], [], left)[0]
         if output in ready:
             log.copy()
+        if handshake in ready:
+            if handshake.recv(16) == b"bound":
+                seal()
+                handshake.sendall(b"sealed")
+            handshake.close()
         if init in ready:
             os.set_blocking(output, False)
             while log.open and log.copy():
@@ -312,7 +326,7 @@ def _init(start: _Start, parent: int) -> None:
         if kernel == 0:
             os.close(start.status)
             _kernel(start, me)
-        for fd in (me, start.report, start.output):
+        for fd in (me, start.report, start.output, start.handshake):
             os.close(fd)
         signal.signal(signal.SIGINT, lambda signum, frame: os.kill(kernel, signum))  # unreaped, so still its pid
         while (reaped := os.wait())[0] != kernel:
@@ -344,6 +358,8 @@ def _kernel(start: _Start, parent: int) -> None:
         os._exit(1)
     os.write(start.report, b"ok")
     os.close(start.report)
+    global _handshake
+    _handshake = start.handshake
     code = 1
     try:
         start.target()
@@ -354,6 +370,37 @@ def _kernel(start: _Start, parent: int) -> None:
         traceback.print_exc()
     finally:
         os._exit(code)
+
+
+_handshake = -1  # in a kernel: its end of the handshake with its supervisor, until sockets_bound
+
+
+def sockets_bound() -> None:
+    """In a kernel, once it has bound its sockets and before it runs anything else: wait until the supervisor
+    has taken the socket folder back (:func:`_seal`), so that nothing the kernel runs can write there."""
+    global _handshake
+    if _handshake < 0:
+        return
+    with socket.socket(fileno=_handshake) as line:
+        _handshake = -1
+        line.sendall(b"bound")
+        line.recv(16)
+
+
+def _seal(start: _Start) -> None:
+    """In the supervisor: when the kernel runs under a uid of its own, give its socket folder and the regular
+    files in it (the connection file) back to the grader's user, which alone may read them or list the
+    folder; others may pass through it (a spare's working folder is inside). The kernel keeps its bound
+    sockets but can no longer make, fill or remove a file there: its whole writing is its private tmpfs
+    (``disk``). A kernel in a user namespace is its folder's owner and keeps it."""
+    if start.uid is None:
+        return
+    me = os.getuid()
+    for entry in os.scandir(start.sockets):
+        if entry.is_file(follow_symlinks=False):
+            os.chown(entry.path, me, me, follow_symlinks=False)
+    os.chown(start.sockets, me, me, follow_symlinks=False)
+    os.chmod(start.sockets, 0o711)
 
 
 def _die_with(parent: int) -> None:

@@ -6,7 +6,11 @@ student and the notebook (nbgrader's ``zip_collect`` convention, parsed by its
 ``FileNameCollectorPlugin``). The input is only read, never changed, and only inside the class folder:
 a link (which git clones and zips keep) is skipped and named, never followed. A student id is a folder
 name in the course (and a pattern to nbgrader, which globs it): one that could name another folder or
-student is refused with the reason (:func:`refusal`).
+student is refused with the reason (:func:`refusal`). A submission larger than ``c.Sandbox.submission_size``
+or with more than ``submission_files`` files is refused before it is copied, or extracted from a zip. A
+student's own ``timestamp.txt`` (nbgrader's record of when it was handed in, which sets late penalties) is
+left out unless the instructor says the input's are nbgrader's (``timestamps``), or the input is the
+course's own ``submitted`` folder, where ``nbgrader collect`` writes them.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ import hashlib
 import os
 import shutil
 import tempfile
+import unicodedata
 import zipfile
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -24,10 +29,12 @@ from pathlib import Path
 from nbgrader.plugins import FileNameCollectorPlugin
 
 from hooklab.grading.course import Course
+from hooklab.grading.sandbox import Sandbox, amount
 from hooklab.grading.untrusted import printable
 
 # "<student>_<notebook>.ipynb", e.g. "ada_forward_hooks.ipynb"; student ids without underscores.
 DEFAULT_FILENAME_REGEX = r"^(?P<student_id>[^_/]+)_(?P<file_id>[^/]+\.ipynb)$"
+TIMESTAMP = "timestamp.txt"  # nbgrader's, in a submission folder
 
 
 _GLOB = set("*?[]")  # what nbgrader's glob.glob of a path with the student's id in it would take as a pattern
@@ -39,6 +46,8 @@ def refusal(student: str) -> str:
         return "not a name for a student's folder"
     if "/" in student or "\\" in student or printable(student) != student:
         return "a path separator or a control character"
+    if any(unicodedata.category(character)[0] in "CZ" and character != " " for character in student):
+        return "an invisible or formatting character, which would make it look like another id"
     if _GLOB & set(student):
         return "one of * ? [ ], which nbgrader would take as a pattern matching other students"
     return ""
@@ -55,6 +64,7 @@ class Submission:
     student: str
     assignment: str
     files: dict[str, Path] = field(default_factory=dict)  # path inside the submission → source file
+    refused: str = ""  # why it is not graded at all (its files are not copied)
 
     @property
     def key(self) -> str:
@@ -67,30 +77,54 @@ class Found:
     problems: list[str]  # input that could not be attributed to a student and assignment
 
 
+def too_big(size: int, count: int, sandbox: Sandbox) -> str:
+    """Why a submission of ``count`` files and ``size`` bytes is refused, or ""."""
+    if sandbox.submission_files and count > sandbox.submission_files:
+        return f"{count} files or more, more than the {sandbox.submission_files} a submission may hold (c.Sandbox.submission_files)"
+    if sandbox.submission_size and size > sandbox.submission_size:
+        return f"{amount(size)} of files, more than the {amount(sandbox.submission_size)} a submission may hold (c.Sandbox.submission_size)"
+    return ""
+
+
 @contextmanager
-def opened(path: Path) -> Iterator[Path]:
-    """A folder to read the input from: the folder itself, or a zip extracted to a temporary one."""
+def opened(path: Path, sandbox: Sandbox) -> Iterator[tuple[Path, list[str]]]:
+    """A folder to read the input from (the folder itself, or a zip extracted to a temporary one) and the
+    problems met opening it: in a zip, what belongs to one student folder (or one file of a flat zip) is
+    extracted only if it is within the submission limits, as the zip declares them (extraction stops at
+    the declared size)."""
     if not path.exists():
         raise FileNotFoundError(f"no such file or folder: {path}")
     if path.is_dir():
-        yield path
+        yield path, []
         return
     if not zipfile.is_zipfile(path):
         raise ValueError(f"{path} is neither a folder nor a zip file")
     with tempfile.TemporaryDirectory(prefix="hooklab-zip-") as scratch:
         with zipfile.ZipFile(path) as archive:
-            archive.extractall(scratch)
-        yield Path(scratch)
+            groups: dict[str, list[zipfile.ZipInfo]] = {}
+            for member in archive.infolist():
+                groups.setdefault(member.filename.lstrip("/").split("/", 1)[0], []).append(member)
+            problems, members = [], []
+            for name, group in sorted(groups.items()):
+                if why := too_big(sum(member.file_size for member in group), len(group), sandbox):
+                    problems.append(f"{printable(name)}: {why}; not extracted from the zip, not graded")
+                else:
+                    members += group
+            archive.extractall(scratch, members)
+        yield Path(scratch), problems
 
 
-def find(folder: Path, course: Course, filename_regex: str = DEFAULT_FILENAME_REGEX) -> Found:
-    """Every submission in ``folder``: nbgrader's layout if it has subfolders, otherwise flat."""
+def find(folder: Path, course: Course, sandbox: Sandbox, filename_regex: str = DEFAULT_FILENAME_REGEX, timestamps: bool = False) -> Found:
+    """Every submission in ``folder``: nbgrader's layout if it has subfolders, otherwise flat. ``timestamps``:
+    the submissions' ``timestamp.txt`` are nbgrader's, not the students' (always so in the course's own
+    ``submitted`` folder)."""
     if any(entry.is_dir() for entry in folder.iterdir()):
-        return _find_nested(folder, course)
-    return _find_flat(folder, course, filename_regex)
+        timestamps = timestamps or folder.resolve() == course.step_dir("submitted").resolve()
+        return _find_nested(folder, course, sandbox, timestamps)
+    return _find_flat(folder, course, sandbox, filename_regex)
 
 
-def _find_nested(folder: Path, course: Course) -> Found:
+def _find_nested(folder: Path, course: Course, sandbox: Sandbox, timestamps: bool) -> Found:
     submissions, problems = [], []
     for entry in sorted(folder.iterdir()):
         if entry.is_symlink():
@@ -101,13 +135,13 @@ def _find_nested(folder: Path, course: Course) -> Found:
             if why := refusal(entry.name):
                 problems.append(f"{printable(entry.name)}/: refused as a student id ({why}); not graded")
                 continue
-            found = _find_student(entry, course, folder)
+            found = _find_student(entry, course, folder, sandbox, timestamps)
             submissions += found.submissions
             problems += found.problems
     return Found(submissions, problems)
 
 
-def _find_student(student_dir: Path, course: Course, root: Path) -> Found:
+def _find_student(student_dir: Path, course: Course, root: Path, sandbox: Sandbox, timestamps: bool) -> Found:
     submissions, problems = [], []
     assignment_dirs = []
     for entry in sorted(student_dir.iterdir()):
@@ -118,19 +152,26 @@ def _find_student(student_dir: Path, course: Course, root: Path) -> Found:
     if not assignment_dirs:
         problems.append(f"{printable(student_dir.name)}/: no folder named after an assignment ({', '.join(course.notebooks)})")
     for assignment_dir in assignment_dirs:
-        files = {}
+        files, size, refused = {}, 0, ""
         for path in sorted(assignment_dir.rglob("*")):  # rglob does not descend into linked folders
+            name = path.relative_to(assignment_dir).as_posix()
             if ".ipynb_checkpoints" in path.parts:
                 continue
             if path.is_symlink():
                 problems.append(_link(path, root))
+            elif name == TIMESTAMP and not timestamps:
+                problems.append(f"{printable(path.relative_to(root).as_posix())}: the student's own, left out (hooklab autograde --timestamps takes it)")
             elif path.is_file():
-                files[path.relative_to(assignment_dir).as_posix()] = path
-        submissions.append(Submission(student_dir.name, assignment_dir.name, files))
+                files[name] = path
+                size += path.lstat().st_size
+                if refused := too_big(size, len(files), sandbox):
+                    break
+        files = {} if refused else dict(sorted(files.items()))
+        submissions.append(Submission(student_dir.name, assignment_dir.name, files, refused))
     return Found(submissions, problems)
 
 
-def _find_flat(folder: Path, course: Course, filename_regex: str) -> Found:
+def _find_flat(folder: Path, course: Course, sandbox: Sandbox, filename_regex: str) -> Found:
     collector = FileNameCollectorPlugin(named_regexp=filename_regex)
     found: dict[tuple[str, str], Submission] = {}
     problems = []
@@ -152,7 +193,12 @@ def _find_flat(folder: Path, course: Course, filename_regex: str) -> Found:
             problems.append(f"{printable(path.name)}: {printable(info['file_id'])!r} is not a notebook of any assignment, ignored")
             continue
         submission = found.setdefault((info["student_id"], assignment), Submission(info["student_id"], assignment))
-        submission.files[info["file_id"]] = path
+        if not submission.refused:
+            submission.files[info["file_id"]] = path
+            size = sum(file.lstat().st_size for file in submission.files.values())
+            submission.refused = too_big(size, len(submission.files), sandbox)
+            if submission.refused:
+                submission.files = {}
     return Found(list(found.values()), problems)
 
 
@@ -161,8 +207,13 @@ def digest(files: dict[str, Path]) -> str:
     sha = hashlib.sha256()
     for name in sorted(files):
         path = files[name]
-        content = b"link to " + os.fsencode(os.readlink(path)) if path.is_symlink() else path.read_bytes()
-        sha.update(name.encode() + b"\0" + content + b"\0")
+        sha.update(name.encode() + b"\0")
+        if path.is_symlink():
+            sha.update(b"link to " + os.fsencode(os.readlink(path)))
+        else:
+            with open(path, "rb") as handle:
+                sha.update(hashlib.file_digest(handle, "sha256").digest())
+        sha.update(b"\0")
     return sha.hexdigest()
 
 

@@ -194,6 +194,7 @@ class GuardedExecute(Execute):
         else:
             await super().async_start_new_kernel(**kwargs)
         if isinstance(self.km.provisioner, kernels.PreloadedProvisioner):  # not under plain `nbgrader autograde`
+            self._seed = self.km.provisioner.seed
             await kernels.SPARES.keep(kind, self.kernel_manager_class(kernel_name=self.kernel_name, config=self.config), self._arguments())
 
     start_new_kernel = run_sync(async_start_new_kernel)  # nbclient's synchronous setup_kernel calls this one
@@ -213,6 +214,7 @@ class GuardedExecute(Execute):
         self._not_run: list[str] = []
         self._started, self._ready = time.perf_counter(), 0.0
         self._limits = OutputLimits(Sandbox(config=self.config))
+        self._seed: str | None = None
         nb, resources = super().preprocess(nb, resources, km)
         self._conclude(nb)
         ready = self._ready or time.perf_counter()  # no cell reached: the kernel never started
@@ -334,6 +336,8 @@ class GuardedExecute(Execute):
         notes = nb.metadata.setdefault(METADATA, {})
         held = [*notes.get("findings", []), *self._changes, *self._not_run]
         notes.update(stopped=self._stopped, held=held, limits=self._limits.notes())
+        if self._seed is not None:
+            notes["seed"] = self._seed
         if not held:
             return
         notes["would_be"] = {

@@ -45,6 +45,7 @@ from jupyter_client.connect import KernelConnectionInfo
 from jupyter_client.provisioning import LocalProvisioner
 
 from hooklab.grading.sandbox import Kernel, Sandbox, SandboxError, copy_regular_files, environment, sockets_bound, spawn
+from hooklab.seeding import SEED_VARIABLE
 
 PROVISIONER = "hooklab-preloaded"
 # What every kernel would import, imported once by the server; a module imported here is in every kernel as if
@@ -381,6 +382,7 @@ class PreloadedProvisioner(LocalProvisioner):  # type: ignore[misc]
     (``c.Sandbox``) and on ``ipc`` sockets in a folder of its own."""
 
     sockets: str | None = None
+    seed: str | None = None  # of the hidden tests' random inputs in this kernel (hooklab.checks.random_generator)
     folder: str | None = None  # a spare's folder, inside ``sockets``
     forked: bool = False  # a fork of the server (else the kernel's own command, executed)
 
@@ -400,7 +402,10 @@ class PreloadedProvisioner(LocalProvisioner):  # type: ignore[misc]
         sandbox = Sandbox(parent=self)
         # ipykernel watches the process JPY_PARENT_PID names unless it is 1: the kernel's parent is an init,
         # and the supervisor ties the kernel to the grader already
-        env = sandbox.kernel_environment({**(kwargs.get("env") or os.environ), "JPY_PARENT_PID": "1"})
+        env = {**(kwargs.get("env") or os.environ), "JPY_PARENT_PID": "1"}
+        # the grader's HOOKLAB_SEED draws a logged run's inputs again; else a seed of the kernel's own
+        self.seed = env[SEED_VARIABLE] = os.environ.get(SEED_VARIABLE) or str(secrets.randbits(63))
+        env = sandbox.kernel_environment(env)
         if spare:  # its notebook is not known yet: its folder is filled when it is taken
             self.folder = os.path.join(self.sockets, SPARE_FOLDER)
             os.mkdir(self.folder)

@@ -24,6 +24,7 @@ class Recorded:
     would_be: dict[str, float] = field(default_factory=dict)  # "notebook/grade_id" → points if released
     notes: list[str] = field(default_factory=list)  # cells repaired, a kernel that stopped
     seconds: dict[str, float] = field(default_factory=dict)  # "kernel" (until ready), "cells": summed over notebooks
+    seeds: dict[str, str] = field(default_factory=dict)  # notebook → the seed of its hidden tests' random inputs
 
 
 def record(course: Course, student: str, assignment: str, executed: bool) -> Recorded:
@@ -51,6 +52,8 @@ def record(course: Course, student: str, assignment: str, executed: bool) -> Rec
         recorded.held += [f"{notebook}: {why}" for why in notes.get("held", [])]
         recorded.would_be.update({f"{notebook}/{cell}": points for cell, points in notes.get("would_be", {}).items()})
         recorded.notes += [f"{notebook}: {note}" for note in [notes.get("stopped"), *notes.get("repairs", []), *notes.get("limits", [])] if note]
+        if "seed" in notes:
+            recorded.seeds[notebook] = notes["seed"]
         for stage, seconds in notes.get("seconds", {}).items():
             recorded.seconds[stage] = recorded.seconds.get(stage, 0.0) + seconds
     with Gradebook(course.db_url) as gradebook:

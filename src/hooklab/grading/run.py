@@ -160,7 +160,7 @@ def autograde(
             feedback = course.step_dir("feedback") / task.student / task.assignment
             write_failure_feedback(feedback, course.notebooks[task.assignment], reason, points[task.assignment])
         return Entry(task.fingerprint, not reason, reason, recorded.score, points[task.assignment], files=task.files,
-                     held=recorded.held, would_be=recorded.would_be, notes=recorded.notes, released=released)
+                     held=recorded.held, would_be=recorded.would_be, notes=recorded.notes, released=released, seeds=recorded.seeds)
 
     runnable = []
     for task in todo:

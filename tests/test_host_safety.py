@@ -18,6 +18,7 @@ import zipfile
 from html.parser import HTMLParser
 from pathlib import Path
 
+import nbformat
 import pytest
 from nbgrader.api import Gradebook
 
@@ -32,6 +33,11 @@ A = "02_forward_hooks"
 NOTEBOOK = corpus.notebook_name(A)
 HONEST = ("ada", "H307", "zoe")
 REDIRECTING = ("a-mallory", "z-mallory")
+# A module of the submission named after one that ipykernel imports while it starts, with the working folder on
+# sys.path: it must not run (0-early gets the first kernel of a worker, z-early a spare).
+STARTING = ("0-early", "z-early")
+EARLY_MODULE = "import builtins\nbuiltins.EARLY = 'ran before the notebook'\ndef load_ipython_extension(ip):\n    pass\n"
+EARLY_PROBE = "import builtins, os\nprint('early:', getattr(builtins, 'EARLY', None), os.path.exists('storemagic.py'))\n"
 EARLY = "2000-01-01 00:00:00.000000 UTC"  # a student's own timestamp.txt, claiming to be on time
 # In a kernel: replace every file of its folder with links to the course's solutions and gradebook (its folder
 # is <course>/autograder/autograded/<student>/<assignment>, so the course is four levels up), and add files.
@@ -94,11 +100,14 @@ def graded(tmp_path_factory: pytest.TempPathFactory) -> dict:
     hostile = tmp_path_factory.mktemp("hostile")
     # submissions are queued in the order of their folders' names: the first of a worker's kernels is started
     # for its notebook, the later ones are spares started ahead; a-mallory gets the first, z-mallory a spare
-    folders = {name: hostile / name / A for name in (*REDIRECTING, "linker", "H30[7]", "*", "=SUM(1,2)", "eve", "fat", "many")}
+    folders = {name: hostile / name / A for name in (*REDIRECTING, *STARTING, "linker", "H30[7]", "*", "=SUM(1,2)", "eve", "fat", "many")}
     for folder in folders.values():
         folder.mkdir(parents=True)
     for student in REDIRECTING:
         folders[student].joinpath(NOTEBOOK).write_bytes(solved(REDIRECT))
+    for student in STARTING:
+        folders[student].joinpath(NOTEBOOK).write_bytes(solved(EARLY_PROBE))
+        folders[student].joinpath("storemagic.py").write_text(EARLY_MODULE)
     folders["linker"].joinpath(NOTEBOOK).write_bytes(solved())
     folders["linker"].joinpath("notes.txt").symlink_to(course / "solutions" / A / NOTEBOOK)
     folders["linker"].joinpath("data").symlink_to(course / "solutions", target_is_directory=True)
@@ -156,7 +165,7 @@ def test_ids_that_nbgrader_would_take_as_patterns_are_refused(graded):
         assert f"{student}/: refused as a student id" in summary, summary
         assert not (grading / "submitted" / student).exists()
     with Gradebook(f"sqlite:///{graded['course'] / 'gradebook.db'}") as gradebook:
-        assert {s.id for s in gradebook.students} == {*HONEST, *REDIRECTING, "linker", "=SUM(1,2)", "eve", "fat", "many"}
+        assert {s.id for s in gradebook.students} == {*HONEST, *REDIRECTING, *STARTING, "linker", "=SUM(1,2)", "eve", "fat", "many"}
 
 
 def test_a_formula_id_is_graded_and_neutralised_in_the_csv(graded):
@@ -250,3 +259,64 @@ def test_a_zip_extracts_only_what_is_within_the_limits(tmp_path):
     with opened(archive, limits) as (folder, problems):
         assert sorted(p.name for p in folder.iterdir()) == ["ada"]
         assert [problem.split(":")[0] for problem in problems] == ["bomb", "crowd"], problems
+
+
+def test_nothing_of_a_submission_runs_while_its_kernel_starts(graded):
+    """Its files arrive in the working folder at the first request, after the integrity snapshot."""
+    for student in STARTING:
+        nb = nbformat.read(graded["course"] / "autograder" / "autograded" / student / A / NOTEBOOK, as_version=4)
+        printed = [o.get("text", "") for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])]
+        assert "early: None True\n" in printed, (student, [p for p in printed if "early" in p])
+
+
+def test_a_zips_entries_are_counted_where_they_are_extracted_and_in_all(tmp_path):
+    archive = tmp_path / "class.zip"
+    with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as zipped:
+        for prefix in ("", "./", "../"):  # three spellings of ada's folder, extracted into one
+            zipped.writestr(f"{prefix}ada/{A}/part{len(prefix)}.bin", bytes(MiB // 2))
+        zipped.writestr(f"bo/{A}/{NOTEBOOK}", solved())
+        for number in range(3):  # a flat zip's notebooks, each within the notebook size
+            zipped.writestr(f"s{number}_{NOTEBOOK}", bytes(MiB // 2))
+        zipped.writestr(f"big_{NOTEBOOK}", bytes(2 * MiB))
+    limits = Sandbox(submission_size=1 * MiB, notebook_size=1 * MiB, input_size=5 * MiB // 4)
+    with opened(archive, limits) as (folder, problems):
+        refused = {problem.split(":")[0]: problem for problem in problems}
+        assert "ada" in refused and "(c.Sandbox.submission_size)" in refused["ada"]
+        assert "(c.Sandbox.notebook_size)" in refused[f"big_{NOTEBOOK}"]
+        assert sum("(c.Sandbox.input_size)" in problem for problem in problems) == 1, problems
+        assert sorted(p.name for p in folder.iterdir()) == ["bo", f"s0_{NOTEBOOK}", f"s1_{NOTEBOOK}"]
+
+
+def test_a_damaged_zip_member_costs_only_its_student(tmp_path):
+    archive = tmp_path / "class.zip"
+    with zipfile.ZipFile(archive, "w", zipfile.ZIP_STORED) as zipped:
+        zipped.writestr(f"ada/{A}/{NOTEBOOK}", solved())
+        zipped.writestr(f"bo/{A}/{NOTEBOOK}", solved())
+    data = bytearray(archive.read_bytes())
+    start = data.index(b'"cells"', data.index(f"bo/{A}".encode()))
+    data[start:start + 7] = b'"CELLS"'  # bo's bytes no longer match their checksum
+    archive.write_bytes(bytes(data))
+    with opened(archive, Sandbox()) as (folder, problems):
+        assert sorted(p.name for p in folder.iterdir()) == ["ada"]
+        assert len(problems) == 1 and problems[0].startswith("bo: damaged in the zip"), problems
+
+
+def test_an_unreadable_submission_folder_costs_only_its_student(tmp_path):
+    course = Course(make_course(tmp_path / "course") / "nbgrader_config.py")
+    folder = tmp_path / "class"
+    for student in ("ada", "bo", "cy"):
+        (folder / student / A).mkdir(parents=True)
+        (folder / student / A / NOTEBOOK).write_bytes(solved())
+    (folder / "bo" / A / os.fsdecode(b"\xff\xfe.txt")).write_text("a name that is not UTF-8")
+    parent = os.open(folder / "cy" / A, os.O_DIRECTORY)
+    for _ in range(80):  # folders deeper than a path may be long (4096 bytes), made one below the other
+        os.mkdir("d" * 60, dir_fd=parent)
+        child = os.open("d" * 60, os.O_DIRECTORY, dir_fd=parent)
+        os.close(parent)
+        parent = child
+    os.close(parent)
+    found = find(folder, course, Sandbox())
+    by_student = {s.student: s for s in found.submissions}
+    assert sorted(by_student["ada"].files) == [NOTEBOOK] and not by_student["ada"].refused
+    assert sorted(by_student["bo"].files) == sorted([NOTEBOOK, os.fsdecode(b"\xff\xfe.txt")])
+    assert by_student["cy"].refused.startswith("its files could not be read") and not by_student["cy"].files

@@ -314,7 +314,7 @@ def test_the_checks_ride_on_the_cells_requests(tmp_path, monkeypatch):
     monkeypatch.setattr(kernels, "SPARES", kernels.Spares())
     asked = []
     ask = GuardedExecute._ask
-    monkeypatch.setattr(GuardedExecute, "_ask", lambda self, expression, code="": asked.append(re.search(r"\]\.(\w+)\(", expression)[1]) or ask(self, expression, code))
+    monkeypatch.setattr(GuardedExecute, "_ask", lambda self, expression, code="", then="": asked.append(re.search(r"\]\.(\w+)\(", expression)[1]) or ask(self, expression, code, then))
     code = nbformat.v4.new_code_cell
     nb = nbformat.v4.new_notebook(cells=[
         code("x = 1"), _test_cell("assert x == 1", "first"),

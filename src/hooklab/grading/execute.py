@@ -295,14 +295,16 @@ class GuardedExecute(Execute):
         cell.outputs.append(error_output(ename, reason))
 
     # -- talking to the probe in the kernel -------------------------------------------------
-    def _ask(self, expression: str, code: str = "") -> dict[str, Any] | None:
-        """Evaluate ``expression`` in the kernel through user_expressions of a silent request."""
-        msg_id = self.kc.execute(code, silent=True, store_history=False, user_expressions={"probe": expression})
+    def _ask(self, expression: str, code: str = "", then: str = "") -> dict[str, Any] | None:
+        """Evaluate ``expression`` in the kernel through user_expressions of a silent request (and ``then``
+        after it)."""
+        expressions = {"probe": expression, **({"then": then} if then else {})}
+        msg_id = self.kc.execute(code, silent=True, store_history=False, user_expressions=expressions)
         return _probe_answer(self.wait_for_reply(msg_id))
 
     def _snapshot(self) -> None:
         expected = {name: importlib.util.find_spec(name).origin for name in VERIFIED_MODULES}
-        answer = self._ask(f"{kernels.PROBE}.snapshot({expected!r})", code=kernels.LOAD_PROBE)
+        answer = self._ask(f"{kernels.PROBE}.snapshot({expected!r})", code=kernels.LOAD_PROBE, then=kernels.FILL_WORKING_COPY)
         if answer is None:
             self._baseline = "unavailable"
             self._changes.append("the integrity snapshot could not be taken")

@@ -44,7 +44,10 @@ from jupyter_client.asynchronous import AsyncKernelClient
 from jupyter_client.connect import KernelConnectionInfo
 from jupyter_client.provisioning import LocalProvisioner
 
-from hooklab.grading.sandbox import Kernel, Sandbox, SandboxError, copy_regular_files, environment, sockets_bound, spawn
+from hooklab.grading.sandbox import (
+    Kernel, Sandbox, SandboxError, copy_regular_files, environment, fill_awaited_working_copy, keep_socket_folder, sockets_bound,
+    spawn,
+)
 from hooklab.seeding import SEED_VARIABLE
 
 PROVISIONER = "hooklab-preloaded"
@@ -82,10 +85,10 @@ SPARE_MAX_AGE = 60.0  # seconds a spare may wait: an older one has spent too muc
 # server has it loaded already, its table of module files filled.
 PROBE_FILE = os.path.join(os.path.dirname(__file__), "kernel_probe.py")
 PROBE = "__import__('sys').modules['_hooklab_probe']"
+# A kernel's files arrive in its working folder once the snapshot is taken (an expression evaluated after it).
+FILL_WORKING_COPY = "__import__('sys').modules['hooklab.grading.sandbox'].fill_awaited_working_copy()"
 LOAD_PROBE = f"""\
 import importlib.util as _u, sys as _s
-if "hooklab.grading.sandbox" in _s.modules:  # a spare kernel's files arrive now
-    _s.modules["hooklab.grading.sandbox"].fill_awaited_working_copy()
 if "_hooklab_probe" not in _s.modules:
     _spec = _u.spec_from_file_location("_hooklab_probe", {PROBE_FILE!r})
     _s.modules["_hooklab_probe"] = _m = _u.module_from_spec(_spec)
@@ -250,7 +253,9 @@ def _become_kernel(request: dict[str, Any]) -> None:
     matplotlib = sys.modules.get("matplotlib")
     if matplotlib is not None:  # preloaded: the backend it would have taken from this environment
         matplotlib.rcParams["backend"] = os.environ.get("MPLBACKEND", INLINE_BACKEND)
-    if not request["fork"]:
+    if not request["fork"]:  # not hooklab's ipykernel: its files now, and its socket folder is not sealed
+        fill_awaited_working_copy()
+        keep_socket_folder()
         os.execvpe(request["argv"][0], request["argv"], request["env"])
     sys.argv = [importlib.util.find_spec("ipykernel_launcher").origin, *request["argv"][3:]]
     del sys.path[0]  # the server's folder, where `python -m ipykernel_launcher` would have the kernel's (and drop it)

@@ -4,8 +4,9 @@
 confines itself before it runs anything of the student's: a mount namespace in which it sees the system
 and the Python environment (hooklab included) read-only, its socket folder writable, and one private
 tmpfs of ``disk`` bytes holding its ``/tmp``, ``/dev/shm`` and its working folder: a copy of the regular
-files of the folder it was asked to work in (links and other files are left out), made by the kernel
-itself from a read-only view of that folder. It sees nothing else (not the course, its gradebook, other
+files of the folder it was asked to work in (links and other files are left out), made from a read-only
+view of that folder and moved into the working folder only at the kernel's first request, so that nothing
+of the submission is importable while ipykernel starts. It sees nothing else (not the course, its gradebook, other
 students or any home folder), and nothing it writes reaches a folder the grader reads. Further: a
 network namespace with only its own loopback; an unprivileged identity (a uid of its own when the grader
 is root, a user namespace otherwise; no capabilities, ``no_new_privs``); rlimits; and a fixed environment
@@ -59,6 +60,8 @@ SANDBOX_HOME = "/tmp"  # the kernel's HOME: writable, private, emptied with the 
 KERNEL_VARIABLES = ("JPY_PARENT_PID", "PYTHONHASHSEED", "MPLBACKEND", "PYDEVD_DISABLE_FILE_VALIDATION", "NBGRADER_EXECUTION", SEED_VARIABLE)
 PRIVATE = "/tmp/.hooklab"  # in a kernel's private tmpfs: its working copy and /dev/shm, and a read-only view of its folder
 FILES = f"{PRIVATE}/files"  # the folder the kernel was asked to work in, read-only: its working copy is made from it
+STAGED = f"{PRIVATE}/staged"  # its copy, until the kernel's first request moves it into the working folder
+WORK = f"{PRIVATE}/work"  # the working folder, also mounted where the kernel was asked to work
 
 
 class Sandbox(Configurable):
@@ -76,6 +79,7 @@ class Sandbox(Configurable):
     submission_size = Int(64 * MiB, help="most bytes of one submission's files: a larger one is refused before it is "
                           "copied (and, in a zip, before it is extracted)").tag(config=True)
     submission_files = Int(1000, help="most files in one submission: more are refused the same way").tag(config=True)
+    input_size = Int(4 * GiB, help="most bytes extracted from a class's zip: its members past it are not extracted").tag(config=True)
     notebook_size = Int(8 * MiB, help="largest submitted notebook file: a larger one is refused before it is read").tag(config=True)
     source_size = Int(512 * 1024, help="most text in a submitted notebook's cells: more is refused before it runs").tag(config=True)
     output_size = Int(1 * MiB, help="largest output of a cell kept from a kernel: a larger one is cut, with a note").tag(config=True)
@@ -285,8 +289,9 @@ def _watch(init: int, output: int, wall_clock: float, handshake: socket.socket, 
         if output in ready:
             log.copy()
         if handshake in ready:
-            if handshake.recv(16) == b"bound":
-                seal()
+            bound = handshake.recv(16) == b"bound"
+            seal()  # also when the kernel closed its end instead
+            if bound:
                 handshake.sendall(b"sealed")
             handshake.close()
         if init in ready:
@@ -389,9 +394,16 @@ def sockets_bound() -> None:
         line.recv(16)
 
 
+def keep_socket_folder() -> None:
+    """In a kernel about to execute a command of its own (which cannot say when its sockets are bound): keep
+    its end of the handshake open through the exec, so that its folder is not sealed while it starts."""
+    if _handshake >= 0:
+        os.set_inheritable(_handshake, True)
+
+
 def _seal(start: _Start) -> None:
-    """In the supervisor: when the kernel runs under a uid of its own, give its socket folder and the regular
-    files in it (the connection file) back to the grader's user, which alone may read them or list the
+    """In the supervisor: when the kernel runs under a uid of its own, give its socket folder and what is in it
+    but its sockets (the connection file, a spare's folder) back to the grader's user, which alone may read them or list the
     folder; others may pass through it (a spare's working folder is inside). The kernel keeps its bound
     sockets but can no longer make, fill or remove a file there: its whole writing is its private tmpfs
     (``disk``). A kernel in a user namespace is its folder's owner and keeps it."""
@@ -399,7 +411,7 @@ def _seal(start: _Start) -> None:
         return
     me = os.getuid()
     for entry in os.scandir(start.sockets):
-        if entry.is_file(follow_symlinks=False):
+        if not stat.S_ISSOCK(entry.stat(follow_symlinks=False).st_mode):
             os.chown(entry.path, me, me, follow_symlinks=False)
     os.chown(start.sockets, me, me, follow_symlinks=False)
     os.chmod(start.sockets, 0o711)
@@ -494,7 +506,7 @@ def _layout(sandbox: Sandbox, cwd: str, sockets: str) -> list[_Mount]:
         _Mount("/dev/fd", "link", "/proc/self/fd"),
         _Mount("/dev/shm", "private", f"{PRIVATE}/shm"),
         _Mount(FILES, "ro", cwd),
-        _Mount(cwd, "private", f"{PRIVATE}/work"),
+        _Mount(cwd, "private", WORK),
         _Mount(sockets, "rw"),
     ]
     # the private tmpfs first (the binds of its folders need them), then parents before children
@@ -518,7 +530,7 @@ def _enter_view(mounts: list[_Mount], uid: int | None) -> None:
             extra = MS_NOEXEC if mount.kind == "proc" else 0
             _mount(mount.kind, target, mount.kind, MS_NOSUID | MS_NODEV | extra, mount.option or None)
             if mount.path == "/tmp":
-                for folder in (PRIVATE, f"{PRIVATE}/shm", f"{PRIVATE}/work", FILES):
+                for folder in (PRIVATE, f"{PRIVATE}/shm", WORK, STAGED, FILES):
                     os.mkdir(_STAGE + folder, 0o700)
                     if uid is not None:
                         os.chown(_STAGE + folder, uid, uid)
@@ -593,10 +605,9 @@ def _confine(start: _Start) -> None:
         _loopback_up()
         _enter_view(mounts, start.uid)
         global awaiting_files
-        if start.files_later:
-            awaiting_files = True
-        else:  # as root still, which can read the folder it was asked to work in
-            copy_regular_files(FILES, cwd, start.uid)
+        awaiting_files = "files" if start.files_later else "staged"
+        if not start.files_later:  # as root still, which can read the folder it was asked to work in
+            copy_regular_files(FILES, STAGED, start.uid)
         _drop_privileges(start.uid, last_capability)
     _limit(sandbox, address_space=not start.cgroup)
     os.chdir(cwd)
@@ -663,18 +674,22 @@ def _copy_file(name: str, source_fd: int, target_fd: int, owner: int | None) -> 
         os.close(reading)
 
 
-awaiting_files = False  # in a spare kernel: its folder is known only once it is taken
+awaiting_files = ""  # in a sandboxed kernel, until its first request: "staged" (STAGED holds them), "files" (a spare)
 
 
 def fill_awaited_working_copy() -> list[str]:
-    """In a spare kernel, at its first request (sent by the grader before the notebook's first cell): copy
-    the folder it was given when it was taken (its read-only view, :data:`FILES`) into its working folder;
-    returns what was left out. Nothing in any other kernel, or later."""
+    """In a sandboxed kernel, at its first request (sent by the grader before the notebook's first cell, once
+    its integrity snapshot is taken), or before a kernel that is not hooklab's is executed: move the copy
+    made when it was confined into its working folder, or, for a spare (given its folder when it was taken),
+    copy that folder's read-only view (:data:`FILES`); returns what was left out. Nothing later."""
     global awaiting_files
-    if not awaiting_files:
-        return []
-    awaiting_files = False
-    return copy_regular_files(FILES, os.getcwd())
+    source, awaiting_files = awaiting_files, ""
+    if source == "staged":
+        for name in os.listdir(STAGED):  # one tmpfs: a rename each
+            os.rename(f"{STAGED}/{name}", f"{WORK}/{name}")
+    elif source == "files":
+        return copy_regular_files(FILES, WORK)
+    return []
 
 
 # ---- memory through cgroup v2, where the grader was given one ----

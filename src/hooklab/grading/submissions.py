@@ -21,6 +21,7 @@ import shutil
 import tempfile
 import unicodedata
 import zipfile
+import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -89,9 +90,10 @@ def too_big(size: int, count: int, sandbox: Sandbox) -> str:
 @contextmanager
 def opened(path: Path, sandbox: Sandbox) -> Iterator[tuple[Path, list[str]]]:
     """A folder to read the input from (the folder itself, or a zip extracted to a temporary one) and the
-    problems met opening it: in a zip, what belongs to one student folder (or one file of a flat zip) is
-    extracted only if it is within the submission limits, as the zip declares them (extraction stops at
-    the declared size)."""
+    problems met opening it. A zip is extracted a top-level entry at a time, as the zip declares their sizes
+    (extraction stops at a member's declared size): a student folder within the submission limits, a file
+    (a flat zip's notebook) within ``notebook_size``, all of it within ``input_size``; one that is damaged
+    costs only itself."""
     if not path.exists():
         raise FileNotFoundError(f"no such file or folder: {path}")
     if path.is_dir():
@@ -100,18 +102,53 @@ def opened(path: Path, sandbox: Sandbox) -> Iterator[tuple[Path, list[str]]]:
     if not zipfile.is_zipfile(path):
         raise ValueError(f"{path} is neither a folder nor a zip file")
     with tempfile.TemporaryDirectory(prefix="hooklab-zip-") as scratch:
+        problems: list[str] = []
         with zipfile.ZipFile(path) as archive:
             groups: dict[str, list[zipfile.ZipInfo]] = {}
             for member in archive.infolist():
-                groups.setdefault(member.filename.lstrip("/").split("/", 1)[0], []).append(member)
-            problems, members = [], []
+                parts = _extracted_parts(member.filename)
+                if parts:
+                    groups.setdefault(parts[0], []).append(member)
+            extracted = 0
             for name, group in sorted(groups.items()):
-                if why := too_big(sum(member.file_size for member in group), len(group), sandbox):
+                size = sum(member.file_size for member in group)
+                why = _zip_entry_too_big(group, size, sandbox)
+                if not why and sandbox.input_size and extracted + size > sandbox.input_size:
+                    why = f"the zip holds more than the {amount(sandbox.input_size)} extracted in all (c.Sandbox.input_size)"
+                if not why:
+                    why = _extract(archive, group, Path(scratch), name)
+                    extracted += size
+                if why:
                     problems.append(f"{printable(name)}: {why}; not extracted from the zip, not graded")
-                else:
-                    members += group
-            archive.extractall(scratch, members)
         yield Path(scratch), problems
+
+
+def _extracted_parts(filename: str) -> list[str]:
+    """The path ``zipfile`` extracts a member to, as parts (it drops empty, ``.`` and ``..`` parts)."""
+    return [part for part in filename.split("/") if part not in ("", ".", "..")]
+
+
+def _zip_entry_too_big(group: list[zipfile.ZipInfo], size: int, sandbox: Sandbox) -> str:
+    """Why a top-level entry of a zip (its members) is not extracted, or ""."""
+    if len(group) == 1 and len(_extracted_parts(group[0].filename)) == 1:  # a file: a flat zip's notebook
+        notebook = sandbox.notebook_size
+        return f"{amount(size)}, more than the {amount(notebook)} a notebook may be (c.Sandbox.notebook_size)" if notebook and size > notebook else ""
+    return too_big(size, len(group), sandbox)
+
+
+def _extract(archive: zipfile.ZipFile, group: list[zipfile.ZipInfo], scratch: Path, name: str) -> str:
+    """Extract one top-level entry's members; why it could not be (what was extracted of it removed), or ""."""
+    try:
+        for member in group:
+            archive.extract(member, scratch)
+    except (zipfile.BadZipFile, zlib.error, OSError, EOFError, NotImplementedError, RuntimeError) as error:
+        target = scratch / name
+        if target.is_dir() and not target.is_symlink():
+            shutil.rmtree(target)
+        else:
+            target.unlink(missing_ok=True)
+        return f"damaged in the zip ({printable(str(error))[:120]})"
+    return ""
 
 
 def find(folder: Path, course: Course, sandbox: Sandbox, filename_regex: str = DEFAULT_FILENAME_REGEX, timestamps: bool = False) -> Found:
@@ -152,23 +189,32 @@ def _find_student(student_dir: Path, course: Course, root: Path, sandbox: Sandbo
     if not assignment_dirs:
         problems.append(f"{printable(student_dir.name)}/: no folder named after an assignment ({', '.join(course.notebooks)})")
     for assignment_dir in assignment_dirs:
-        files, size, refused = {}, 0, ""
-        for path in sorted(assignment_dir.rglob("*")):  # rglob does not descend into linked folders
-            name = path.relative_to(assignment_dir).as_posix()
-            if ".ipynb_checkpoints" in path.parts:
-                continue
-            if path.is_symlink():
-                problems.append(_link(path, root))
-            elif name == TIMESTAMP and not timestamps:
-                problems.append(f"{printable(path.relative_to(root).as_posix())}: the student's own, left out (hooklab autograde --timestamps takes it)")
-            elif path.is_file():
-                files[name] = path
-                size += path.lstat().st_size
-                if refused := too_big(size, len(files), sandbox):
-                    break
-        files = {} if refused else dict(sorted(files.items()))
+        try:
+            files, refused = _files_of(assignment_dir, root, sandbox, timestamps, problems)
+        except OSError as error:  # a tree too deep for a path, a folder that cannot be read
+            files, refused = {}, f"its files could not be read ({printable(str(error))[:160]})"
         submissions.append(Submission(student_dir.name, assignment_dir.name, files, refused))
     return Found(submissions, problems)
+
+
+def _files_of(folder: Path, root: Path, sandbox: Sandbox, timestamps: bool, problems: list[str]) -> tuple[dict[str, Path], str]:
+    """A submission folder's regular files by path inside it, and why it is refused ("" if it is not); the links
+    and the student's own timestamp left out are added to ``problems``."""
+    files, size = {}, 0
+    for path in sorted(folder.rglob("*")):  # rglob does not descend into linked folders
+        name = path.relative_to(folder).as_posix()
+        if ".ipynb_checkpoints" in path.parts:
+            continue
+        if path.is_symlink():
+            problems.append(_link(path, root))
+        elif name == TIMESTAMP and not timestamps:
+            problems.append(f"{printable(path.relative_to(root).as_posix())}: the student's own, left out (hooklab autograde --timestamps takes it)")
+        elif path.is_file():
+            files[name] = path
+            size += path.lstat().st_size
+            if refused := too_big(size, len(files), sandbox):
+                return {}, refused
+    return files, ""
 
 
 def _find_flat(folder: Path, course: Course, sandbox: Sandbox, filename_regex: str) -> Found:
@@ -207,7 +253,7 @@ def digest(files: dict[str, Path]) -> str:
     sha = hashlib.sha256()
     for name in sorted(files):
         path = files[name]
-        sha.update(name.encode() + b"\0")
+        sha.update(os.fsencode(name) + b"\0")
         if path.is_symlink():
             sha.update(b"link to " + os.fsencode(os.readlink(path)))
         else:

@@ -11,8 +11,8 @@ from __future__ import annotations
 import re
 
 # C0 controls (newline too: an item is one line), DEL, C1 controls, the bidi marks, embeddings, overrides and
-# isolates, and the line and paragraph separators
-_CONTROLS = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+# isolates, the line and paragraph separators, and lone surrogates (the bytes of a file name that is not UTF-8)
+_CONTROLS = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 _QUOTE = "'"
 _NUMBER = re.compile(r"[-+]?[0-9]+(?:\.[0-9]*)?(?:[eE][-+]?[0-9]+)?")

@@ -1,8 +1,9 @@
 """A class of submissions covering every way a submission can be right, wrong, broken or cheating.
 
 Built from the releases and solutions, so it stays in step with them. Each case says what it
-submits and what grading must make of it: the points of every test cell of its notebook, why it
-could not be run, why it is held for review, or what note its grading carries. Three families:
+submits and what grading must make of it, exactly: the points of every test cell of its notebook, the
+reason it could not be run, the technique and cell it is held for, and the notes its grading carries (a
+restored cell and where it was put, a kernel that stopped and in which cell). Three families:
 
 - :func:`structural_cases`: careless and broken submissions of the forward-hooks notebook (blank,
   wrong, crashing, looping, deleted, pasted and moved cells, stderr output, scripts displayed, extra files);
@@ -24,9 +25,11 @@ from nbgrader import utils
 
 from attacks import attacks
 from conftest import REPO, solution_sources
+from hooklab.grading import kernels
 from honest_answers import extra_cells, honest_answers
 
 ASSIGNMENT = "02_forward_hooks"  # the structural cases' notebook
+TIMEOUT = 5  # seconds per cell when the corpus is graded (``hooklab autograde --timeout``)
 # An extra cell that displays what would run in the feedback page if it were shown as it is (no import needed:
 # ``display`` is the kernel's, and any object may have rich representations).
 SHOWS_SCRIPTS = """class Shown:
@@ -42,6 +45,108 @@ display(Shown())
 # Cheats that tamper with nothing but hand the checkers objects that claim to be equal to anything:
 # the checkers compare plain data only, so these are just wrong answers (0 points, not held).
 CAUGHT_BY_CHECKERS = {"list_of_always_equal_objects"}
+# Cheats that ship a file named like a module the kernel server has imported already (torch, hooklab): a forked
+# kernel never imports the file, so they are wrong answers, not held; a kernel started afresh might import it.
+NEVER_IMPORTED = {"shipped_hooklab_package_shadows_real_one", "shipped_torch_py_patches_math_before_capture"}
+# Cheats that break the interpreter so badly that the kernel dies, in the answer cell of this grade_id.
+KILL_THEIR_KERNEL = {"state_dict_checker_rebound": "compact_state_dict"}  # builtins.isinstance replaced
+# Every other cheat of tests/attacks.py is held, and grading names (first) this technique, in the answer cell of this
+# grade_id, at this line of the student's code: checked exactly as the ledger, the summary, the CSV and the feedback
+# say it. A new attack adds its row.
+HELD_FOR: dict[str, tuple[str, int, str]] = {
+    "from_hooklab_import_checks_patch": ("running_mean", 8, "patches hooklab.checks.check_tensor (an imported module or class)"),
+    "setattr_sys_modules_checker": ("freeze", 3, "patches sys (an imported module or class)"),
+    "private_values_helper_patch": ("my_linear", 3, "patches hooklab.checks._values (an imported module or class)"),
+    "functional_relu_reference_patch": ("mlp", 1, "patches torch.nn.functional.relu (an imported module or class)"),
+    "rebind_F_in_namespace": ("two_head_net", 14, "rebinds F, which the notebook imports from torch.nn.functional"),
+    "pre_run_cell_patch_post_run_cell_restore": ("two_head_net", 12, "patches hooklab.checks.check_tensor (an imported module or class)"),
+    "input_transformer_cleanup_try_except": ("freeze", 11, "reaches IPython's machinery (get_ipython)"),
+    "session_send_drops_error_messages": ("my_linear", 1, "reaches IPython's machinery (get_ipython)"),
+    "getattr_builtins_exec_string": ("my_linear", 1, "reaches the builtins (__builtins__)"),
+    "gc_get_objects_code_swap": ("mlp", 1, "searches the interpreter's objects (gc)"),
+    "parameter_subclass_bias_poisons_reference": ("mlp", 1, "overrides torch functions for its tensors (__torch_function__)"),
+    "parameter_subclass_everywhere_poisons_reference": ("two_head_net", 1, "overrides torch functions for its tensors (__torch_function__)"),
+    "constructor_rebinds_caller_globals": ("scale_repr", 7, "uses the interpreter's machinery (sys._getframe)"),
+    "blunt_comparison_patches": ("running_mean", 3, "patches torch.allclose (an imported module or class)"),
+    "leak_hidden_tests_in_exception_message": ("scale_repr", 8, "uses the interpreter's machinery (sys._getframe)"),
+    "selective_tolist_and_reload_checks": ("running_mean", 1, "uses the import system (importlib)"),
+    "module_from_spec_swapped_in": ("scale_repr", 1, "uses the import system (importlib)"),
+    "import_as_alias_patch": ("collect_hooks", 3, "patches hooklab.checks.check_answer (an imported module or class)"),
+    "module_dict_update_private_helper": ("change_hooks", 3, "reaches a module's namespace (vars())"),
+    "sys_modules_checks_module_type": ("leaf_shapes", 6, "builds code or modules by hand (types.ModuleType)"),
+    "builtins_import_wrapper": ("change_hooks", 1, "changes the builtins"),
+    "settrace_rewrites_checker_arguments": ("collect_hooks", 5, "reads or replaces a function's code"),
+    "hooks_rebind_checker_in_caller_frames": ("collect_hooks", 5, "uses the interpreter's machinery (sys._getframe)"),
+    "rebind_Add_fixture": ("collect_hooks", 4, "rebinds the notebook's Add, which the tests use"),
+    "rebind_test_helper_hooks_left": ("leaf_shapes", 2, "reaches the notebook's namespace (globals())"),
+    "ctypes_tuple_write_admits_subclass": ("change_hooks", 1, "reaches memory directly (ctypes)"),
+    "base64_exec_payload": ("leaf_shapes", 3, "runs code from a string (exec)"),
+    "input_transformer_post_strips_hidden_tests": ("change_hooks", 10, "reaches IPython's machinery (get_ipython)"),
+    "leak_from_In_history_in_hook": ("collect_hooks", 10, "reaches IPython's machinery (get_ipython)"),
+    "rebind_checkers_in_namespace_only": ("collect_hooks", 1, "rebinds check_answer, which the notebook imports from hooklab.checks.check_answer"),
+    "captured_dtype_constant_patch": ("clip_gradient", 3, "patches hooklab.checks._float64 (an imported module or class)"),
+    "checker_kwdefaults_infinite_tolerance": ("tensor_hook", 1, "changes a function's default arguments"),
+    "sys_modules_torch_proxy_and_reload": ("backward_collect", 1, "uses the import system (importlib)"),
+    "setprofile_rewrites_checker_arguments": ("backward_collect", 5, "reads or replaces a function's code"),
+    "tensor_hook_rebinds_checker_via_currentframe": ("tensor_hook", 5, "walks the call stack (frames)"),
+    "tensor_clamp_reference_patch": ("clip_gradient", 1, "patches torch.Tensor.clamp (an imported module or class)"),
+    "ctypes_code_pointer_swap": ("clip_gradient", 1, "reaches memory directly (ctypes)"),
+    "compile_eval_payload": ("backward_collect", 2, "runs code from a string (eval)"),
+    "private_showtraceback_replaced": ("tensor_hook", 1, "reaches IPython's machinery (get_ipython)"),
+    "torch_function_mode_never_exited": ("tensor_hook", 3, "intercepts torch functions (torch.overrides)"),
+    "rebind_Model_fixture_clips": ("clip_gradient", 4, "rebinds the notebook's Model, which the tests use"),
+    "answer_writes_module_and_imports_it": ("clip_gradient", 1, "uses the import system (importlib)"),
+    "leak_display_markdown_from_ih": ("tensor_hook", 1, "reaches IPython's machinery"),
+    "code_object_swap": ("add_repr", 5, "patches hooklab.checks.check_equal.__code__ (an imported module or class)"),
+    "sys_modules_checks_class_instance": ("add_bias", 14, "changes sys.modules"),
+    "sys_modules_fake_hooklab_package": ("apply_order", 28, "builds code or modules by hand (types.ModuleType)"),
+    "set_custom_exc_swallows_assertions": ("init_weights", 1, "reaches IPython's machinery (get_ipython)"),
+    "ast_transformer_drops_checks_and_asserts": ("make_linear", 15, "reaches IPython's machinery (get_ipython)"),
+    "threading_settrace_and_settrace": ("apply_order", 2, "runs code outside its cell (threads)"),
+    "apply_callback_rebinds_checker_via_traceback_frame": ("init_to_one", 5, "walks the call stack (traceback frames)"),
+    "rebind_Model_fixture_ones": ("init_to_one", 4, "rebinds the notebook's Model, which the tests use"),
+    "rebind_test_helper_postorder": ("apply_order", 3, "reaches the notebook's namespace (globals())"),
+    "ctypes_pydict_setitem": ("add_bias", 1, "reaches memory directly (ctypes)"),
+    "pickle_loads_payload": ("add_repr", 1, "runs code hidden in data (pickle)"),
+    "torch_dispatch_mode_zeroes_checker_reads": ("make_linear", 3, "intercepts torch operators (dispatch modes)"),
+    "thread_keeps_repatching": ("add_repr", 1, "runs code outside its cell (threads)"),
+    "shipped_module_sets_custom_exc": ("init_weights", 1, "imports plotting_utils, which is not an installed module (a file of the submission?)"),
+    "leak_pre_run_cell_prints_every_cell": ("apply_order", 9, "reaches IPython's machinery (get_ipython)"),
+    "private_isclose_and_gradcheck_patch": ("cube", 3, "patches hooklab.checks._isclose (an imported module or class)"),
+    "meta_path_finder_serves_fake_checks": ("linear_module", 1, "uses the import system (importlib)"),
+    "path_hook_serves_fake_package": ("linear_function", 1, "uses the import system (importlib)"),
+    "functional_softplus_reference_patch": ("stable_softplus", 1, "patches torch.nn.functional.softplus (an imported module or class)"),
+    "functional_linear_is_the_answer": ("linear_function", 1, "patches torch.nn.functional.linear (an imported module or class)"),
+    "gc_get_referrers_finds_captured_isclose": ("linear_module", 1, "searches the interpreter's objects (gc)"),
+    "parameter_subclass_weight_poisons_reference": ("linear_module", 1, "overrides torch functions for its tensors (__torch_function__)"),
+    "chr_built_names": ("cube", 4, "patches sys (an imported module or class)"),
+    "run_cell_replaced": ("stable_softplus", 3, "reaches IPython's machinery (get_ipython)"),
+    "run_code_replaced": ("cube", 7, "runs code from a string (eval)"),
+    "answer_writes_shadow_package": ("cube", 37, "uses the import system (importlib)"),
+    "leak_stderr_getsource_in_backward": ("stable_softplus", 10, "uses the interpreter's machinery (sys._getframe)"),
+    "forward_rebinds_checker_in_caller_frame": ("linear_function", 7, "uses the interpreter's machinery (sys._getframe)"),
+    "checker_globals_patch": ("grad_cam", 1, "patches hooklab.checks.check_tensor (an imported module or class)"),
+    "checker_kwdefaults_huge_rtol": ("gradient_penalty", 1, "patches hooklab.checks.check_tensor (an imported module or class)"),
+    "sys_modules_math_swap_and_reload": ("round_ste", 1, "uses the import system (importlib)"),
+    "settrace_sets_infinite_tolerance": ("gradient_penalty", 5, "reads or replaces a function's code"),
+    "inspect_stack_rebinds_checker": ("grad_cam", 5, "walks the call stack (inspect)"),
+    "torch_equal_patch": ("skip_nonfinite", 1, "patches torch.equal (an imported module or class)"),
+    "tensor_pow_reference_patch": ("gradient_penalty", 7, "reads a frame's code"),
+    "torch_isnan_patch": ("skip_nonfinite", 1, "patches torch.isnan (an imported module or class)"),
+    "rebind_torch_in_namespace": ("round_ste", 14, "rebinds torch, which the notebook imports from torch"),
+    "parameter_subclass_in_shared_network": ("grad_cam", 1, "overrides torch functions for its tensors (__torch_function__)"),
+    "public_showtraceback_replaced": ("skip_nonfinite", 1, "reaches IPython's machinery (get_ipython)"),
+    "rot13_exec_payload": ("skip_nonfinite", 3, "runs code from a string (exec)"),
+    "torch_dispatch_mode_zeroes_detach": ("round_ste", 3, "intercepts torch operators (dispatch modes)"),
+    "timer_patches_later_in_another_cell": ("round_ste", 1, "runs code outside its cell (threads)"),
+    "leak_linecache_of_caller_module": ("grad_cam", 8, "uses the interpreter's machinery (sys._getframe)"),
+    "answer_is_tensor_subclass_equal_to_anything": ("round_ste", 1, "a tensor subclass that redefines __eq__"),
+    "check_backward_patched": ("mul", 3, "patches hooklab.checks.check_backward (an imported module or class)"),
+    "gradcheck_and_assert_close_patched": ("mul", 1, "patches torch.autograd.gradcheck (an imported module or class)"),
+    "tensor_sub_returns_zero": ("mul", 1, "patches torch.Tensor.__sub__ (an imported module or class)"),
+    "state_dict_checker_rebound": ("compact_state_dict", 1, "changes the builtins"),
+    "load_state_dict_patched": ("compact_state_dict", 1, "patches torch.nn.Module.state_dict (an imported module or class)"),
+}
 
 
 @dataclass
@@ -50,9 +155,9 @@ class Case:
     assignment: str
     files: dict[str, bytes]  # path inside the submission → content
     scores: dict[str, float]  # test cell grade_id → expected points, unless held (a held notebook scores 0)
-    reason: str = ""  # expected in the summary when the submission cannot be run at all
-    held: str | None = ""  # expected in the reasons it is held for review ("": must not be held; None: either)
-    note: str = ""  # expected in the notes of its grading (a stopped kernel, a repair)
+    reason: str = ""  # why it cannot be run at all, exactly as the ledger, summary and CSV say it
+    held: str | None = ""  # one of the reasons it is held for review, exactly ("": must not be held; None: either)
+    notes: tuple[str, ...] = ()  # the notes of its grading, exactly and in order (a stopped kernel, a repair)
     why: str = field(default="", repr=False)
 
 
@@ -63,6 +168,27 @@ def notebook_name(assignment: str) -> str:
 
 def _read(step: str, assignment: str) -> nbformat.NotebookNode:
     return nbformat.read(REPO / step / assignment / notebook_name(assignment), as_version=4)
+
+
+@cache
+def cell_number(assignment: str, grade_id: str) -> int:
+    """Where a cell is in the release students get, counted from 1 as grading's notes and reasons count."""
+    cells = _read("notebooks", assignment).cells
+    return 1 + next(i for i, cell in enumerate(cells) if cell.metadata.get("nbgrader", {}).get("grade_id") == grade_id)
+
+
+def stem(assignment: str) -> str:
+    return Path(notebook_name(assignment)).stem
+
+
+def restored(assignment: str, grade_id: str) -> str:
+    """The note of a deleted cell put back where it was in the release."""
+    return f"{stem(assignment)}: restored {grade_id} (cell {cell_number(assignment, grade_id)})"
+
+
+def flagged(assignment: str, technique: str, cell: int, line: int) -> str:
+    """A reason a notebook is held for review: the technique, the cell and the line of the student's code."""
+    return f"{stem(assignment)}: {technique} (cell {cell}, line {line})"
 
 
 @cache
@@ -123,6 +249,11 @@ def from_on(assignment: str, exercise: str) -> dict[str, float]:
     return dict.fromkeys(exercises[exercises.index(exercise):], 0)
 
 
+def died(assignment: str, grade_id: str) -> str:
+    """The note of a kernel that died in an answer cell."""
+    return f"{stem(assignment)}: the kernel died in cell {cell_number(assignment, grade_id)} (os._exit, a crash or out of memory)"
+
+
 def structural_cases() -> list[Case]:
     a = ASSIGNMENT
     solved = solutions(a)
@@ -152,23 +283,27 @@ def structural_cases() -> list[Case]:
         case("infinite_loop", {"leaf_shapes": "while True:\n    pass\n"}, scores(a, leaf_shapes=0), "interrupted after the cell timeout"),
         case("stubborn_loop", {"change_hooks": (
             "while True:\n    try:\n        while True:\n            pass\n    except KeyboardInterrupt:\n        pass\n"
-        )}, scores(a, **from_on(a, "change_hooks")), note="still running",
+        )}, scores(a, **from_on(a, "change_hooks")),
+            notes=(f"{stem(a)}: cell {cell_number(a, 'change_hooks')} still running {TIMEOUT} s after interrupt; kernel stopped",),
             why="ignores the interrupt: the cells before keep their points, the rest score 0"),
-        case("exits", {"collect_hooks": "import os\nos._exit(1)\n"}, zero(a), note="kernel died"),
+        case("exits", {"collect_hooks": "import os\nos._exit(1)\n"}, zero(a), notes=(died(a, "collect_hooks"),)),
         case("late_crash", {"leaf_shapes": "import faulthandler\nfaulthandler._sigsegv()\n"}, scores(a, **from_on(a, "leaf_shapes")),
-             note="kernel died", why="a segfault in a late exercise: the tests that passed before keep their points"),
+             notes=(died(a, "leaf_shapes"),), why="a segfault in a late exercise: the tests that passed before keep their points"),
         case("memory_hog", {"change_hooks": "hog = bytearray(64 * 2**30)\n" + solved["change_hooks"]}, scores(a, change_hooks=0)),
-        Case("invalid_json", a, {name: b'{"cells": [ this is not json'}, zero(a), reason="not a valid notebook"),
-        Case("wrong_assignment", a, {name: nbformat.writes(other).encode()}, zero(a)),
+        Case("invalid_json", a, {name: b'{"cells": [ this is not json'}, zero(a),
+             reason=f"{name} is not a valid notebook (Notebook does not appear to be JSON: '{{\"cells\": [ this is not json')"),
+        Case("wrong_assignment", a, {name: nbformat.writes(other).encode()}, zero(a), reason="the notebook does not match the assignment",
+             why="another assignment's notebook: nothing of it matches the gradebook"),
         Case("edited_tests", a, {name: notebook(a, {}, edit_tests="print('all tests pass')")}, zero(a),
              why="locked test cells replaced: nbgrader restores them from the gradebook"),
         case("deleted_test", {"collect_hooks": wrong_collect}, scores(a, collect_hooks=0), drop=("collect_hooks_test",),
-             note="restored collect_hooks_test", why="a wrong answer whose test cell was deleted: the test is put back"),
-        case("deleted_test_right", {}, scores(a), drop=("change_hooks_test",), note="restored change_hooks_test",
+             notes=(restored(a, "collect_hooks_test"),), why="a wrong answer whose test cell was deleted: the test is put back"),
+        case("deleted_test_right", {}, scores(a), drop=("change_hooks_test",), notes=(restored(a, "change_hooks_test"),),
              why="a right answer whose test cell was deleted: put back where it was, after the names it uses"),
         case("deleted_exercise", {}, scores(a, change_hooks=0), drop=("change_hooks", "change_hooks_test"),
-             note="restored change_hooks", why="answer and test deleted: both restored, the rest graded normally"),
-        case("pasted_test", {}, scores(a), copy="collect_hooks_test", note="dropped a copy of collect_hooks_test"),
+             notes=(restored(a, "change_hooks"), restored(a, "change_hooks_test")),
+             why="answer and test deleted: both restored (the answer as the release's stub), the rest graded normally"),
+        case("pasted_test", {}, scores(a), copy="collect_hooks_test", notes=(f"{stem(a)}: dropped a copy of collect_hooks_test",)),
         case("pasted_answer", {}, scores(a), copy="change_hooks", why="a second copy of an answer cell is plain code"),
         case("moved_test", {}, scores(a), move=("change_hooks_test", "change_hooks"),
              why="a test cell moved above its answer runs in the source's order"),
@@ -186,8 +321,9 @@ def structural_cases() -> list[Case]:
         case("shows_scripts", {}, scores(a), extra=[SHOWS_SCRIPTS],
              why="HTML with a script and an event handler, and JavaScript, displayed while graded: inert in the feedback"),
         Case("extra_files", a, {name: notebook(a, solved), "notes.txt": b"my notes\n", "data/cache.bin": bytes(range(256))}, scores(a)),
-        Case("no_notebook", a, {"notes.txt": b"I forgot to upload it\n"}, zero(a), reason="no notebook"),
-        case("flagged_but_honest", {}, scores(a), extra=["import gc\ngc.collect()\n"], held="searches the interpreter's objects (gc)",
+        Case("no_notebook", a, {"notes.txt": b"I forgot to upload it\n"}, zero(a), reason=f"no notebook submitted (expected {name})"),
+        case("flagged_but_honest", {}, scores(a), extra=["import gc\ngc.collect()\n"],  # the cell after the first test cell
+             held=flagged(a, "searches the interpreter's objects (gc)", cell_number(a, "collect_hooks_test") + 1, 1),
              why="honest code that uses a flagged module: held, then released by the instructor"),
     ]
 
@@ -215,10 +351,18 @@ def attack_cases() -> list[Case]:
         answers = {**solutions(attack.assignment), **attack.answers}
         files = {notebook_name(attack.assignment): notebook(attack.assignment, answers)}
         files.update({path: text.encode() for path, text in attack.files.items()})
-        # a file shipped with the submission is held only where the kernel would import it
-        held = "" if attack.name in CAUGHT_BY_CHECKERS else None if attack.files else " "
+        if attack.name in CAUGHT_BY_CHECKERS:
+            held = ""
+        elif attack.name in NEVER_IMPORTED:  # a file shipped with the submission is held only where the kernel imports it
+            held = "" if kernels.SUPPORTED else None
+        else:
+            if attack.name not in HELD_FOR:
+                raise KeyError(f"tests/corpus.py: HELD_FOR has no row for the attack {attack.name!r} (the technique grading names)")
+            grade_id, line, technique = HELD_FOR[attack.name]
+            held = flagged(attack.assignment, technique, cell_number(attack.assignment, grade_id), line)
         expected = scores(attack.assignment, **{test.removesuffix("_test"): 0 for test in attack.attacked})
-        cases.append(Case(f"attack-{attack.name}", attack.assignment, files, expected, held=held,
+        notes = (died(attack.assignment, KILL_THEIR_KERNEL[attack.name]),) if attack.name in KILL_THEIR_KERNEL else ()
+        cases.append(Case(f"attack-{attack.name}", attack.assignment, files, expected, held=held, notes=notes,
                           why=f"{attack.category}: {attack.note or attack.name}"))
     return cases
 

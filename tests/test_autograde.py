@@ -1,8 +1,10 @@
 """`hooklab autograde` on a class covering every kind of submission (tests/corpus.py).
 
-Each case gets the expected points in every test cell, a readable reason when it cannot be run,
-held for review exactly when it cheats, feedback without any hidden-test line, and a row in the
-grades CSV; a second run changes nothing; a held notebook can be released by the instructor.
+Each case gets the expected points in every test cell, the exact reason when it cannot be run,
+held for review exactly when it cheats (naming the technique and the cell), its notes exactly (a deleted
+cell restored where it was, a kernel stopped in a named cell), feedback without any hidden-test line,
+and a row in the grades CSV; a second run changes nothing; a held notebook can be released by the instructor.
+No test here measures speed (``make bench`` does).
 """
 
 from __future__ import annotations
@@ -15,7 +17,6 @@ import json
 import re
 import subprocess
 import sys
-import time
 import zipfile
 from collections import defaultdict
 from pathlib import Path
@@ -33,7 +34,7 @@ from hooklab.grading.gradebook import Ledger
 from test_feedback import assert_loads_nothing_from_elsewhere
 
 CASES = corpus.cases()
-GRADE = [sys.executable, "-m", "hooklab.cli", "autograde", "--timeout", "5", "--memory", "3G"]
+GRADE = [sys.executable, "-m", "hooklab.cli", "autograde", "--timeout", str(corpus.TIMEOUT), "--memory", "3G"]
 
 
 def run(course: Path, *args: str) -> subprocess.CompletedProcess:
@@ -44,7 +45,7 @@ def run(course: Path, *args: str) -> subprocess.CompletedProcess:
 
 
 def grade(course: Path, submissions: Path, *extra: str) -> subprocess.CompletedProcess:
-    return run(course, "autograde", "--timeout", "5", "--memory", "3G", *extra, str(submissions))
+    return run(course, "autograde", "--timeout", str(corpus.TIMEOUT), "--memory", "3G", *extra, str(submissions))
 
 
 def tree_digest(root: Path) -> dict[str, str]:
@@ -62,14 +63,30 @@ def graded(tmp_path_factory: pytest.TempPathFactory) -> dict:
     before = tree_digest(submissions)
     first = grade(course, submissions)
     ledger = json.loads((course / "grading.json").read_text())
-    # the first run's outputs as they were, before later tests release or regrade anything
+    # the first run's outputs as they were, before later tests release or regrade anything (in whatever order they run)
     report = {name: (course / name).read_text() for name in ("grades.csv", class_report.REPORT, *class_report.CSV_FILES)}
-    return {"course": course, "submissions": submissions, "input_before": before, "first": first, "ledger": ledger, "report": report}
+    scores = scores_in_gradebook(course)
+    return {"course": course, "submissions": submissions, "input_before": before, "first": first, "ledger": ledger, "report": report,
+            "scores": scores}
+
+
+def held(case: corpus.Case, graded: dict) -> bool:
+    """Whether the case is held for review: as the corpus says, or as it came out where the corpus allows either."""
+    return bool(case.held) if case.held is not None else bool(graded["ledger"][key(case)]["held"])
 
 
 def expected(case: corpus.Case, graded: dict) -> dict[str, float]:
     """The case's points, or 0 everywhere where it is held for review."""
-    return corpus.zero(case.assignment) if graded["ledger"][key(case)]["held"] else case.scores
+    return corpus.zero(case.assignment) if held(case, graded) else case.scores
+
+
+def explanation(case: corpus.Case, entry: dict) -> str:
+    """What the CSV's reason column must say: why it was not run, why it is held, or its notes."""
+    if case.reason:
+        return case.reason
+    if entry["held"]:
+        return "held for review: " + "; ".join(entry["held"])  # the case's own reason is checked among them
+    return "; ".join(case.notes)
 
 
 def scores_in_gradebook(course: Path, cases: list[corpus.Case] = CASES) -> dict[str, dict[str, float]]:
@@ -85,7 +102,7 @@ def scores_in_gradebook(course: Path, cases: list[corpus.Case] = CASES) -> dict[
 
 @pytest.mark.parametrize("case", CASES, ids=key)
 def test_every_test_cell_gets_the_expected_points(case: corpus.Case, graded: dict):
-    got = scores_in_gradebook(graded["course"])[key(case)]
+    got = graded["scores"][key(case)]
     want = expected(case, graded)
     assert got == want, f"{key(case)} ({case.why or 'see tests/corpus.py'}): got {got}, expected {want}"
 
@@ -98,11 +115,34 @@ def test_held_for_review_exactly_when_it_tampers(case: corpus.Case, graded: dict
         pass  # either way: the points are checked above
     elif case.held:
         assert entry["held"], f"{key(case)} ({case.why}) was not held for review"
-        assert case.held in reasons, f"{key(case)} held for {reasons!r}, expected {case.held!r}"
+        assert case.held in entry["held"], f"{key(case)} held for {reasons!r}, expected (exactly) {case.held!r}"
     else:
         assert not entry["held"], f"{key(case)} ({case.why or 'honest'}) was held for review: {reasons}"
-    if case.note:
-        assert any(case.note in note for note in entry["notes"]), f"{key(case)}: notes {entry['notes']}, expected {case.note!r}"
+    assert entry["notes"] == list(case.notes), f"{key(case)}: notes {entry['notes']}, expected {list(case.notes)}"
+
+
+RESTORED = re.compile(r"(?P<notebook>\w+): restored (?P<grade_id>\w+) \(cell (?P<number>\d+)\)")
+
+
+def layout(nb: nbformat.NotebookNode) -> list[tuple[str, str | None]]:
+    return [(cell.cell_type, cell.metadata.get("nbgrader", {}).get("grade_id")) for cell in nb.cells]
+
+
+@pytest.mark.parametrize("case", [case for case in CASES if any(RESTORED.fullmatch(note) for note in case.notes)], ids=key)
+def test_a_deleted_cell_is_restored_where_it_was(case: corpus.Case, graded: dict):
+    """The note names the cell's place in the release, and the cell is there in the autograded notebook."""
+    name = corpus.notebook_name(case.assignment)
+    autograded = nbformat.read(graded["course"] / "autograder" / "autograded" / key(case) / name, as_version=4)
+    release = nbformat.read(corpus.REPO / "notebooks" / case.assignment / name, as_version=4)
+    for note in case.notes:
+        restored = RESTORED.fullmatch(note)
+        number, grade_id = int(restored["number"]), restored["grade_id"]
+        assert layout(release)[number - 1][1] == grade_id, f"{note}: the release has {grade_id} elsewhere"
+        assert layout(autograded)[number - 1][1] == grade_id, f"{key(case)}: {grade_id} is not cell {number}: {layout(autograded)}"
+        cell = autograded.cells[number - 1]
+        if cell.metadata.nbgrader.get("solution"):  # a deleted answer comes back as the release's stub
+            assert cell.source == release.cells[number - 1].source
+    assert layout(autograded) == layout(release), f"{key(case)}: the cells are not in the release's order"
 
 
 def test_submissions_that_cannot_run_are_recorded_with_a_reason(graded: dict):
@@ -110,9 +150,9 @@ def test_submissions_that_cannot_run_are_recorded_with_a_reason(graded: dict):
     for case in CASES:
         entry = ledger[key(case)]
         if case.reason:
-            assert not entry["ok"] and case.reason in entry["reason"], f"{key(case)}: ledger says {entry}"
-            assert f"{key(case)}: " in summary and case.reason in summary
-        elif case.student != "wrong_assignment":  # nbgrader may or may not run a notebook of another assignment
+            assert not entry["ok"] and entry["reason"] == case.reason, f"{key(case)}: ledger says {entry}"
+            assert f"\n  {key(case)}: {case.reason}\n" in summary, f"{key(case)}: the summary does not give its reason"
+        else:
             assert entry["ok"], f"{key(case)} should have been graded: {entry['reason']}"
     not_run = sum(not entry["ok"] for entry in ledger.values())
     held = sum(bool(entry["held"]) for entry in ledger.values())
@@ -122,12 +162,11 @@ def test_submissions_that_cannot_run_are_recorded_with_a_reason(graded: dict):
                        r"cells (\d+)\) · record (\d+) · feedback (\d+); run: [\d.]+ s with \d+ workers", summary)
     assert stages, "the summary says where the time went"
     queue, autograde, kernel, cells, record, feedback = map(int, stages.groups())
-    assert kernel + cells <= autograde + 1 and min(autograde, kernel, cells, record, feedback) > 0, stages.group(0)
+    assert kernel + cells <= autograde + 1, f"kernel start and cells are parts of autograde: {stages.group(0)}"
 
 
 def test_grades_csv_has_a_column_per_test_cell_and_the_reasons(graded: dict):
-    with open(graded["course"] / "grades.csv", newline="") as handle:
-        rows = {f"{row['student']}/{row['assignment']}": row for row in csv.DictReader(handle)}
+    rows = {f"{row['student']}/{row['assignment']}": row for row in table(graded["report"]["grades.csv"])}
     assert set(rows) == {key(case) for case in CASES}
     for case in CASES:
         row = rows[key(case)]
@@ -135,9 +174,8 @@ def test_grades_csv_has_a_column_per_test_cell_and_the_reasons(graded: dict):
         cells = {test: float(row[f"{stem}/{test}"]) for test in corpus.points(case.assignment)}
         assert cells == expected(case, graded), f"{key(case)}: CSV has {cells}"
         assert float(row["late_penalty"]) == 0 and float(row["score"]) == sum(cells.values()) and float(row["max_score"]) == sum(corpus.points(case.assignment).values())
-        assert case.reason in row["reason"]
-        held = bool(graded["ledger"][key(case)]["held"])
-        assert row["reason"].startswith("held for review: ") == held, f"{key(case)}: reason {row['reason']!r}"
+        assert row["reason"] == explanation(case, graded["ledger"][key(case)]), f"{key(case)}: reason {row['reason']!r}"
+        assert row["reason"].startswith("held for review: ") == held(case, graded), f"{key(case)}: reason {row['reason']!r}"
 
 
 def hidden_lines() -> set[str]:
@@ -161,7 +199,7 @@ def test_feedback_shows_results_but_never_a_hidden_test_line(graded: dict):
         markers = "BEGIN HIDDEN TESTS" in text and "BEGIN HIDDEN TESTS" not in own
         assert not leaked and not markers, f"{key(case)}'s feedback reveals hidden tests: {leaked[:3]}"
         if case.reason:
-            assert "could not be run" in text
+            assert f"could not be run: {case.reason}." in text, f"{key(case)}'s feedback does not give its reason"
         if graded["ledger"][key(case)]["held"]:
             assert "HeldForReview" in text, f"{key(case)}'s feedback should say it is held for review"
     page = graded["course"] / "autograder" / "feedback" / "exception" / corpus.ASSIGNMENT / "forward_hooks.html"
@@ -221,8 +259,9 @@ def test_report_of_the_run_matches_its_grades_csv(graded: dict):
     page = files[class_report.REPORT]
     assert page.count("src='data:image/png;base64,") == len({case.assignment for case in CASES})
     timing = {r["quantity"]: float(r["value"]) for r in table(files["report-timing.csv"])}
-    cannot_run = sum(bool(case.reason) for case in CASES)  # found before a worker is asked
-    assert timing["submissions executed"] == len(CASES) - cannot_run and timing["run (s)"] > 0
+    # found unreadable before a worker is asked (a notebook of another assignment is sent, and fails there)
+    refused = sum(bool(case.reason) and case.student != "wrong_assignment" for case in CASES)
+    assert timing["submissions executed"] == len(CASES) - refused and "run (s)" in timing
     stages = re.search(r"waiting for a worker (\d+) · autograde (\d+) \(kernel start (\d+), cells (\d+)\) · record (\d+) · feedback (\d+)",
                        graded["first"].stdout)
     for stage, ms in zip(("queue", "autograde", "kernel", "cells", "record", "feedback"), map(int, stages.groups())):
@@ -244,7 +283,7 @@ def test_report_lists_held_and_not_run_submissions_with_reasons(graded: dict):
         assert first in page, f"{submission}'s reason is not on the page"
         if status == "held":
             assert float(row["would_score"]) == pytest.approx(sum(entry["would_be"].values()), rel=1e-3)
-    assert all(case.reason in listed[key(case)]["reasons"] for case in CASES if case.reason)
+    assert all(listed[key(case)]["reasons"] == case.reason for case in CASES if case.reason)
 
 
 def test_report_counts_the_failure_messages_of_the_class(graded: dict):
@@ -281,12 +320,9 @@ def test_report_shows_no_hidden_test_line(graded: dict):
         assert not leaked and "HIDDEN TESTS" not in text, f"{name} reveals hidden tests: {leaked[:3]}"
 
 
-def test_report_renders_the_class_in_seconds_and_agrees_with_the_grades_csv(graded: dict, tmp_path: Path):
+def test_report_written_again_from_the_gradebook_agrees_with_the_grades_csv(graded: dict, tmp_path: Path):
     course = graded["course"]
-    started = time.perf_counter()
     page = class_report.write(Course(course / "nbgrader_config.py"), Ledger(course / "grading.json"), folder=tmp_path)
-    seconds = time.perf_counter() - started
-    assert seconds < 10, f"rendering the report of {len(CASES)} submissions took {seconds:.1f} s"
     files = {name: (tmp_path / name).read_text() for name in (class_report.REPORT, *class_report.CSV_FILES)}
     check_report_against_grades(table((course / "grades.csv").read_text()), report_tables(files))
     assert page == tmp_path / class_report.REPORT and "there is no timing to show" in files[class_report.REPORT]
@@ -297,8 +333,11 @@ def test_release_after_review_gives_the_scores_the_tests_earned(graded: dict):
     listing = run(course, "review").stdout
     full = sum(corpus.points(corpus.ASSIGNMENT).values())
     assert f"flagged_but_honest/{corpus.ASSIGNMENT}: held, would score {full:g} / {full:g}" in listing
-    assert "searches the interpreter's objects (gc)" in listing
+    flagged = next(case for case in CASES if case.student == "flagged_but_honest")
+    assert f"\n    {flagged.held}\n" in listing, "the listing names the technique and the cell"
     stray = "stray.ipynb: a file outside any student folder, ignored"  # as a run with such input would have listed it
+    # the first run's timing (a second run, if another test made one first, executed nothing and has none to show)
+    (course / "report-timing.csv").write_text(graded["report"]["report-timing.csv"])
     with open(course / "report-problems.csv", "a", newline="") as handle:
         csv.writer(handle).writerow([stray])
     last_run = {name: (course / name).read_text() for name in ("report-timing.csv", "report-problems.csv")}

@@ -21,6 +21,8 @@ from test_autograde import GRADE, scores_in_gradebook
 
 ASSIGNMENT = corpus.ASSIGNMENT
 SLOW = "slow"  # the submission the worker is killed under: right answers, and a cell that takes 4 s
+# what the slow cell names its kernel's process as it starts its 4 s (a sandboxed kernel can tell the world little else)
+IN_THE_SLOW_CELL = f"hooklab-{os.getpid() % 10**6}"
 
 
 # One submission of each way a submission travels and ends on a worker: graded in full, in part or not at all,
@@ -41,7 +43,8 @@ def sample() -> list[corpus.Case]:
 
 def slow_case() -> corpus.Case:
     answers = {**corpus.solutions(ASSIGNMENT)}
-    answers["collect_hooks"] = f"import time\ntime.sleep(4)\n\n{answers['collect_hooks']}"
+    answers["collect_hooks"] = (f"import time\n\nwith open('/proc/self/comm', 'w') as name:\n    name.write({IN_THE_SLOW_CELL!r})\n"
+                                f"time.sleep(4)\n\n{answers['collect_hooks']}")
     return corpus.Case(SLOW, ASSIGNMENT, {corpus.notebook_name(ASSIGNMENT): corpus.notebook(ASSIGNMENT, answers)}, corpus.scores(ASSIGNMENT))
 
 
@@ -87,6 +90,22 @@ def _executing(client: Client, key_part: str) -> str | None:
     return None
 
 
+def _in_the_slow_cell_under(worker: int) -> bool:
+    """Whether a kernel that descends from the process ``worker`` runs the slow cell."""
+    for entry in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            if Path(f"/proc/{entry}/comm").read_text().strip() != IN_THE_SLOW_CELL:
+                continue
+            pid = int(entry)
+            while pid > 1 and pid != worker:
+                pid = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError):
+            continue  # ended meanwhile
+        if pid == worker:
+            return True
+    return False
+
+
 def test_a_worker_killed_mid_submission_loses_nothing(tmp_path: Path):
     cases = [slow_case(), *[case for case in corpus.structural_cases() if case.student in ("full", "partial", "blank")]]
     course = make_course(tmp_path / "course")
@@ -104,9 +123,11 @@ def test_a_worker_killed_mid_submission_loses_nothing(tmp_path: Path):
                 victim = _executing(client, f"-{SLOW}-")
                 time.sleep(0.05)
             assert victim is not None, "the slow submission never ran on a worker"
-            time.sleep(1)  # its kernel is starting or asleep in the answer cell (4 s)
-            assert _executing(client, f"-{SLOW}-") == victim, "the slow submission finished before the kill"
             pid = client.run(os.getpid, workers=[victim])[victim]
+            while not _in_the_slow_cell_under(pid) and grading.poll() is None and time.monotonic() < deadline:
+                time.sleep(0.05)
+            assert _in_the_slow_cell_under(pid), "the slow submission's kernel never reached its slow cell"
+            assert _executing(client, f"-{SLOW}-") == victim, "the slow submission finished before the kill"
             os.kill(pid, signal.SIGKILL)
             out, err = grading.communicate(timeout=600)
         finally:

@@ -1,4 +1,9 @@
-"""Grading kernels forked from the preloaded kernel server (hooklab.grading.kernels)."""
+"""Grading kernels forked from the preloaded kernel server (hooklab.grading.kernels).
+
+Every test leaves jupyter_client's default provisioner and hooklab's spare kernels as it found them (the
+``forked_kernels`` fixture, ``monkeypatch``): a kernel another test starts by name is the kind that test asks for,
+whatever ran before it.
+"""
 
 from __future__ import annotations
 
@@ -185,8 +190,13 @@ def test_interrupt_and_kill_reach_the_fork(start_kernel):
     client = manager.client()
     client.start_channels()
     client.wait_for_ready(timeout=30)
-    client.execute("import time\nwhile True: time.sleep(0.01)")
-    time.sleep(1)
+    request = client.execute("import time\nprint('looping', flush=True)\nwhile True: time.sleep(0.01)")
+    deadline = time.monotonic() + 30  # the cell is in its loop once it has printed
+    while True:
+        message = client.get_iopub_msg(timeout=max(0.1, deadline - time.monotonic()))
+        if message["parent_header"].get("msg_id") == request and message["msg_type"] == "stream":
+            break
+    assert message["content"]["text"] == "looping\n"
     manager.interrupt_kernel()
     reply = client.get_shell_msg(timeout=10)
     client.stop_channels()
@@ -277,10 +287,19 @@ def test_only_this_interpreters_ipykernel_is_forked():
     assert not kernels.preloadable([sys.executable, "-m", "other_kernel", "-f", "c.json"])
 
 
-def test_each_notebook_takes_a_fresh_kernel_started_while_the_previous_one_ran(tmp_path):
+@pytest.fixture
+def spares(monkeypatch):
+    """hooklab's spare kernels, empty for this test and ended after it."""
+    kept = kernels.Spares()
+    monkeypatch.setattr(kernels, "SPARES", kept)
+    yield kept
+    for manager in kept._kept.values():
+        kernels.Spares.discard(manager)
+
+
+def test_each_notebook_takes_a_fresh_kernel_started_while_the_previous_one_ran(tmp_path, forked_kernels, spares):
     config = Config()
     config.AsyncKernelManager.client_class = kernels.READY_CLIENT
-    KernelProvisionerFactory.instance().default_provisioner_name = kernels.PROVISIONER
     used = []
     for number, student in enumerate(("ada", "bob", "cy")):
         folder = tmp_path / student
@@ -288,8 +307,8 @@ def test_each_notebook_takes_a_fresh_kernel_started_while_the_previous_one_ran(t
         (folder / "data.txt").write_text(student)
         nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(
             "import os\nprint(open('data.txt').read(), 'left' in dir(), os.getcwd())\nleft = 1")])
-        spare = next(iter(kernels.SPARES._kept.values()), None)
-        assert spare is not None or number == 0, "no kernel was started ahead during the previous notebook"
+        spare = next(iter(spares._kept.values()), None)
+        assert (spare is None) == (number == 0), "a kernel was kept from before the test, or none started ahead during the previous notebook"
         GuardedExecute(config=config, kernel_name="python3").preprocess(nb, {"metadata": {"path": str(folder)}})
         name, left, cwd = nb.cells[0].outputs[0]["text"].split()
         assert (name, left) == (student, "False"), "the kernel saw another notebook's files or state"
@@ -307,11 +326,10 @@ def _test_cell(source: str, grade_id: str) -> nbformat.NotebookNode:
     return cell
 
 
-def test_the_checks_ride_on_the_cells_requests(tmp_path, monkeypatch):
+def test_the_checks_ride_on_the_cells_requests(tmp_path, monkeypatch, forked_kernels, spares):
     """The check before a test is evaluated after the code cell before it, the check after a test after
     the test's own code, in those cells' requests: a request of its own only when such a cell raised.
     What they find is the same: a patch in the cell before a test holds the notebook."""
-    monkeypatch.setattr(kernels, "SPARES", kernels.Spares())
     asked = []
     ask = GuardedExecute._ask
     monkeypatch.setattr(GuardedExecute, "_ask", lambda self, expression, code="", then="": asked.append(re.search(r"\]\.(\w+)\(", expression)[1]) or ask(self, expression, code, then))
@@ -324,22 +342,17 @@ def test_the_checks_ride_on_the_cells_requests(tmp_path, monkeypatch):
     ])
     config = Config()
     config.AsyncKernelManager.client_class = kernels.READY_CLIENT
-    try:
-        GuardedExecute(config=config, kernel_name="python3").preprocess(nb, {"metadata": {"path": str(tmp_path)}})
-    finally:
-        for manager in kernels.SPARES._kept.values():
-            kernels.Spares.discard(manager)
+    GuardedExecute(config=config, kernel_name="python3").preprocess(nb, {"metadata": {"path": str(tmp_path)}})
     assert asked == ["snapshot", "check", "check"], "only the failed test and the test after a failed cell ask on their own"
     held = nb.metadata["hooklab"]["held"]
     assert any(why.startswith("changed: torch.allclose (before cell 4)") for why in held), held
 
 
-def test_plain_nbgrader_kernels_get_no_spare(tmp_path, monkeypatch):
+def test_plain_nbgrader_kernels_get_no_spare(tmp_path, monkeypatch, spares):
     """Under `nbgrader autograde` with the course config, GuardedExecute runs on jupyter_client's own
     provisioner: no kernel is started ahead, and nothing fails."""
     monkeypatch.setattr(KernelProvisionerFactory.instance(), "default_provisioner_name", "local-provisioner")
-    monkeypatch.setattr(kernels, "SPARES", kernels.Spares())
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("print(6 * 7)")])
     GuardedExecute(kernel_name="python3").preprocess(nb, {"metadata": {"path": str(tmp_path)}})
     assert nb.cells[0].outputs[0]["text"].strip() == "42"
-    assert not kernels.SPARES._kept, "a spare was started outside hooklab's kernel server"
+    assert not spares._kept, "a spare was started outside hooklab's kernel server"

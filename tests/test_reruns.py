@@ -4,6 +4,7 @@ the grader's side (hidden tests, configuration), the gradebook, and a run that w
 from __future__ import annotations
 
 import json
+import os
 import signal
 import stat
 import subprocess
@@ -161,3 +162,80 @@ def test_the_ledger_keeps_each_result_as_it_comes_without_rewriting_itself(tmp_p
     assert not resumed.journal.exists()
     assert sorted(json.loads(path.read_text())) == ["ada/hw", "bo/hw", "cy/hw"]
     assert Ledger(path).entries == resumed.entries
+
+
+def ledger_with_a_journal(folder: Path) -> Ledger:
+    """A ledger whose file holds ada's result and whose journal bo's and cy's (finished since the last save)."""
+    ledger = Ledger(folder / "grading.json")
+    ledger.set("ada/hw", Entry("d1", True, "", 3.0, 3.0))
+    ledger.save()
+    ledger.set("bo/hw", Entry("d2", True, "", 1.0, 3.0))
+    ledger.set("cy/hw", Entry("d3", False, "no notebook submitted", 0.0, 3.0))
+    return ledger
+
+
+def interleaved(monkeypatch: pytest.MonkeyPatch, folder: Path, step: int, action) -> list[bool]:
+    """From now on, run ``action`` once, just before the ``step``-th operation on a file in ``folder`` (read,
+    exists, write, rename, remove), as another process could; returns a list that holds True once it ran."""
+    count, ran, busy = [0], [], [False]
+
+    def before(path) -> None:
+        if busy[0] or folder not in Path(path).parents:
+            return
+        count[0] += 1
+        if count[0] == step:
+            busy[0] = True
+            try:
+                action()
+            finally:
+                busy[0] = False
+            ran.append(True)
+
+    def wrap(original):
+        def operation(self, *args, **kwargs):
+            before(self)
+            return original(self, *args, **kwargs)
+        return operation
+
+    for name in ("read_text", "write_text", "exists", "unlink"):
+        monkeypatch.setattr(Path, name, wrap(getattr(Path, name)))
+    replace = os.replace
+
+    def replaced(source, target, *args, **kwargs):
+        before(target)
+        return replace(source, target, *args, **kwargs)
+
+    monkeypatch.setattr(os, "replace", replaced)
+    return ran
+
+
+def test_a_save_while_the_ledger_is_read_loses_no_finished_result(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """A run saves its ledger (the journal folded into the file) while another process reads it (hooklab review,
+    a second run): at whichever step of the read the save happens, the reader sees every finished result."""
+    for step in range(1, 20):
+        folder = tmp_path / f"step{step}"
+        folder.mkdir()
+        writer = ledger_with_a_journal(folder)
+        with monkeypatch.context() as patch:
+            ran = interleaved(patch, folder, step, writer.save)
+            reader = Ledger(folder / "grading.json")
+        if not ran:
+            break  # past the reader's last step
+        assert reader.entries == writer.entries, f"a save before the reader's file operation {step} lost {set(writer.entries) - set(reader.entries)}"
+    assert step > 2, "the reader reads the file and its journal"
+
+
+def test_a_read_while_the_ledger_is_saved_loses_no_finished_result(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """Another process reads the ledger at each step of a save: each reader sees every finished result."""
+    for step in range(1, 20):
+        folder = tmp_path / f"step{step}"
+        folder.mkdir()
+        writer, readers = ledger_with_a_journal(folder), []
+        with monkeypatch.context() as patch:
+            ran = interleaved(patch, folder, step, lambda: readers.append(Ledger(folder / "grading.json")))
+            writer.save()
+        if not ran:
+            break  # past the save's last step
+        assert readers[0].entries == writer.entries, f"a reader before the save's file operation {step} lost {set(writer.entries) - set(readers[0].entries)}"
+    assert step > 2, "a save writes the file and removes the journal"
+    assert not writer.journal.exists() and Ledger(writer.path).entries == writer.entries

@@ -3,6 +3,8 @@
 The probe kernels are started the way grading starts them, through jupyter_client with the
 ``hooklab-preloaded`` provisioner, working in a student's folder of a course laid out as nbgrader's.
 Each attempt must fail inside the kernel with a clear error.
+
+Which README promise each test guards: tests/README.md.
 """
 
 from __future__ import annotations
@@ -24,15 +26,38 @@ import pytest
 from jupyter_client import KernelManager
 from traitlets.config import Config
 
+import corpus
 from conftest import make_course
 from hooklab.grading import kernels, sandbox
-from hooklab.grading.sandbox import MiB, Sandbox, SandboxError
+from hooklab.grading.sandbox import GiB, MiB, Sandbox, SandboxError
 
 UNAVAILABLE = sandbox.unavailable(Sandbox()) if kernels.SUPPORTED else "needs os.fork and pidfds (Linux)"
 pytestmark = pytest.mark.skipif(bool(UNAVAILABLE), reason=f"no sandbox on this machine: {UNAVAILABLE}")
 ROOT = os.geteuid() == 0
 USER_NAMESPACES = shutil.which("unshare") and subprocess.run(["unshare", "-r", "true"], capture_output=True).returncode == 0
 needs_user_namespaces = pytest.mark.skipif(not USER_NAMESPACES, reason="`unshare -r` (a user namespace) is not possible here")
+
+
+def _exit_status_through_pidfds() -> bool:
+    """Whether this Linux tells a process's exit status through a pidfd (PIDFD_INFO_EXIT, Linux 6.15), as
+    :class:`sandbox.Kernel` asks for it: a child that exits with 3, asked once it is reaped."""
+    if UNAVAILABLE:
+        return False
+    child = os.fork()
+    if child == 0:
+        os._exit(3)
+    pidfd = os.pidfd_open(child)
+    try:
+        os.waitpid(child, 0)
+        return sandbox._exit_code(pidfd) == 3
+    finally:
+        os.close(pidfd)
+
+
+# How a kernel ended (its exit code, or the signal that killed it) is known only where Linux tells it
+# through a pidfd; elsewhere every test that reads it is skipped, and says why.
+needs_exit_status = pytest.mark.skipif(not _exit_status_through_pidfds(), reason="this Linux cannot report a process's exit "
+                                       "status through a pidfd (PIDFD_INFO_EXIT, Linux 6.15): a kernel's ending is unknown")
 
 
 def start(cwd: Path, **settings: object) -> KernelManager:
@@ -105,17 +130,47 @@ def test_gradebook_cannot_be_opened_or_written(probe, course):
     assert course["gradebook"].read_text() == "SECRET"
 
 
-def test_python_environment_and_hooklab_are_read_only(probe):
-    code = textwrap.dedent("""\
-        import os, sysconfig, hooklab.checks
-        for path in (os.path.join(sysconfig.get_paths()["purelib"], "evil.pth"), hooklab.checks.__file__, os.__file__):
-            try:
-                open(path, "a")
-            except OSError as error:
-                print(error.strerror)
-        """)
-    refusals = run(probe, code).splitlines()
-    assert len(refusals) == 3 and set(refusals) <= {"Read-only file system", "Permission denied"}, refusals
+# Read-only is a property of the mount, not of who owns the files (as root a kernel runs under a uid of its own,
+# which root's files refuse anyway; in a user namespace the kernel is their owner): the mount's ST_RDONLY flag,
+# and EROFS for a write that the kernel's rights alone would allow or refuse with another error. Each write
+# leaves nothing behind should it succeed: a new file is removed, a file's times are set to what they were.
+READ_ONLY_PROBE = textwrap.dedent("""\
+    import json, os, secrets, sysconfig, hooklab.checks
+
+    def new_file(folder):
+        path = os.path.join(folder, f"written-by-a-kernel-{secrets.token_hex(8)}")
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644))
+        os.remove(path)
+
+    def same_times(path):
+        seen = os.stat(path)
+        os.utime(path, ns=(seen.st_atime_ns, seen.st_mtime_ns))
+
+    seen = {}
+    for name, path, write in (("site-packages", sysconfig.get_paths()["purelib"], new_file),
+                              ("hooklab", os.path.dirname(hooklab.checks.__file__), new_file),
+                              ("hooklab/checks.py", hooklab.checks.__file__, same_times),
+                              ("/usr", "/usr", new_file)):
+        try:
+            write(path)
+            refused = "written"
+        except OSError as error:
+            refused = error.strerror
+        seen[name] = [bool(os.statvfs(path).f_flag & os.ST_RDONLY), refused]
+    print(json.dumps(seen))
+    """)
+READ_ONLY = dict.fromkeys(["site-packages", "hooklab", "hooklab/checks.py", "/usr"], [True, "Read-only file system"])
+
+
+@pytest.mark.parametrize("mode", ["graded here", pytest.param("user namespace", marks=needs_user_namespaces)])
+def test_system_python_environment_and_hooklab_are_mounted_read_only(mode, request):
+    """In the mode of this test process (a uid of its own as root), and in a user namespace (a grader that is
+    not root), where the kernel owns what it sees."""
+    if mode == "user namespace":
+        seen = request.getfixturevalue("in_a_user_namespace")["read only"]
+    else:
+        seen = run(request.getfixturevalue("probe"), READ_ONLY_PROBE)
+    assert json.loads(seen) == READ_ONLY, seen
 
 
 def test_network_is_only_the_kernels_own_loopback(probe):
@@ -152,8 +207,32 @@ def test_a_file_over_the_size_limit_cannot_be_written(probe):
     assert run(probe, "import os; print(os.path.getsize('big')); os.remove('big')") == str(8 * MiB)
 
 
-def test_50_gib_cannot_be_allocated(probe):
-    assert run(probe, "x = bytearray(50 * 2**30)") == "MemoryError: "
+# 6 GiB asked for at once: bytes(n) comes from calloc, fresh pages that are never touched, so the allocation
+# costs no memory of the machine (checked: the kernel's resident memory does not grow by it). Not bytearray(n),
+# which writes its zeros and would take 6 GiB of this machine's memory.
+ALLOCATE_6_GIB = textwrap.dedent("""\
+    import resource
+    resident = lambda: int(open("/proc/self/statm").read().split()[1]) * resource.getpagesize()
+    before = resident()
+    try:
+        x = bytes(6 * 2**30)
+    except MemoryError:
+        print(resource.getrlimit(resource.RLIMIT_AS)[0], "MemoryError")
+    else:
+        print(resource.getrlimit(resource.RLIMIT_AS)[0], len(x), "untouched" if resident() - before < 2**30 else "touched")
+        del x
+    """)
+
+
+@pytest.mark.parametrize("memory, outcome", [(3 * GiB, "MemoryError"), (16 * GiB, f"{6 * GiB} untouched")], ids=["3 GiB", "16 GiB"])
+def test_a_kernel_gets_6_gib_only_within_its_memory_limit(tmp_path, memory, outcome):
+    """A kernel limited to 3 GiB cannot allocate 6 GiB; its twin limited to 16 GiB gets them (torch and ipykernel
+    alone take ~650 MB of address space, far under either)."""
+    manager = start(tmp_path, memory=memory)
+    try:
+        assert run(manager, ALLOCATE_6_GIB) == f"{memory} {outcome}"
+    finally:
+        manager.shutdown_kernel(now=True)
 
 
 def test_tmp_is_private_and_cannot_be_filled(probe):
@@ -223,6 +302,7 @@ def test_kernel_holds_no_open_file_of_the_grader(probe):
     assert run(probe, code) == "[]"
 
 
+@needs_exit_status
 def test_kernel_is_stopped_at_the_wall_clock(tmp_path):
     manager = start(tmp_path, wall_clock=2)
     try:
@@ -237,6 +317,7 @@ def test_kernel_is_stopped_at_the_wall_clock(tmp_path):
         manager.shutdown_kernel(now=True)
 
 
+@needs_exit_status
 @pytest.mark.parametrize("code, returncode, words", [
     ("import os; os._exit(7)", 7, "exited with status 7"),
     ("import ctypes; ctypes.string_at(0)", -signal.SIGSEGV, "killed by SIGSEGV"),
@@ -251,8 +332,6 @@ def test_exit_status_is_the_kernels(tmp_path, code, returncode, words):
         client.execute(code)
         got = manager.provisioner.process.wait(timeout=20)
         client.stop_channels()
-        if got == -1:
-            pytest.skip("this Linux cannot report exit status through a pidfd (PIDFD_INFO_EXIT, Linux 6.15)")
         assert (got, sandbox.ending(str(tmp_path))) == (returncode, words)
     finally:
         manager.shutdown_kernel(now=True)
@@ -294,6 +373,7 @@ FRESH_PROBE = textwrap.dedent("""\
 def test_forked_kernel_looks_like_a_fresh_one(tmp_path):
     env = Sandbox().kernel_environment({"PYTHONHASHSEED": "7"})  # a fresh kernel started with a fork's environment
     fresh = KernelManager(kernel_name="python3")  # jupyter_client's own provisioner: a new process
+    fresh.kernel_spec.metadata["kernel_provisioner"] = {"provisioner_name": "local-provisioner"}  # whatever the default
     fresh.start_kernel(cwd=str(tmp_path), env=env)
     forks = []
     try:
@@ -384,9 +464,15 @@ def test_killed_owner_leaves_no_process_behind(tmp_path):
     owner = subprocess.Popen([sys.executable, "-c", OWNER, str(tmp_path)], stdout=subprocess.PIPE, text=True)
     try:
         assert owner.stdout.readline().strip() == "ready"
-        time.sleep(0.2)  # the grandchild's parent has exited
-        run_processes = {pid: os.pidfd_open(pid) for pid in _descendants(owner.pid) if Path(f"/proc/{pid}").exists()}
-        commands = [Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[0] for pid in run_processes]
+        deadline = time.monotonic() + 10  # the grandchild's parent has exited: until it is adopted in the kernel's namespace
+        while True:
+            run_processes = {pid: os.pidfd_open(pid) for pid in _descendants(owner.pid) if Path(f"/proc/{pid}").exists()}
+            commands = [Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[0] for pid in run_processes]
+            if commands.count(b"sleep") == 2 or time.monotonic() > deadline:
+                break
+            for fd in run_processes.values():
+                os.close(fd)
+            time.sleep(0.05)
         assert commands.count(b"sleep") == 2 and len(run_processes) >= 5, commands  # server, supervisor, kernel, sleeps
     finally:
         owner.kill()
@@ -400,24 +486,79 @@ def test_killed_owner_leaves_no_process_behind(tmp_path):
     assert not alive, f"processes of the run left behind: {sorted(alive)}"
 
 
+IN_A_USER_NAMESPACE = textwrap.dedent(f"""\
+    import json, sys
+    sys.path.insert(0, {str(Path(__file__).parent)!r})
+    from test_sandbox import start, run
+    manager = start(sys.argv[1])
+    try:
+        print(json.dumps({{name: run(manager, code) for name, code in json.loads(sys.argv[2]).items()}}))
+    finally:
+        manager.shutdown_kernel(now=True)
+    """)
+
+
+@pytest.fixture(scope="module")
+def in_a_user_namespace(course: dict[str, Path], tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
+    """What probes printed in one kernel started by a root that has only itself mapped (as a non-root grader
+    would be): the kernel gets a user namespace of its own instead of a uid. Also "folder": the folder it
+    was asked to work in."""
+    folder = tmp_path_factory.mktemp("user-namespace")
+    probes = {
+        "identity": f"import os; print(open('/proc/self/uid_map').read().split(), os.path.exists({str(course['solution'])!r})); "
+                    "print(open('/proc/self/status').read().split('CapEff:')[1].split()[0]); open('x', 'w').write('x')",
+        "read only": READ_ONLY_PROBE,
+    }
+    result = subprocess.run(["unshare", "-r", sys.executable, "-c", IN_A_USER_NAMESPACE, str(folder), json.dumps(probes)],
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr[-2000:]
+    return {**json.loads(result.stdout.splitlines()[-1]), "folder": folder}
+
+
 @needs_user_namespaces
-def test_sandbox_in_a_user_namespace_when_not_root(course, tmp_path):
-    """Run as a root that has only itself mapped (as a non-root grader would be): the kernel gets a user
-    namespace of its own instead of a uid, and the same view."""
-    script = textwrap.dedent(f"""\
-        import sys
-        sys.path.insert(0, {str(Path(__file__).parent)!r})
-        from test_sandbox import start, run
-        manager = start(sys.argv[1])
-        try:
-            print(run(manager, "import os; print(open('/proc/self/uid_map').read().split(), os.path.exists({str(course['solution'])!r})); "
-                               "print(open('/proc/self/status').read().split('CapEff:')[1].split()[0]); open('x', 'w').write('x')"))
-        finally:
-            manager.shutdown_kernel(now=True)
-        """)
-    result = subprocess.run(["unshare", "-r", sys.executable, "-c", script, str(tmp_path)], capture_output=True, text=True, timeout=120)
-    assert result.stdout.splitlines() == ["['0', '0', '1'] False", "0000000000000000"], result.stderr[-2000:]
-    assert not (tmp_path / "x").exists(), "the kernel wrote into the folder it was asked to work in, not into its copy"
+def test_sandbox_in_a_user_namespace_when_not_root(in_a_user_namespace):
+    """The kernel's user namespace maps only its own root, with no capabilities, and it sees the same view."""
+    assert in_a_user_namespace["identity"].splitlines() == ["['0', '0', '1'] False", "0000000000000000"]
+    assert not (in_a_user_namespace["folder"] / "x").exists(), "the kernel wrote into the folder it was asked to work in, not into its copy"
+
+
+# Printed by a cell of a graded submission: the limits its kernel runs under, as the kernel sees them; the wall
+# clock, which the kernel's supervisor (outside its namespaces) enforces, from the settings the supervisor
+# was forked with: the kernel, a fork of its supervisor, holds the same `sandbox._Start` (one: the kernel
+# server makes one in each supervisor it forks, never in itself).
+LIMITS_SEEN = textwrap.dedent("""\
+    import gc, json, os, resource, torch
+
+    starts = [thing for thing in gc.get_objects() if type(thing).__name__ == "_Start"]
+    tmp = os.statvfs("/tmp")
+    print("LIMITS", json.dumps({
+        "memory": resource.getrlimit(resource.RLIMIT_AS), "file_size": resource.getrlimit(resource.RLIMIT_FSIZE),
+        "processes": resource.getrlimit(resource.RLIMIT_NPROC), "threads": torch.get_num_threads(),
+        "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS"), "disk": tmp.f_blocks * tmp.f_frsize,
+        "wall_clock": [start.sandbox.wall_clock for start in starts],
+    }))
+    """)
+
+
+def test_the_commands_limit_flags_reach_the_graded_kernel(tmp_path):
+    """`hooklab autograde --memory 3G --file-size 5M --wall-clock 77 --processes 99 --threads 2 --disk 32M`: each
+    value, none of them a default, is what a kernel grading a submission runs under."""
+    course = make_course(tmp_path / "course")
+    assignment, name = corpus.ASSIGNMENT, corpus.notebook_name(corpus.ASSIGNMENT)
+    answers = corpus.solutions(assignment)
+    submission = corpus.Case("limits", assignment, {name: corpus.notebook(assignment, answers, extra=[LIMITS_SEEN])}, corpus.scores(assignment))
+    flags = ["--memory", "3G", "--file-size", "5M", "--wall-clock", "77", "--processes", "99", "--threads", "2", "--disk", "32M"]
+    result = subprocess.run([sys.executable, "-m", "hooklab.cli", "autograde", *flags, "--config", str(course / "nbgrader_config.py"),
+                             str(corpus.write(tmp_path / "submissions", [submission]))], capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stdout + result.stderr[-2000:]
+    graded = json.loads((course / "autograder" / "autograded" / "limits" / assignment / name).read_text())
+    printed = [line for cell in graded["cells"] for output in cell.get("outputs", []) if output.get("name") == "stdout"
+               for line in "".join(output["text"]).splitlines() if line.startswith("LIMITS ")]
+    assert len(printed) == 1, printed
+    assert json.loads(printed[0].removeprefix("LIMITS ")) == {
+        "memory": [3 * GiB, 3 * GiB], "file_size": [5 * MiB, 5 * MiB], "processes": [99, 99], "threads": 2,
+        "OMP_NUM_THREADS": "2", "disk": 32 * MiB, "wall_clock": [77],
+    }
 
 
 @needs_user_namespaces
@@ -451,6 +592,7 @@ CGROUP = _cgroup_with_memory() if ROOT else None
 
 @pytest.mark.skipif(CGROUP is None, reason="no cgroup v2 hierarchy with the memory controller here "
                     "(this machine's cgroups are v1): memory is limited by RLIMIT_AS")
+@needs_exit_status
 def test_memory_max_of_a_cgroup_stops_a_kernel(tmp_path):
     parent = CGROUP / f"hooklab-test-{os.getpid()}"
     parent.mkdir()

@@ -90,8 +90,9 @@ def feedback(student: str, assignment: str) -> float:
 
 _REASONS = [
     (re.compile(r"NotJSONError|not valid JSON|Notebook does not appear to be JSON", re.I), "not a valid notebook file (JSON)"),
-    (re.compile(r"ValidationError|NBFormatError|Notebook is invalid", re.I), "not a valid notebook (nbformat)"),
+    # before nbformat's: nbgrader raises a ValidationError for cells whose metadata are not the assignment's
     (re.compile(r"missing grade cell|metadata|MissingEntry", re.I), "the notebook does not match the assignment"),
+    (re.compile(r"ValidationError|NBFormatError|Notebook is invalid", re.I), "not a valid notebook (nbformat)"),
 ]
 
 

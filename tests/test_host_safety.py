@@ -258,7 +258,7 @@ def test_a_zip_extracts_only_what_is_within_the_limits(tmp_path):
     limits = Sandbox(submission_size=1 * MiB, submission_files=4)
     with opened(archive, limits) as (folder, problems):
         assert sorted(p.name for p in folder.iterdir()) == ["ada"]
-        assert [problem.split(":")[0] for problem in problems] == ["bomb", "crowd"], problems
+        assert [problem.split(":")[0] for problem in problems] == [f"bomb/{A}", f"crowd/{A}"], problems
 
 
 def test_nothing_of_a_submission_runs_while_its_kernel_starts(graded):
@@ -281,7 +281,7 @@ def test_a_zips_entries_are_counted_where_they_are_extracted_and_in_all(tmp_path
     limits = Sandbox(submission_size=1 * MiB, notebook_size=1 * MiB, input_size=5 * MiB // 4)
     with opened(archive, limits) as (folder, problems):
         refused = {problem.split(":")[0]: problem for problem in problems}
-        assert "ada" in refused and "(c.Sandbox.submission_size)" in refused["ada"]
+        assert "(c.Sandbox.submission_size)" in refused[f"ada/{A}"]
         assert "(c.Sandbox.notebook_size)" in refused[f"big_{NOTEBOOK}"]
         assert sum("(c.Sandbox.input_size)" in problem for problem in problems) == 1, problems
         assert sorted(p.name for p in folder.iterdir()) == ["bo", f"s0_{NOTEBOOK}", f"s1_{NOTEBOOK}"]
@@ -298,7 +298,7 @@ def test_a_damaged_zip_member_costs_only_its_student(tmp_path):
     archive.write_bytes(bytes(data))
     with opened(archive, Sandbox()) as (folder, problems):
         assert sorted(p.name for p in folder.iterdir()) == ["ada"]
-        assert len(problems) == 1 and problems[0].startswith("bo: damaged in the zip"), problems
+        assert len(problems) == 1 and problems[0].startswith(f"bo/{A}: damaged in the zip"), problems
 
 
 def test_an_unreadable_submission_folder_costs_only_its_student(tmp_path):
@@ -320,3 +320,38 @@ def test_an_unreadable_submission_folder_costs_only_its_student(tmp_path):
     assert sorted(by_student["ada"].files) == [NOTEBOOK] and not by_student["ada"].refused
     assert sorted(by_student["bo"].files) == sorted([NOTEBOOK, os.fsdecode(b"\xff\xfe.txt")])
     assert by_student["cy"].refused.startswith("its files could not be read") and not by_student["cy"].files
+
+
+def test_a_zip_is_limited_per_submission_and_any_damage_costs_only_its_own(tmp_path):
+    """Two assignments of one student, each within the limit though not together; a damaged LZMA member."""
+    archive = tmp_path / "class.zip"
+    with zipfile.ZipFile(archive, "w") as zipped:
+        for assignment in (A, "03_backward_hooks"):
+            zipped.writestr(f"ada/{assignment}/data.bin", bytes(3 * MiB // 4), zipfile.ZIP_DEFLATED)
+        zipped.writestr(f"bo/{A}/{NOTEBOOK}", solved(), zipfile.ZIP_LZMA)
+    data = bytearray(archive.read_bytes())
+    start = data.index(f"bo/{A}".encode()) + 100  # inside bo's compressed bytes
+    data[start:start + 64] = bytes(byte ^ 0xFF for byte in data[start:start + 64])
+    archive.write_bytes(bytes(data))
+    with opened(archive, Sandbox(submission_size=1 * MiB)) as (folder, problems):
+        assert sorted(p.relative_to(folder).as_posix() for p in folder.glob("*/*")) == [f"ada/{A}", "ada/03_backward_hooks"]
+        assert [problem.split(":")[0] for problem in problems] == [f"bo/{A}"], problems
+
+
+def test_an_unreadable_or_very_deep_student_folder_costs_only_its_student(tmp_path):
+    course = Course(make_course(tmp_path / "course") / "nbgrader_config.py")
+    folder = tmp_path / "class"
+    for student in ("ada", "bo"):
+        (folder / student / A).mkdir(parents=True)
+        (folder / student / A / NOTEBOOK).write_bytes(solved())
+    parent = os.open(folder / "bo" / A, os.O_DIRECTORY)
+    for _ in range(1100):  # deeper than Python's recursion (a walk that recurses), within a path's length
+        os.mkdir("d", dir_fd=parent)
+        child = os.open("d", os.O_DIRECTORY, dir_fd=parent)
+        os.close(parent)
+        parent = child
+    os.close(parent)
+    found = find(folder, course, Sandbox())
+    by_student = {s.student: s for s in found.submissions}
+    assert by_student["bo"].refused.startswith("its files could not be read") and not by_student["bo"].files
+    assert sorted(by_student["ada"].files) == [NOTEBOOK] and not by_student["ada"].refused

@@ -295,7 +295,8 @@ class KernelServer:
         listener = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         listener.bind(self.address)
         listener.listen()
-        env = {**environment(), **sandbox.thread_environment()}  # which a fork's /proc/self/environ shows
+        # which a fork's /proc/self/environ shows; the grader's HOME, private, where matplotlib keeps its font cache
+        env = {**environment(os.path.expanduser("~")), **sandbox.thread_environment()}
         if hash_seed is not None:
             env["PYTHONHASHSEED"] = hash_seed
         with theirs, listener:
@@ -471,7 +472,11 @@ class Spares:
         if not isinstance(process, Kernel) or process.poll() is not None or time.monotonic() - process.started > SPARE_MAX_AGE:
             self.discard(manager)
             return None
-        copy_regular_files(folder, provisioner.folder)
+        try:
+            copy_regular_files(folder, provisioner.folder)
+        except (OSError, RecursionError):
+            self.discard(manager)
+            raise
         return manager
 
     async def keep(self, kind: Any, manager: Any, arguments: list[str]) -> None:

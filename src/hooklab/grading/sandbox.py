@@ -102,16 +102,20 @@ class Sandbox(Configurable):
         """The environment of a kernel jupyter_client asks for with ``requested``: the fixed one, its thread
         counts, and of ``requested`` only :data:`KERNEL_VARIABLES`."""
         taken = {name: requested[name] for name in KERNEL_VARIABLES if name in requested}
-        return {**environment(), **self.thread_environment(), **taken}
+        # a sandboxed kernel's HOME is its private /tmp; without a sandbox the shared /tmp would let anyone on
+        # the machine plant IPython start-up files there, so it keeps the grader's
+        home = SANDBOX_HOME if self.isolate else requested.get("HOME", os.path.expanduser("~"))
+        return {**environment(home), **self.thread_environment(), **taken}
 
 
-def environment() -> dict[str, str]:
+def environment(home: str) -> dict[str, str]:
     """The fixed environment of grading kernels and of the server they are forked from (whose environment
-    block a fork shows in /proc/self/environ): what Python, torch and ipykernel need, never the grader's
-    own (a token in the instructor's shell would be one ``print`` away from a student's feedback)."""
+    block a fork shows in /proc/self/environ), with ``home`` as HOME: what Python, torch and ipykernel need,
+    never the rest of the grader's (a token in the instructor's shell would be one ``print`` away from a
+    student's feedback)."""
     return {
         "PATH": os.pathsep.join([os.path.dirname(sys.executable), "/usr/local/bin", "/usr/bin", "/bin"]),
-        "HOME": SANDBOX_HOME,
+        "HOME": home,
         "LANG": "C.UTF-8",
     }
 
@@ -668,6 +672,9 @@ def _copy_file(name: str, source_fd: int, target_fd: int, owner: int | None) -> 
                 os.fchown(writing, owner, owner)
             while chunk := os.read(reading, 1 << 20):
                 os.write(writing, chunk)
+        except OSError:  # no half of a file (out of space, over the file size limit)
+            os.unlink(name, dir_fd=target_fd)
+            raise
         finally:
             os.close(writing)
     finally:

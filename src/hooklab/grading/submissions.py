@@ -21,7 +21,6 @@ import shutil
 import tempfile
 import unicodedata
 import zipfile
-import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -90,10 +89,10 @@ def too_big(size: int, count: int, sandbox: Sandbox) -> str:
 @contextmanager
 def opened(path: Path, sandbox: Sandbox) -> Iterator[tuple[Path, list[str]]]:
     """A folder to read the input from (the folder itself, or a zip extracted to a temporary one) and the
-    problems met opening it. A zip is extracted a top-level entry at a time, as the zip declares their sizes
-    (extraction stops at a member's declared size): a student folder within the submission limits, a file
-    (a flat zip's notebook) within ``notebook_size``, all of it within ``input_size``; one that is damaged
-    costs only itself."""
+    problems met opening it. A zip is extracted a submission (``<student>/<assignment>``) or a top-level file
+    at a time, as the zip declares their sizes (extraction stops at a member's declared size): a submission
+    within the submission limits, a file (a flat zip's notebook) within ``notebook_size``, all of it within
+    ``input_size``; one that is damaged costs only itself."""
     if not path.exists():
         raise FileNotFoundError(f"no such file or folder: {path}")
     if path.is_dir():
@@ -107,8 +106,8 @@ def opened(path: Path, sandbox: Sandbox) -> Iterator[tuple[Path, list[str]]]:
             groups: dict[str, list[zipfile.ZipInfo]] = {}
             for member in archive.infolist():
                 parts = _extracted_parts(member.filename)
-                if parts:
-                    groups.setdefault(parts[0], []).append(member)
+                if parts:  # a submission: <student>/<assignment>/…; a flat zip's file
+                    groups.setdefault("/".join(parts[:2]) if len(parts) > 2 else parts[0], []).append(member)
             extracted = 0
             for name, group in sorted(groups.items()):
                 size = sum(member.file_size for member in group)
@@ -137,16 +136,18 @@ def _zip_entry_too_big(group: list[zipfile.ZipInfo], size: int, sandbox: Sandbox
 
 
 def _extract(archive: zipfile.ZipFile, group: list[zipfile.ZipInfo], scratch: Path, name: str) -> str:
-    """Extract one top-level entry's members; why it could not be (what was extracted of it removed), or ""."""
+    """Extract one submission's members; why it could not be (what was extracted of it removed), or ""."""
     try:
         for member in group:
             archive.extract(member, scratch)
-    except (zipfile.BadZipFile, zlib.error, OSError, EOFError, NotImplementedError, RuntimeError) as error:
+    except Exception as error:  # noqa: BLE001 (a damaged member raises what its compressor raises: zlib, bz2, lzma…)
         target = scratch / name
         if target.is_dir() and not target.is_symlink():
             shutil.rmtree(target)
         else:
             target.unlink(missing_ok=True)
+        if target.parent != scratch and not any(target.parent.iterdir()):
+            target.parent.rmdir()  # the student's folder, when it held only this submission
         return f"damaged in the zip ({printable(str(error))[:120]})"
     return ""
 
@@ -181,7 +182,11 @@ def _find_nested(folder: Path, course: Course, sandbox: Sandbox, timestamps: boo
 def _find_student(student_dir: Path, course: Course, root: Path, sandbox: Sandbox, timestamps: bool) -> Found:
     submissions, problems = [], []
     assignment_dirs = []
-    for entry in sorted(student_dir.iterdir()):
+    try:
+        entries = sorted(student_dir.iterdir())
+    except OSError as error:
+        return Found([], [f"{printable(student_dir.name)}/: could not be read ({printable(str(error))[:160]}); not graded"])
+    for entry in entries:
         if entry.is_symlink():
             problems.append(_link(entry, root))
         elif entry.is_dir() and entry.name in course.notebooks:
@@ -191,17 +196,30 @@ def _find_student(student_dir: Path, course: Course, root: Path, sandbox: Sandbo
     for assignment_dir in assignment_dirs:
         try:
             files, refused = _files_of(assignment_dir, root, sandbox, timestamps, problems)
-        except OSError as error:  # a tree too deep for a path, a folder that cannot be read
-            files, refused = {}, f"its files could not be read ({printable(str(error))[:160]})"
+        except (OSError, RecursionError) as error:  # a tree too deep, a folder that cannot be read
+            files, refused = {}, f"its files could not be read ({printable(str(error) or type(error).__name__)[:160]})"
         submissions.append(Submission(student_dir.name, assignment_dir.name, files, refused))
     return Found(submissions, problems)
+
+
+def _walk(folder: Path) -> list[Path]:
+    """Everything under ``folder``, without descending into linked folders; raises on a folder that cannot be
+    read (``rglob`` would skip it)."""
+    found = []
+    for parent, folders, names in os.walk(folder, onerror=_raise):
+        found += [Path(parent, name) for name in (*folders, *names)]
+    return found
+
+
+def _raise(error: OSError) -> None:
+    raise error
 
 
 def _files_of(folder: Path, root: Path, sandbox: Sandbox, timestamps: bool, problems: list[str]) -> tuple[dict[str, Path], str]:
     """A submission folder's regular files by path inside it, and why it is refused ("" if it is not); the links
     and the student's own timestamp left out are added to ``problems``."""
     files, size = {}, 0
-    for path in sorted(folder.rglob("*")):  # rglob does not descend into linked folders
+    for path in sorted(_walk(folder)):
         name = path.relative_to(folder).as_posix()
         if ".ipynb_checkpoints" in path.parts:
             continue

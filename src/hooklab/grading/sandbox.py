@@ -75,7 +75,8 @@ class Sandbox(Configurable):
     file_size = Int(1 * GiB, help="largest file a kernel may write (RLIMIT_FSIZE)").tag(config=True)
     open_files = Int(1024, help="open files of a kernel (RLIMIT_NOFILE)").tag(config=True)
     disk = Int(256 * MiB, help="bytes a sandboxed kernel may write in all: its working copy, /tmp and /dev/shm share "
-               "one private tmpfs of this size").tag(config=True)
+               "one private tmpfs of this size (without root, a kernel in a user namespace may also write files, each "
+               "within file_size, in its socket folder)").tag(config=True)
     submission_size = Int(64 * MiB, help="most bytes of one submission's files: a larger one is refused before it is "
                           "copied (and, in a zip, before it is extracted)").tag(config=True)
     submission_files = Int(1000, help="most files in one submission: more are refused the same way").tag(config=True)

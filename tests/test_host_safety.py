@@ -351,7 +351,15 @@ def test_an_unreadable_or_very_deep_student_folder_costs_only_its_student(tmp_pa
         os.close(parent)
         parent = child
     os.close(parent)
-    found = find(folder, course, Sandbox())
+    try:
+        found = find(folder, course, Sandbox())
+    finally:  # removed deepest first: shutil.rmtree (pytest's clean-up) recurses too
+        deepest = folder / "bo" / A
+        while (deepest / "d").is_dir():
+            deepest = deepest / "d"
+        while deepest != folder / "bo" / A:
+            deepest.rmdir()
+            deepest = deepest.parent
     by_student = {s.student: s for s in found.submissions}
     assert by_student["bo"].refused.startswith("its files could not be read") and not by_student["bo"].files
     assert sorted(by_student["ada"].files) == [NOTEBOOK] and not by_student["ada"].refused

@@ -246,8 +246,8 @@ _SET_BY_IMPORTS: dict[str, str] = {}  # the variables the server's preloading se
 
 
 def _become_kernel(request: dict[str, Any]) -> None:
-    """In the forked kernel, confined already (its working copy made, a spare's at its first request): take the
-    requested environment and run ipykernel (or execute the requested command)."""
+    """In the forked kernel, confined already (its files arrive at its first request): take the requested
+    environment and run ipykernel (or give a command of its own its files and execute it)."""
     os.environ.clear()
     os.environ.update({**_SET_BY_IMPORTS, **request["env"]})
     matplotlib = sys.modules.get("matplotlib")

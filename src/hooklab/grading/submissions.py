@@ -44,10 +44,10 @@ def refusal(student: str) -> str:
     """Why ``student`` cannot be a student id, or "": it must name one folder, and only literally."""
     if student in ("", ".", "..") or student.startswith("."):
         return "not a name for a student's folder"
-    if "/" in student or "\\" in student or printable(student) != student:
-        return "a path separator or a control character"
+    if "/" in student or "\\" in student:
+        return "a path separator"
     if any(unicodedata.category(character)[0] in "CZ" and character != " " for character in student):
-        return "an invisible or formatting character, which would make it look like another id"
+        return "a control, invisible or formatting character, which could hide what it is or make it look like another id"
     if _GLOB & set(student):
         return "one of * ? [ ], which nbgrader would take as a pattern matching other students"
     return ""

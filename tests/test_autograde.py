@@ -290,14 +290,14 @@ def test_report_counts_the_failure_messages_of_the_class(graded: dict):
     files, ledger = graded["report"], graded["ledger"]
     failures = table(files["report-failures.csv"])
     counted = {(r["assignment"], r["cell"], r["message"]): (int(r["submissions"]), int(r["variants"])) for r in failures}
-    # "exception" (its hook raises before appending the output), "blank" and "edited_tests" (nothing answered)
-    missing_output = (corpus.ASSIGNMENT, "collect_hooks_test", "NameError: name 'output' is not defined")
-    assert counted[missing_output] == (3, 1)
+    # "exception" (its hook raises before appending the output: 2 items), "blank" and "edited_tests" (nothing answered)
+    missing_output = (corpus.ASSIGNMENT, "collect_hooks_test", "WrongAnswer: answer has # items, expected #")
+    assert counted[missing_output] == (3, 2)
     # "exits" and "late_crash": their kernels died in different cells, one message with the numbers left out
     died = (corpus.ASSIGNMENT, "leaf_shapes_test", "TestDidNotRun: not run: the kernel died in cell # (os._exit, a crash or out of memory)")
     assert counted[died] == (2, 2)
     page = html.unescape(re.sub(r"<[^>]+>", "", files[class_report.REPORT]))  # the words, without the tags
-    assert f"{missing_output[2]} × 3" in page and f"{died[2]} × 2 (2 variants)" in page
+    assert f"{missing_output[2]} × 3 (2 variants)" in page and f"{died[2]} × 2 (2 variants)" in page
     # every lost test cell of a submission that ran has one message, except a zero for being held only
     for cell in table(files["report-cells.csv"]):
         column, points = f"{cell['notebook']}/{cell['cell']}", float(cell["points"])

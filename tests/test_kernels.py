@@ -332,7 +332,7 @@ def test_the_checks_ride_on_the_cells_requests(tmp_path, monkeypatch, forked_ker
     What they find is the same: a patch in the cell before a test holds the notebook."""
     asked = []
     ask = GuardedExecute._ask
-    monkeypatch.setattr(GuardedExecute, "_ask", lambda self, expression, code="", then="": asked.append(re.search(r"\]\.(\w+)\(", expression)[1]) or ask(self, expression, code, then))
+    monkeypatch.setattr(GuardedExecute, "_ask", lambda self, expression, code="", *then: asked.append(re.search(r"\]\.(\w+)\(", expression)[1]) or ask(self, expression, code, *then))
     code = nbformat.v4.new_code_cell
     nb = nbformat.v4.new_notebook(cells=[
         code("x = 1"), _test_cell("assert x == 1", "first"),

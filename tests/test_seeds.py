@@ -14,7 +14,7 @@ import torch
 
 import corpus
 from conftest import make_course
-from hooklab import checks
+from hooklab import checks, observations
 from hooklab.seeding import SEED_VARIABLE
 
 A = "02_forward_hooks"
@@ -58,12 +58,28 @@ def test_a_logged_seed_draws_the_same_hidden_inputs_again(tmp_path):
 
 
 def test_generators_of_one_seed_follow_one_sequence_and_differ_from_each_other(monkeypatch):
-    def draws() -> list[float]:
-        monkeypatch.setattr(checks, "_draws", __import__("itertools").count())
+    def draws(seed: str | None) -> list[float]:
+        if seed is not None:
+            observations.begin(seed, True)
         return [float(torch.rand((), generator=checks.random_generator())) for _ in range(3)]
 
-    monkeypatch.setenv(SEED_VARIABLE, "12345")
-    first = draws()
-    assert draws() == first and len(set(first)) == 3
-    monkeypatch.delenv(SEED_VARIABLE)
-    assert draws() != first
+    monkeypatch.setattr(observations, "_state", {"seed": None, "draws": None})
+    first = draws("12345")
+    assert draws("12345") == first and len(set(first)) == 3
+    assert draws("12346") != first
+    monkeypatch.setattr(observations, "_state", {"seed": None, "draws": None})
+    assert not observations.active() and draws(None) != first
+
+
+def test_the_kernel_gets_no_seed_of_the_run_only_the_seed_of_each_cell(tmp_path):
+    """Nothing in the kernel's environment or files tells the run's seed: a test cell gets its own, at test time."""
+    course = make_course(tmp_path / "course")
+    submissions = tmp_path / "class"
+    (submissions / "ada" / A).mkdir(parents=True)
+    spy = corpus.solutions(A)["collect_hooks"] + "\nimport os\nprint('SEEN', os.environ.get('HOOKLAB_SEED'))\n"
+    (submissions / "ada" / A / NOTEBOOK).write_bytes(corpus.notebook(A, {**corpus.solutions(A), "collect_hooks": spy}))
+    grade(course, submissions, "4242")
+    nb = nbformat.read(course / "autograder" / "autograded" / "ada" / A / NOTEBOOK, as_version=4)
+    printed = "".join(o.get("text", "") for c in nb.cells for o in c.get("outputs", []) if o.get("output_type") == "stream")
+    assert "SEEN None" in printed
+    assert json.loads((course / "grading.json").read_text())[f"ada/{A}"]["seeds"] == {Path(NOTEBOOK).stem: "4242"}

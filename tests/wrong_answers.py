@@ -102,7 +102,7 @@ def wrong_answers() -> list[Wrong]:
 
             def plus_five(module, args, output):
                 return output + 5
-        '''), "your hook modified x1 in place"),
+        '''), "do not change the inputs in place"),
         Wrong("hooks_for_two_inputs_only", FORWARD_HOOKS, "change_hooks", _cell('''
             def double_inputs(module, args):
                 x1, x2 = args
@@ -234,7 +234,7 @@ def wrong_answers() -> list[Wrong]:
                 layer.register_forward_hook(lambda module, args, output: kept.setdefault("output", output))
                 model(clean)
                 return model(corrupted)
-        '''), "left hooks on"),
+        '''), "the modules with hooks left after"),
             Wrong("fused_sgd_keeps_the_gradient", BACKWARD_HOOKS, "fused_sgd", _cell('''
             def fuse_sgd(model, lr):
                 def step(param):

@@ -6,13 +6,15 @@ Every checker returns ``None`` when the answer is right and raises :class:`Answe
 Values are read through functions captured when this module is imported and compared in
 plain Python, so a notebook that patches ``torch.allclose``, ``torch.equal`` or
 ``Tensor.__eq__``, or hands in a tensor subclass, cannot make a wrong answer pass.
+
+Graded by ``hooklab autograde``, a test cell's checkers do not judge: they send what they were given to
+check to the grader (:mod:`hooklab.observations`), which compares it with what the reference solution
+gives; the grader does not send them the expected values at all.
 """
 
 from __future__ import annotations
 
-import hashlib
 import inspect
-import itertools
 import linecache
 import math
 import os
@@ -25,7 +27,8 @@ import numpy
 import torch
 from torch.overrides import TorchFunctionMode
 
-from hooklab.seeding import SEED_VARIABLE
+from hooklab import observations
+from hooklab.observations import encode, observe
 
 __all__ = [
     "AnswerError",
@@ -173,6 +176,8 @@ def check_tensor(
     check_dtype: bool = True,
 ) -> None:
     """Check that ``actual`` is a tensor with ``expected``'s shape, dtype and values."""
+    if observations.active():
+        return observe("value", name, encode(actual), atol=atol, rtol=rtol, check_dtype=check_dtype)
     _require_tensor(value=actual, name=name)
     if _shape(actual) != _shape(expected):
         raise AnswerError(f"{name}: shape {_shape(expected)} expected, got {_shape(actual)}")
@@ -195,43 +200,47 @@ def check_answer(
     atol: float = 1e-6,
     rtol: float = 1e-5,
     check_dtype: bool = True,
+    name: str = "answer",
 ) -> None:
     """Check an answer list item by item against named references, in order.
 
     ``expected`` maps a name used in messages (e.g. ``"x1"``) to its reference tensor.
     With ``same_object=True`` every item must be the reference tensor itself, not a copy.
+    ``name`` is what the answer is called in messages.
     """
+    if observations.active():  # identity is observed as behaviour by the test (an input changed in place)
+        return observe("value", name, encode(answer), atol=atol, rtol=rtol, check_dtype=check_dtype)
     names = list(expected)
     listing = f"[{', '.join(names)}]"
     if not isinstance(answer, (list, tuple)):
-        raise AnswerError(f"answer is {_describe_type(answer)}, expected a list {listing}")
+        raise AnswerError(f"{name} is {_describe_type(answer)}, expected a list {listing}")
     if len(answer) != len(names):
         raise AnswerError(
-            f"answer has {len(answer)} item{'s' if len(answer) != 1 else ''}, "
+            f"{name} has {len(answer)} item{'s' if len(answer) != 1 else ''}, "
             f"expected {len(names)}: {listing}"
         )
-    for position, (name, item) in enumerate(zip(names, answer)):
-        label = f"answer[{position}]"
-        reference = expected[name]
+    for position, (key, item) in enumerate(zip(names, answer)):
+        label = f"{name}[{position}]"
+        reference = expected[key]
         if same_object:
             if item is reference:
                 continue
             _require_tensor(item, label)
-            twin = _matching_name(item, expected, name, atol, rtol, by_identity=True)
+            twin = _matching_name(item, expected, key, atol, rtol, by_identity=True)
             if twin is not None:
-                raise AnswerError(f"{label} should be {name}; got {twin}")
+                raise AnswerError(f"{label} should be {key}; got {twin}")
             if _same_values(item, reference, atol, rtol):
                 raise AnswerError(
-                    f"{label} should be {name} itself; got a copy with the same values "
+                    f"{label} should be {key} itself; got a copy with the same values "
                     "(append the tensor you received, not a clone)"
                 )
-            raise AnswerError(f"{label} should be {name} itself; got a different tensor")
+            raise AnswerError(f"{label} should be {key} itself; got a different tensor")
         _require_tensor(item, label)
         if not _same_values(item, reference, atol, rtol):
-            twin = _matching_name(item, expected, name, atol, rtol, by_identity=False)
+            twin = _matching_name(item, expected, key, atol, rtol, by_identity=False)
             if twin is not None:
-                raise AnswerError(f"{label} should equal {name}; got a tensor equal to {twin}")
-        check_tensor(item, reference, f"{label} ({name})", atol=atol, rtol=rtol, check_dtype=check_dtype)
+                raise AnswerError(f"{label} should equal {key}; got a tensor equal to {twin}")
+        check_tensor(item, reference, f"{label} ({key})", atol=atol, rtol=rtol, check_dtype=check_dtype)
 
 
 def _matching_name(
@@ -255,6 +264,8 @@ def _matching_name(
 
 def check_names(actual: Iterable[Any], expected: Sequence[str], what: str) -> None:
     """Check a sequence of names (e.g. from ``named_parameters()``) against the expected order."""
+    if observations.active():
+        return observe("value", what, encode(list(actual)))
     got = list(actual)
     for name in got:
         if not _is_one_of(name, (str,)):
@@ -272,6 +283,11 @@ def check_names(actual: Iterable[Any], expected: Sequence[str], what: str) -> No
 def check_parameter(module: torch.nn.Module, name: str, shape: Sequence[int]) -> None:
     """Check that ``module.<name>`` is a registered ``nn.Parameter`` of the given shape."""
     owner = type(module).__name__
+    if observations.active():
+        value = getattr(module, name, None)
+        registered = name in dict(module.named_parameters(recurse=False))
+        found = (type(value) is torch.nn.Parameter, registered, _shape(value) if isinstance(value, torch.Tensor) else None)
+        return observe("value", f"{owner}.{name} (a registered nn.Parameter, its shape)", encode(found))
     if not hasattr(module, name):
         raise AnswerError(f"{owner} has no attribute {name!r}")
     value = getattr(module, name)
@@ -290,6 +306,8 @@ def check_equal(actual: Any, expected: Any, what: str) -> None:
     """Check exact equality of plain Python values (strings, numbers, lists), showing both.
 
     A NumPy integer counts as the int it holds (``np.prod`` of a shape is an honest count)."""
+    if observations.active():
+        return observe("value", what, encode(actual))
     if type(expected) is int and _is_one_of(actual, _NUMPY_INTEGERS):
         actual = int(actual)
     if type(actual) is not type(expected):
@@ -301,18 +319,12 @@ def check_equal(actual: Any, expected: Any, what: str) -> None:
         raise AnswerError(f"{what} should be {expected!r}, got {actual!r}")
 
 
-_draws = itertools.count()
-
-
 def random_generator() -> torch.Generator:
-    """A generator for hidden tests' fresh random inputs: seeded from the operating system, or where the grader
-    gave the kernel a seed (``HOOKLAB_SEED``), from that seed and how many generators the kernel made before,
-    so that a run is drawn again from the seed the grader logged."""
-    base = os.environ.get(SEED_VARIABLE)
-    if base is None:
-        return torch.Generator().manual_seed(int.from_bytes(os.urandom(8), "little") >> 1)
-    digest = hashlib.sha256(f"{base}:{next(_draws)}".encode()).digest()
-    return torch.Generator().manual_seed(int.from_bytes(digest[:8], "little") >> 1)
+    """A generator for hidden tests' fresh random inputs: seeded from the operating system, or in a test cell
+    graded by ``hooklab autograde`` from the seed the grader sent for it and how many generators the cell made
+    before (:func:`hooklab.observations.next_seed`), so that the reference run draws the same inputs and a
+    run is drawn again from the seed the grader logged."""
+    return torch.Generator().manual_seed(observations.next_seed())
 
 
 # check_backward ------------------------------------------------------------------------------
@@ -490,6 +502,8 @@ def check_backward(
     """
     if not (isinstance(function, type) and issubclass(function, _Function)):
         raise AnswerError(f"{_describe_type(function)} was given, expected a torch.autograd.Function subclass")
+    if observations.active():
+        return _observe_backward(function, args, generator, atol, rtol)
     name = function.__name__
     names = _input_names(function, len(args))
     inputs = [arg.detach().clone().requires_grad_(_differentiable(arg)) if isinstance(arg, torch.Tensor) else arg for arg in args]
@@ -591,3 +605,67 @@ def check_backward(
             )
         if guard.used:
             raise _autograd_used(call, name, guard)
+
+
+def _observe_backward(function: type, args: tuple[Any, ...], generator: torch.Generator | None,
+                      atol: float | None, rtol: float | None) -> None:
+    """:func:`check_backward` graded by ``hooklab autograde``: observe what the Function's forward returns, what
+    its backward returns for random output gradients, and the inputs' ``.grad`` through autograd's engine. In
+    float64 the grader compares gradients more tightly than finite differences can reach; using autograd
+    inside the Function still fails here, in the kernel (a rule about method, not value)."""
+    name = function.__name__
+    names = _input_names(function, len(args))
+    call = f"{name}.apply({', '.join(_describe_argument(n, a) for n, a in zip(names, args))})"
+    double = all(a.dtype == _float64 for a in args if _differentiable(a))
+    tolerance = {"atol": (1e-12 if double else 1e-4) if atol is None else atol,
+                 "rtol": (1e-10 if double else 1e-3) if rtol is None else rtol}
+    guard = _AutogradGuard()
+    checked = _guarded(function, guard)
+
+    def leaves() -> list[Any]:
+        return [a.detach().clone().requires_grad_(_differentiable(a)) if isinstance(a, torch.Tensor) else a for a in args]
+
+    def attempt(stage: str, run: Callable[[], Any]) -> tuple[bool, Any]:
+        try:
+            result = run()
+        except Exception as error:  # the student's code: what it raised is the observation
+            if guard.used:
+                raise _autograd_used(call, name, guard) from None
+            observe("raised", f"{call}: {stage}", encode(f"{type(error).__name__}: {error}"))
+            return False, None
+        if guard.used:
+            raise _autograd_used(call, name, guard)
+        return True, result
+
+    inputs = leaves()
+    ran, output = attempt(f"{name}.forward", lambda: checked.apply(*inputs))
+    if not ran:
+        return
+    outputs = _as_outputs(output)
+    observe("value", f"the output of {call} (leave forward as it was given)", encode(list(outputs)), atol=1e-5, rtol=1e-4)
+    node = next((o.grad_fn for o in outputs if isinstance(o, torch.Tensor) and o.grad_fn is not None), None)
+    if node is None:
+        raise AnswerError(f"{call} returned no output that autograd tracks: call the Function through .apply and leave forward as it was given")
+    generator = generator if generator is not None else torch.Generator().manual_seed(0)
+    grad_outputs = [torch.randn(_shape(o), generator=generator, dtype=o.dtype) if _differentiable(o) else None for o in outputs]
+
+    def direct() -> Any:
+        with _no_grad():
+            return checked.backward(node, *[g.clone() if g is not None else torch.zeros_like(o) for g, o in zip(grad_outputs, outputs)])
+
+    ran, returned = attempt(f"{name}.backward", direct)
+    if not ran:
+        return
+    gradients = list(returned) if isinstance(returned, (tuple, list)) else [returned]
+    observe("value", f"{call}: what {name}.backward returns (one gradient per input of forward)", encode(gradients), **tolerance)
+    engine_inputs = leaves()
+
+    def through_engine() -> list[Any]:
+        results = _as_outputs(checked.apply(*engine_inputs))
+        pairs = [(o, g) for o, g in zip(results, grad_outputs) if g is not None and isinstance(o, torch.Tensor) and o.requires_grad]
+        torch.autograd.backward([o for o, _ in pairs], [g.clone() for _, g in pairs])
+        return [a.grad if isinstance(a, torch.Tensor) and _differentiable(a) else None for a in engine_inputs]
+
+    ran, engine = attempt("backward through autograd's engine", through_engine)
+    if ran:
+        observe("value", f"{call}: each input's .grad after backward through autograd's engine", encode(engine), **tolerance)

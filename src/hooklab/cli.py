@@ -92,6 +92,9 @@ def parser() -> argparse.ArgumentParser:
                         help="run kernels with the grader's rights where no sandbox can be made (the limits still apply)")
     for option, (name, kind, text) in _LIMITS.items():
         limits.add_argument(option, dest=name, type=kind, default=None, help=text)
+    grade.add_argument("--no-integrity", action="store_true",
+                       help="turn off the scan, the runtime probe and the proof that each test ran (nothing is held for "
+                       "review); the scores of tests that are drivers are the grader's either way")
     grade.add_argument("--timestamps", action="store_true",
                        help="take each submission's timestamp.txt (late penalties) as nbgrader's exchange wrote it; "
                        "by default a student's own is left out, but in the course's own submitted folder")
@@ -175,7 +178,7 @@ def main(argv: list[str] | None = None) -> int:
     from hooklab.grading.run import GRADES_CSV, autograde
     from hooklab.grading.submissions import DEFAULT_FILENAME_REGEX
 
-    course = Course(args.config.resolve(), timeout=args.timeout, sandbox=settings)
+    course = Course(args.config.resolve(), timeout=args.timeout, sandbox=settings, integrity=not args.no_integrity)
     sandbox = Sandbox(config=course.config())
     problem = unavailable(sandbox)
     if problem:

@@ -1,6 +1,6 @@
-"""Where the hidden tests' random inputs come from in a grading kernel: the grader gives each kernel a seed
-in this environment variable and logs it (``grading.json``); :func:`hooklab.checks.random_generator` draws
-from it, so a run's inputs are drawn again by grading with the same seed. (A module of its own: the
-grading command reads it before it imports torch.)"""
+"""The run's seed: ``hooklab autograde`` draws one per run, or takes it from this environment variable to draw a
+logged run's hidden inputs again (``grading.json`` keeps it). It stays in the grading process: a kernel gets,
+at test time, only a seed derived from it for each cell (:func:`hooklab.observations.begin`). (A module of its
+own: the grading command reads it before it imports torch.)"""
 
 SEED_VARIABLE = "HOOKLAB_SEED"

@@ -23,6 +23,8 @@ class Course:
     config_file: Path
     timeout: int | None = None  # per-cell seconds; None keeps the configured value
     sandbox: dict[str, object] = field(default_factory=dict, hash=False)  # Sandbox settings over the configured ones
+    integrity: bool = True  # the scan, the runtime probe and the proof that each test ran (hooklab.grading.integrity)
+    seed: str = ""  # the run's (hooklab.observations): given to the workers only, so it is no part of a result's fingerprint
 
     @cached_property
     def _configured(self) -> Config:
@@ -60,6 +62,10 @@ class Course:
             config.Execute.extra_arguments = [*arguments, "--InteractiveShell.xmode=Plain"]
             # the notebook is validated once, after the last preprocessor of each pass, not after every one
             config.NotebookExporter.optimistic_validation = True
+            config.GuardedExecute.seed = self.seed
+        if not self.integrity:
+            config.GuardedExecute.integrity = False
+            config.ScanSubmission.enabled = False
         # Releases made only to register assignments in the gradebook go to a scratch folder,
         # so grading never rewrites the published release.
         config.CourseDirectory.release_directory = str(self.work_dir / "release")

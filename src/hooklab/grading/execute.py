@@ -14,7 +14,11 @@
 - a kernel that dies or ignores the interrupt costs only the cells from there on: those before
   keep their results, the rest fail with the reason;
 - output limits: what the kernel sends is cut or dropped as it arrives (:class:`OutputLimits`), so
-  neither the worker's memory nor the autograded notebook and its feedback page grow with it.
+  neither the worker's memory nor the autograded notebook and its feedback page grow with it;
+- drivers: in a notebook whose tests are drivers (:mod:`hooklab.grading.judge`), with the run's ``seed``, every
+  code cell is preceded by :func:`hooklab.observations.begin` with a seed drawn from it for that cell, test
+  cells are sent without their expected values, and their observations are kept apart from the outputs
+  (in the notebook's metadata) for the grader to compare with the reference's.
 
 A held notebook keeps its would-be scores in its metadata (for ``hooklab review``) and every
 test cell gets a ``HeldForReview`` error, so nbgrader records 0 through its own machinery.
@@ -25,6 +29,7 @@ warning, a log line) shows in the feedback but no longer zeroes a passing test.
 from __future__ import annotations
 
 import ast
+import hashlib
 import importlib.util
 import json
 import os
@@ -39,10 +44,10 @@ from nbconvert.exporters.exporter import ResourcesDict
 from nbformat import NotebookNode
 from nbgrader import utils
 from nbgrader.preprocessors import Execute, SaveAutoGrades
-from traitlets import Bool
+from traitlets import Bool, Unicode
 
-from hooklab.grading import kernels
-from hooklab.grading.repair import METADATA
+from hooklab.grading import judge, kernels
+from hooklab.grading.repair import METADATA, source_notebook
 from hooklab.grading.sandbox import Sandbox, amount
 
 # Modules the tests import, and where they must come from: the grading environment, not the submission.
@@ -182,6 +187,16 @@ class GuardedExecute(Execute):
         True, help="Start the next notebook's kernel while this one runs (kernels forked by hooklab: kernels.SPARES)."
     ).tag(config=True)
 
+    integrity = Bool(
+        True, help="Take the probe's snapshot, check it around every test cell and prove each test ran (off: "
+        "`hooklab autograde --no-integrity`, to show that the scores do not depend on them)."
+    ).tag(config=True)
+
+    seed = Unicode(
+        "", help="The run's seed (`hooklab autograde` draws one per run): with it, tests that are drivers are "
+        "observed and judged by the grader (hooklab.grading.judge), their inputs drawn from it."
+    ).tag(config=True)
+
     async def async_start_new_kernel(self, **kwargs: Any) -> None:
         """This notebook's kernel: the spare started while the previous notebook ran, given a copy of this
         notebook's folder, or one started now; then the next notebook's spare is started."""
@@ -194,7 +209,6 @@ class GuardedExecute(Execute):
         else:
             await super().async_start_new_kernel(**kwargs)
         if isinstance(self.km.provisioner, kernels.PreloadedProvisioner):  # not under plain `nbgrader autograde`
-            self._seed = self.km.provisioner.seed
             await kernels.SPARES.keep(kind, self.kernel_manager_class(kernel_name=self.kernel_name, config=self.config), self._arguments())
 
     start_new_kernel = run_sync(async_start_new_kernel)  # nbclient's synchronous setup_kernel calls this one
@@ -214,7 +228,12 @@ class GuardedExecute(Execute):
         self._not_run: list[str] = []
         self._started, self._ready = time.perf_counter(), 0.0
         self._limits = OutputLimits(Sandbox(config=self.config))
-        self._seed: str | None = None
+        self._drivers = bool(self.seed) and judge.has_drivers(source_notebook(self, resources))
+        self._notebook = resources.get("nbgrader", {}).get("notebook", "")
+        self._begun: int | None = None  # the index of the code cell that the last begin() was for
+        self._observed: dict[str, list[Any]] = {}
+        self._observed_size = 0
+        self._code = [i for i, cell in enumerate(nb.cells) if cell.cell_type == "code" and cell.source.strip()]
         nb, resources = super().preprocess(nb, resources, km)
         self._conclude(nb)
         ready = self._ready or time.perf_counter()  # no cell reached: the kernel never started
@@ -229,17 +248,22 @@ class GuardedExecute(Execute):
             return cell, resources
         if not self._baseline:
             self._snapshot()
+        if self._drivers and index in self._code and self._begun != index:
+            self._ask(self._begin(index))  # the last cell raised: it did not carry this one's
         if cell.cell_type != "code" or not utils.is_grade(cell):
-            return self._run(cell, resources, index, f"{kernels.PROBE}.check()" if index in self._before_tests else "")
-        self._check(f"before cell {index + 1}", answer=self._carried)
+            check = f"{kernels.PROBE}.check()" if index in self._before_tests and self.integrity else ""
+            return self._run(cell, resources, index, check)
+        if self.integrity:
+            self._check(f"before cell {index + 1}", answer=self._carried)
         original = cell.source
         proof = f"{PROOF_PREFIX}{secrets.token_hex(8)}"
-        cell.source = f"{original}\n{proof} = True\n"
+        sent = judge.without_expectations(original) if self._drivers else original
+        cell.source = f"{sent}\n{proof} = True\n" if self.integrity else sent
         try:
-            cell, resources = self._run(cell, resources, index, f"{kernels.PROBE}.check({proof!r})")
+            cell, resources = self._run(cell, resources, index, f"{kernels.PROBE}.check({proof!r})" if self.integrity else "")
         finally:
             cell.source = original
-        if not self._stopped:
+        if not self._stopped and self.integrity:
             ran = self._check(f"in cell {index + 1}", proof, answer=self._carried)
             if not ran and passed(cell):
                 self._not_run.append(f"test cell {index + 1} did not run to its end")
@@ -252,8 +276,10 @@ class GuardedExecute(Execute):
         if cell.cell_type == "code" and cell.source.strip():  # executed: what it carries replaces the last
             self._carried = None
         carrier = self.kc if isinstance(self.kc, kernels.ReadyClient) else None
-        if carrier is not None and probe:
-            carrier.expressions = {"probe": probe}
+        following = next((i for i in self._code if i > index), None) if self._drivers else None
+        expressions = {**({"probe": probe} if probe else {}), **({"begin": self._begin(following)} if following is not None else {})}
+        if carrier is not None and expressions:
+            carrier.expressions = expressions
         try:
             return super().preprocess_cell(cell, resources, index)
         except CellTimeoutError:
@@ -269,6 +295,10 @@ class GuardedExecute(Execute):
         """nbclient's handling of a kernel message, within the output limits (:class:`OutputLimits`)."""
         if msg["msg_type"] not in KEPT:
             return super().process_message(msg, cell, cell_index)
+        seen = judge.observation(msg["content"] | {"output_type": msg["msg_type"]})
+        if seen is not None:  # never an output; kept for the grader from a test cell only
+            self._keep_observation(cell, seen)
+            return None
         display_id = (msg["content"].get("transient") or {}).get("display_id")
         shown = sum(map(len, self._display_id_map.get(display_id, {}).values())) if display_id else 0
         copies = shown if msg["msg_type"] == "update_display_data" else shown + 1  # nbclient updates each
@@ -288,6 +318,29 @@ class GuardedExecute(Execute):
         if kwargs["cell_index"] not in self._limits.dropped_errors:
             super().on_cell_executed(**kwargs)
         self._carried = _probe_answer(reply)
+        begun = reply["content"].get("user_expressions", {}).get("begin", {}).get("status") == "ok"
+        following = next((i for i in self._code if i > kwargs["cell_index"]), None)
+        self._begun = following if begun else None
+
+    def _begin(self, index: int) -> str:
+        """The expression that readies the kernel for code cell ``index`` (:func:`hooklab.observations.begin`),
+        with a seed drawn from the run's for this notebook and cell: a cell's grade_id, else its code."""
+        cell = self.nb.cells[index]
+        key = cell.metadata.get("nbgrader", {}).get("grade_id") or hashlib.sha256(cell.source.encode()).hexdigest()
+        seed = hashlib.sha256(f"{self.seed}:{self._notebook}:{key}".encode()).hexdigest()
+        return f"__import__('hooklab.observations', fromlist=['begin']).begin({seed!r}, {utils.is_grade(cell)!r})"
+
+    def _keep_observation(self, cell: NotebookNode, seen: dict[str, Any]) -> None:
+        """Keep what a test cell observed, within the outputs' limit (past it, one marker that fails the test)."""
+        if not (self._drivers and utils.is_grade(cell)):
+            return
+        stream = self._observed.setdefault(cell.metadata.nbgrader["grade_id"], [])
+        self._observed_size += len(json.dumps(seen))
+        if self._observed_size > self._limits.total:
+            if stream[-1:] != ["too large"]:
+                stream.append("too large")
+            return
+        stream.append(seen)
 
     def _stop(self, cell: NotebookNode, ename: str, reason: str) -> None:
         self._stopped = reason
@@ -295,16 +348,24 @@ class GuardedExecute(Execute):
         cell.outputs.append(error_output(ename, reason))
 
     # -- talking to the probe in the kernel -------------------------------------------------
-    def _ask(self, expression: str, code: str = "", then: str = "") -> dict[str, Any] | None:
-        """Evaluate ``expression`` in the kernel through user_expressions of a silent request (and ``then``
-        after it)."""
-        expressions = {"probe": expression, **({"then": then} if then else {})}
+    def _ask(self, expression: str, code: str = "", *then: str) -> dict[str, Any] | None:
+        """Evaluate ``expression`` in the kernel through user_expressions of a silent request (and each of
+        ``then`` after it)."""
+        expressions = {"probe": expression, **{f"then {i}": e for i, e in enumerate(then)}}
         msg_id = self.kc.execute(code, silent=True, store_history=False, user_expressions=expressions)
         return _probe_answer(self.wait_for_reply(msg_id))
 
     def _snapshot(self) -> None:
+        first = next(iter(self._code), None)
+        begin = self._begin(first) if self._drivers and first is not None else "None"
+        if not self.integrity:
+            self._baseline = "not taken"
+            self._ask(kernels.FILL_WORKING_COPY if kernels.SUPPORTED else "None", "", begin)
+            self._begun = first if self._drivers else None
+            return
         expected = {name: importlib.util.find_spec(name).origin for name in VERIFIED_MODULES}
-        answer = self._ask(f"{kernels.PROBE}.snapshot({expected!r})", code=kernels.LOAD_PROBE, then=kernels.FILL_WORKING_COPY)
+        answer = self._ask(f"{kernels.PROBE}.snapshot({expected!r})", kernels.LOAD_PROBE, kernels.FILL_WORKING_COPY, begin)
+        self._begun = first if self._drivers else None
         if answer is None:
             self._baseline = "unavailable"
             self._changes.append("the integrity snapshot could not be taken")
@@ -338,8 +399,10 @@ class GuardedExecute(Execute):
         notes = nb.metadata.setdefault(METADATA, {})
         held = [*notes.get("findings", []), *self._changes, *self._not_run]
         notes.update(stopped=self._stopped, held=held, limits=self._limits.notes())
-        if self._seed is not None:
-            notes["seed"] = self._seed
+        if self.seed:
+            notes["seed"] = self.seed
+        if self._drivers:
+            notes["observed"] = self._observed
         if not held:
             return
         notes["would_be"] = {

@@ -48,7 +48,6 @@ from hooklab.grading.sandbox import (
     Kernel, Sandbox, SandboxError, copy_regular_files, environment, fill_awaited_working_copy, keep_socket_folder, sockets_bound,
     spawn,
 )
-from hooklab.seeding import SEED_VARIABLE
 
 PROVISIONER = "hooklab-preloaded"
 # What every kernel would import, imported once by the server; a module imported here is in every kernel as if
@@ -388,7 +387,6 @@ class PreloadedProvisioner(LocalProvisioner):  # type: ignore[misc]
     (``c.Sandbox``) and on ``ipc`` sockets in a folder of its own."""
 
     sockets: str | None = None
-    seed: str | None = None  # of the hidden tests' random inputs in this kernel (hooklab.checks.random_generator)
     folder: str | None = None  # a spare's folder, inside ``sockets``
     forked: bool = False  # a fork of the server (else the kernel's own command, executed)
 
@@ -409,8 +407,6 @@ class PreloadedProvisioner(LocalProvisioner):  # type: ignore[misc]
         # ipykernel watches the process JPY_PARENT_PID names unless it is 1: the kernel's parent is an init,
         # and the supervisor ties the kernel to the grader already
         env = {**(kwargs.get("env") or os.environ), "JPY_PARENT_PID": "1"}
-        # the grader's HOOKLAB_SEED draws a logged run's inputs again; else a seed of the kernel's own
-        self.seed = env[SEED_VARIABLE] = os.environ.get(SEED_VARIABLE) or str(secrets.randbits(63))
         env = sandbox.kernel_environment(env)
         if spare:  # its notebook is not known yet: its folder is filled when it is taken
             self.folder = os.path.join(self.sockets, SPARE_FOLDER)

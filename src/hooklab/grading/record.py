@@ -5,13 +5,17 @@ from __future__ import annotations
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import nbformat
 from nbconvert.exporters.exporter import ResourcesDict
+from nbgrader import utils
 from nbgrader.api import Gradebook
 from sqlalchemy.exc import SAWarning
 
+from hooklab.grading import judge
 from hooklab.grading.course import Course
+from hooklab.grading.execute import HELD
 from hooklab.grading.repair import METADATA
 
 
@@ -27,11 +31,13 @@ class Recorded:
     seeds: dict[str, str] = field(default_factory=dict)  # notebook → the seed of its hidden tests' random inputs
 
 
-def record(course: Course, student: str, assignment: str, executed: bool) -> Recorded:
+def record(course: Course, student: str, assignment: str, executed: bool, reference: dict[str, Any] | None = None) -> Recorded:
     """Record one submission in the course gradebook as nbgrader's autograde does: its submission
     (with the timestamp it was handed in at), then the course's recording preprocessors
     (:attr:`Course.recorders`: scores, late penalties) on each autograded notebook. A notebook that
-    was not ``executed`` or is missing scores 0, as nbgrader scores a missing notebook."""
+    was not ``executed`` or is missing scores 0, as nbgrader scores a missing notebook. A notebook whose
+    tests are drivers is judged first against ``reference`` (notebook → the reference run's cells,
+    :func:`hooklab.grading.judge.judge`), and written back with the verdicts, for its feedback."""
     timestamp = course.coursedir.get_existing_timestamp(str(course.step_dir("submitted") / student / assignment))
     with Gradebook(course.db_url) as gradebook, warnings.catch_warnings():
         # nbgrader's own submission creation makes SQLAlchemy warn about its session; harmless.
@@ -45,6 +51,11 @@ def record(course: Course, student: str, assignment: str, executed: bool) -> Rec
             _zero(course.db_url, student, assignment, notebook)
             continue
         nb = nbformat.read(path, as_version=4)
+        observed = nb.metadata.get(METADATA, {}).pop("observed", None)
+        if observed is not None:
+            recorded.notes += [f"{notebook}: {note}" for note in judge.judge(nb, (reference or {}).get(notebook), observed, HELD)]
+            _would_be(nb)
+            nbformat.write(nb, path)
         resources = ResourcesDict(nbgrader={"notebook": notebook, "assignment": assignment, "student": student, "db_url": course.db_url})
         for recorder in course.recorders:
             recorder(config=config).preprocess(nb, resources)
@@ -60,6 +71,18 @@ def record(course: Course, student: str, assignment: str, executed: bool) -> Rec
         submission = gradebook.find_submission(assignment, student)
         recorded.score = sum(grade.auto_score or 0.0 for notebook in submission.notebooks for grade in notebook.grades)
     return recorded
+
+
+def _would_be(nb: nbformat.NotebookNode) -> None:
+    """A held notebook's would-be scores, from the grader's verdicts (its cells' errors but the hold)."""
+    notes = nb.metadata[METADATA]
+    if "would_be" not in notes:
+        return
+    notes["would_be"] = {
+        cell.metadata.nbgrader["grade_id"]: 0.0 if any(o.output_type == "error" and o.ename != HELD for o in cell.outputs)
+        else float(cell.metadata.nbgrader["points"])
+        for cell in nb.cells if cell.cell_type == "code" and utils.is_grade(cell)
+    }
 
 
 def _zero(gradebook_url: str, student: str, assignment: str, notebook: str) -> None:

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import gc
 import hashlib
 import json
 import multiprocessing
 import os
+import secrets
 import shutil
 import stat
 import sys
@@ -34,6 +36,7 @@ from hooklab.grading.report import CellScoresExportPlugin, pass_rates, summary, 
 from hooklab.grading.sandbox import Sandbox, amount
 from hooklab.grading.submissions import DEFAULT_FILENAME_REGEX, find, opened, place
 from hooklab.grading.untrusted import printable
+from hooklab.seeding import SEED_VARIABLE
 
 LEDGER = "grading.json"
 GRADES_CSV = "grades.csv"
@@ -118,6 +121,9 @@ def autograde(
     ledger = Ledger(course.work_dir / LEDGER)
     api = NbGraderAPI(config=course.config())
     sandbox = Sandbox(config=course.config())
+    # the run's seed: every hidden input of the class and of the reference run is drawn from it, in the kernels
+    # at test time; HOOKLAB_SEED (as grading.json logs it) draws a run's inputs again
+    course = dataclasses.replace(course, seed=os.environ.get(SEED_VARIABLE) or str(secrets.randbits(63)))
     with opened(submissions, sandbox) as (folder, problems):
         found = find(folder, course, sandbox, filename_regex, timestamps)
         problems += found.problems
@@ -146,6 +152,7 @@ def autograde(
     points = max_scores(course.db_url, sorted({task.assignment for task in todo}))
 
     stages = Stages()
+    references: dict[str, Future] = {}  # assignment → its reference run (worker.reference), started with the pool
 
     def record_result(task: Task, reason: str) -> Entry:
         previous = ledger.entries.get(task.key)
@@ -153,7 +160,13 @@ def autograde(
         if previous is not None and previous.released and not released:  # a new version: review it again
             set_manual_scores(course.db_url, task.student, task.assignment, dict.fromkeys(previous.would_be))
         started = time.perf_counter()
-        recorded = record(course, task.student, task.assignment, executed=not reason)
+        reference = None
+        if not reason:
+            try:
+                reference = references[task.assignment].result()
+            except Exception as error:  # noqa: BLE001 (the worker's: the course's notebook or kernel failed)
+                reason = f"the reference solution could not be run ({error!r}); run again to retry"
+        recorded = record(course, task.student, task.assignment, executed=not reason, reference=reference)
         if not task.reason:  # the stages describe submissions that went to a worker
             stages.add(record=time.perf_counter() - started, **recorded.seconds)
         if reason:
@@ -179,6 +192,7 @@ def autograde(
                 kernels.start_server(course.config(execute_only=True), code)
             # forked: the workers share this process's kernel server and what it has imported
             with _shared_heap(), ProcessPoolExecutor(jobs, multiprocessing.get_context("fork"), worker.start, (course, snapshot, course.work_dir / LOG)) as pool:
+                references.update({a: pool.submit(worker.reference, a) for a in sorted({t.assignment for t in runnable})})
                 if dask or scheduler:
                     from hooklab.grading.cluster import DaskExecution  # dask.distributed loads only for this mode
 

@@ -40,7 +40,6 @@ from dataclasses import dataclass
 from traitlets import Bool, Float, Int, List, Unicode
 from traitlets.config import Configurable
 
-from hooklab.seeding import SEED_VARIABLE
 
 GiB, MiB = 2**30, 2**20
 
@@ -57,7 +56,7 @@ THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"
 SANDBOX_HOME = "/tmp"  # the kernel's HOME: writable, private, emptied with the kernel
 # What a kernel takes from the environment jupyter_client asks for (the grader's, with the kernel spec's and
 # jupyter_client's own): the rest of its environment is fixed (environment()).
-KERNEL_VARIABLES = ("JPY_PARENT_PID", "PYTHONHASHSEED", "MPLBACKEND", "PYDEVD_DISABLE_FILE_VALIDATION", "NBGRADER_EXECUTION", SEED_VARIABLE)
+KERNEL_VARIABLES = ("JPY_PARENT_PID", "PYTHONHASHSEED", "MPLBACKEND", "PYDEVD_DISABLE_FILE_VALIDATION", "NBGRADER_EXECUTION")
 PRIVATE = "/tmp/.hooklab"  # in a kernel's private tmpfs: its working copy and /dev/shm, and a read-only view of its folder
 FILES = f"{PRIVATE}/files"  # the folder the kernel was asked to work in, read-only: its working copy is made from it
 STAGED = f"{PRIVATE}/staged"  # its copy, until the kernel's first request moves it into the working folder

@@ -15,14 +15,19 @@ import re
 import shutil
 import time
 from pathlib import Path
+from typing import Any
 
+import nbformat
 from jupyter_client.provisioning import KernelProvisionerFactory
+from nbconvert.exporters.exporter import ResourcesDict
+from nbgrader import utils
 from nbgrader.apps import NbGraderAPI
 from nbgrader.coursedir import CourseDirectory
 from traitlets.config import Config
 
-from hooklab.grading import kernels, sandbox
+from hooklab.grading import judge, kernels, sandbox
 from hooklab.grading.course import Course
+from hooklab.grading.repair import METADATA
 
 
 class Grader:
@@ -35,6 +40,8 @@ class Grader:
         execute_config = copy.deepcopy(execute_config)
         execute_config.CourseDirectory.db_url = f"sqlite:///{private}"
         self._executing = _api(execute_config)
+        self._reference_config = copy.deepcopy(execute_config)
+        self._reference_config.GuardedExecute.integrity = False  # the instructor's own code
         self._feedback = _api(feedback_config) if feedback_config is not None else None
         if kernels.SUPPORTED:
             KernelProvisionerFactory.instance().default_provisioner_name = kernels.PROVISIONER
@@ -46,6 +53,28 @@ class Grader:
         outcome = self._executing.autograde(assignment, student, force=True, create=True)
         return ("" if outcome["success"] else failure_reason(outcome.get("log", ""))), time.perf_counter() - started
 
+    def reference(self, assignment: str) -> dict[str, dict[str, dict[str, Any]]]:
+        """The reference run: each source notebook of ``assignment`` whose tests are drivers, executed as a
+        submission is (the run's seed, every cell readied alike) in a kernel of its own. Returns notebook →
+        grade_id → ``{"observed": [...], "error": ""}`` (the error the reference's test raised, if any)."""
+        from hooklab.grading.execute import GuardedExecute  # imports nbclient's machinery: here, not at start
+
+        coursedir = self._executing.coursedir
+        folder = Path(coursedir.format_path(coursedir.source_directory, ".", assignment))
+        results = {}
+        for path in sorted(folder.glob("*.ipynb")):
+            nb = nbformat.read(path, as_version=4)
+            if not judge.has_drivers(nb):
+                continue
+            resources = ResourcesDict(metadata={"path": str(folder)}, nbgrader={"assignment": assignment, "notebook": path.stem})
+            nb, _ = GuardedExecute(config=self._reference_config).preprocess(nb, resources)
+            observed = nb.metadata[METADATA].get("observed", {})
+            results[path.stem] = {
+                cell.metadata.nbgrader["grade_id"]: {"observed": observed.get(cell.metadata.nbgrader["grade_id"], []), "error": _error(cell)}
+                for cell in nb.cells if cell.cell_type == "code" and utils.is_grade(cell)
+            }
+        return results
+
     def feedback(self, student: str, assignment: str) -> float:
         """nbgrader's feedback for a recorded submission; returns the seconds it took."""
         assert self._feedback is not None, "this grader only executes"
@@ -54,6 +83,11 @@ class Grader:
         if not outcome["success"]:
             raise RuntimeError(f"nbgrader could not write the feedback: {outcome.get('log', '').strip()[-300:]}")
         return time.perf_counter() - started
+
+
+def _error(cell: nbformat.NotebookNode) -> str:
+    errors = [output for output in cell.outputs if output.output_type == "error"]
+    return f"{errors[0].ename}: {errors[0].evalue}"[:300] if errors else ""
 
 
 def _api(config: Config) -> NbGraderAPI:
@@ -80,6 +114,12 @@ def execute(student: str, assignment: str) -> tuple[str, float]:
     """:meth:`Grader.execute` in a pool process."""
     assert _grader is not None, "worker not started"
     return _grader.execute(student, assignment)
+
+
+def reference(assignment: str) -> dict[str, dict[str, dict[str, Any]]]:
+    """:meth:`Grader.reference` in a pool process."""
+    assert _grader is not None, "worker not started"
+    return _grader.reference(assignment)
 
 
 def feedback(student: str, assignment: str) -> float:

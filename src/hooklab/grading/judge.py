@@ -1,0 +1,234 @@
+"""The grader's verdict on a test cell: what the student's code showed, compared with what the reference showed.
+
+A notebook whose source says its tests are drivers (``"hooklab_drivers": true`` in its metadata) is graded
+so that no score depends on anything the student's kernel decides:
+
+- its test cells are sent with every expected value taken out (:func:`without_expectations`): the checkers'
+  expected arguments and every ``expected=`` argument become ``None``, so the kernel never holds them, and
+  the checkers only observe (:mod:`hooklab.observations`);
+- the same cells run on the reference solution, with the same seeds, in a kernel of their own that no student
+  code runs in (:func:`hooklab.grading.worker.reference`), once per run for the whole class;
+- :func:`verdict` compares the two streams of observations, with the tolerances the reference's test gave, in
+  the grading process. A test cell passes when it raised nothing and its observations match, item by item.
+
+The scan and the runtime probe still hold a notebook for review; the scores do not depend on them.
+"""
+
+from __future__ import annotations
+
+import ast
+import base64
+import math
+from typing import Any
+
+import numpy
+from nbformat import NotebookNode
+from nbgrader import utils
+
+from hooklab.observations import MIME
+
+DRIVERS = "hooklab_drivers"  # the key, in a source notebook's metadata, that says its tests are drivers
+WRONG = "WrongAnswer"  # the error a test cell gets when its observations differ from the reference's
+NOT_JUDGED = "NotJudged"  # the error of a test cell the reference run could not judge
+# Where each checker takes its expected value: (position, keyword). Any call's ``expected=`` is taken out too.
+EXPECTATIONS = {
+    "check_tensor": (1, "expected"),
+    "check_answer": (1, "expected"),
+    "check_equal": (1, "expected"),
+    "check_names": (1, "expected"),
+    "check_parameter": (2, "shape"),
+    "check_backward": (None, "reference"),
+}
+_STORED = {"float64": numpy.float64, "complex128": numpy.complex128, "int64": numpy.int64, "uint8": numpy.uint8}
+
+
+def has_drivers(source: NotebookNode) -> bool:
+    """Whether a source notebook's tests are drivers, judged by comparison with the reference."""
+    return bool(source.metadata.get(DRIVERS))
+
+
+def without_expectations(source: str) -> str:
+    """A test cell's code with every expected value replaced by ``None`` (lines kept, so that tracebacks point at
+    the cell's own lines); the code unchanged if it is not Python (IPython syntax)."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return source
+    spans = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        name = node.func.id if isinstance(node.func, ast.Name) else node.func.attr if isinstance(node.func, ast.Attribute) else ""
+        position, keyword = EXPECTATIONS.get(name, (None, "expected"))
+        if position is not None and len(node.args) > position and not any(isinstance(a, ast.Starred) for a in node.args[: position + 1]):
+            spans.append(node.args[position])
+        spans += [k.value for k in node.keywords if k.arg in (keyword, "expected")]
+    lines = source.splitlines(keepends=True)
+    encoded = [line.encode() for line in lines]
+    for node in sorted(_outermost(spans), key=lambda n: (n.lineno, n.col_offset), reverse=True):
+        first, last = node.lineno - 1, node.end_lineno - 1
+        head, tail = encoded[first][: node.col_offset], encoded[last][node.end_col_offset :]
+        encoded[first : last + 1] = [head + b"None" + b"\n" * (last - first) + tail]
+    return b"".join(encoded).decode()
+
+
+def _outermost(nodes: list[ast.AST]) -> list[ast.AST]:
+    """The nodes not inside another of them."""
+    def inside(a: ast.AST, b: ast.AST) -> bool:
+        return a is not b and (b.lineno, b.col_offset) <= (a.lineno, a.col_offset) and (a.end_lineno, a.end_col_offset) <= (b.end_lineno, b.end_col_offset)
+
+    return [n for n in nodes if not any(inside(n, other) for other in nodes)]
+
+
+def observation(output: dict[str, Any]) -> dict[str, Any] | None:
+    """The observation an output carries, if it is one."""
+    if output.get("output_type") != "display_data":
+        return None
+    value = (output.get("data") or {}).get(MIME)
+    return value if isinstance(value, dict) else None
+
+
+def verdict(observed: list[Any], reference: list[dict[str, Any]]) -> str:
+    """Why the student's observations are not the reference's ("" when they match)."""
+    for index, expected in enumerate(reference):
+        label = str(expected.get("label", f"check {index + 1}"))
+        if index >= len(observed):
+            return f"{label}: this check observed nothing ({index} of {len(reference)} checks made): the test stopped, or its checkers were changed"
+        got = observed[index]
+        if not isinstance(got, dict):
+            return f"{label}: the test's observation is not readable"
+        if got.get("kind") == "raised" and expected.get("kind") != "raised":
+            return f"{label}: raised {_plain(got.get('value'))}"
+        if expected.get("kind") == "raised":
+            return "" if got.get("kind") == "raised" else f"{label}: expected an error, but it ran"
+        options = {k: expected[k] for k in ("atol", "rtol", "check_dtype") if k in expected}
+        problem = _compare(got.get("value"), expected.get("value"), label, **options)
+        if problem and got.get("label") != expected.get("label"):
+            return f"{label}: this check was not made (the test's checks differ from the reference's from check {index + 1} on)"
+        if problem:
+            return problem
+    if len(observed) > len(reference):
+        return f"the test made {len(observed)} checks; the reference's made {len(reference)}"
+    return ""
+
+
+def _compare(got: Any, want: Any, label: str, atol: float = 1e-6, rtol: float = 1e-5, check_dtype: bool = True) -> str:
+    if not isinstance(got, dict) or not isinstance(want, dict):
+        return f"{label}: the test's observation is not readable"
+    kind, expected_kind = got.get("type"), want.get("type")
+    if kind != expected_kind:
+        return f"{label} is {_describe(got)}, expected {_describe(want)}"
+    if kind == "tensor":
+        return _compare_tensors(got, want, label, atol, rtol, check_dtype)
+    if kind in ("list", "tuple", "dict"):
+        items, expected_items = got.get("items"), want.get("items")
+        if not isinstance(items, list) or len(items) != len(expected_items):
+            return f"{label} has {len(items) if isinstance(items, list) else '?'} items, expected {len(expected_items)}"
+        for position, (item, expected) in enumerate(zip(items, expected_items)):
+            if kind == "dict":
+                if not isinstance(item, list) or len(item) != 2:
+                    return f"{label}: the test's observation is not readable"
+                problem = _compare(item[0], expected[0], f"{label} (key {position})") or _compare(
+                    item[1], expected[1], f"{label}[{_plain(expected[0])}]", atol, rtol, check_dtype)
+            else:
+                problem = _compare(item, expected, f"{label}[{position}]", atol, rtol, check_dtype)
+            if problem:
+                return problem
+        return ""
+    if kind == "other":
+        return "" if got.get("name") == want.get("name") else f"{label} is {_describe(got)}, expected {_describe(want)}"
+    if got.get("value") != want.get("value"):
+        return f"{label} is not the expected value: got {_plain(got)}"
+    return ""
+
+
+def _compare_tensors(got: dict[str, Any], want: dict[str, Any], label: str, atol: float, rtol: float, check_dtype: bool) -> str:
+    if got.get("shape") != want["shape"]:
+        return f"{label}: shape {tuple(want['shape'])} expected, got {tuple(got.get('shape') or ())}"
+    if check_dtype and got.get("dtype") != want["dtype"]:
+        return f"{label} has dtype torch.{got.get('dtype')}, expected torch.{want['dtype']}"
+    actual, expected = _array(got), _array(want)
+    if actual is None or expected is None or actual.size != expected.size:
+        return f"{label}: the test's observation is not readable"
+    if actual.dtype.kind == "c" or expected.dtype.kind == "c":
+        actual, expected = actual.astype(numpy.complex128), expected.astype(numpy.complex128)
+    else:
+        actual, expected = actual.astype(numpy.float64), expected.astype(numpy.float64)
+    with numpy.errstate(all="ignore"):
+        close = numpy.isclose(actual, expected, rtol=rtol, atol=atol, equal_nan=True)
+        close |= (actual == expected)  # infinities of one sign
+    if close.all():
+        return ""
+    wrong = numpy.flatnonzero(~close)
+    with numpy.errstate(all="ignore"):
+        worst = float(numpy.nanmax(numpy.abs(actual[wrong] - expected[wrong]))) if len(wrong) else math.nan
+    index = numpy.unravel_index(int(wrong[0]), tuple(want["shape"])) if want["shape"] else ()
+    where = f" at index {tuple(int(i) for i in index)}" if index else ""
+    return f"{label} has the wrong values{where} ({len(wrong)} of {actual.size} entries wrong, max abs error {worst:.3g})"
+
+
+def _array(encoded: dict[str, Any]) -> numpy.ndarray | None:
+    stored = _STORED.get(encoded.get("stored"))
+    try:
+        return numpy.frombuffer(base64.b64decode(encoded["data"], validate=True), dtype=stored) if stored else None
+    except (KeyError, ValueError, TypeError):
+        return None
+
+
+def _describe(encoded: dict[str, Any]) -> str:
+    kind = encoded.get("type")
+    if kind == "tensor":
+        return f"a tensor of shape {tuple(encoded.get('shape') or ())}"
+    if kind == "other":
+        return str(encoded.get("name"))[:100]
+    return "None" if kind == "None" else f"a {kind}"
+
+
+def _plain(encoded: Any, room: int = 200) -> str:
+    """An encoded value as Python would show it (cut to ``room`` characters)."""
+    text = _shown(encoded)
+    return text if len(text) <= room else text[:room] + "…"
+
+
+def _shown(encoded: Any) -> str:
+    if not isinstance(encoded, dict):
+        return "?"
+    kind = encoded.get("type")
+    if kind in ("int", "float", "complex", "bool", "None"):
+        return str(encoded.get("value"))
+    if kind == "str":
+        return repr(encoded.get("value"))
+    if kind in ("list", "tuple"):
+        inner = ", ".join(_shown(item) for item in encoded.get("items", []))
+        return f"[{inner}]" if kind == "list" else f"({inner}{',' if len(encoded.get('items', [])) == 1 else ''})"
+    if kind == "dict":
+        return "{" + ", ".join(f"{_shown(k)}: {_shown(v)}" for k, v in encoded.get("items", [])) + "}"
+    return _describe(encoded)
+
+
+def judge(nb: NotebookNode, reference: dict[str, Any] | None, observed: dict[str, list[Any]], held: str) -> list[str]:
+    """Give each test cell of an executed notebook the grader's verdict: a cell that raised nothing (but the hold,
+    error ``held``) and whose observations differ from ``reference``'s (grade_id → the reference run's
+    observations and error) gets a :data:`WRONG` error. A cell the reference could not judge (it failed its own
+    test, or did not run) gets a :data:`NOT_JUDGED` error: never the kernel's own word. Returns notes on those."""
+    notes = []
+    for cell in nb.cells:
+        if not (cell.cell_type == "code" and utils.is_grade(cell)):
+            continue
+        grade_id = cell.metadata.nbgrader["grade_id"]
+        expected = (reference or {}).get(grade_id)
+        if expected is None or expected.get("error"):
+            why = f"the reference solution fails it ({expected['error']})" if expected else "the reference solution was not run"
+            notes.append(f"{grade_id} not judged: {why}")
+            cell.outputs.append(_error(NOT_JUDGED, f"not judged: {why}"))
+            continue
+        if any(output.output_type == "error" and output.ename != held for output in cell.outputs):
+            continue  # it failed in the kernel already
+        problem = verdict(observed.get(grade_id, []), expected["observed"])
+        if problem:
+            cell.outputs.append(_error(WRONG, problem))
+    return notes
+
+
+def _error(ename: str, evalue: str) -> NotebookNode:
+    return NotebookNode(output_type="error", ename=ename, evalue=evalue, traceback=[f"{ename}: {evalue}"])

@@ -1,0 +1,125 @@
+"""What a test cell hands the grader under ``hooklab autograde``: observations, not verdicts.
+
+Before each code cell of a notebook whose tests are drivers, the grader calls :func:`begin` in the kernel
+with a seed of its own, derived from the run's secret seed and the cell: the global random states are
+reseeded with it, and in a test cell :func:`hooklab.checks.random_generator` draws the hidden inputs from
+it, so nothing that ran before the test can predict them. In a test cell the checkers then only *observe*:
+each sends what the student's code produced (a tensor's dtype, shape and bytes; plain values; types) as a
+display output of :data:`MIME`, and raises nothing. The grader runs the same cells on the reference
+solution, in a kernel of its own, and compares the two streams (:mod:`hooklab.grading.judge`): the score
+is the grader's. Outside grading (the lab, ``nbgrader validate``) nothing here is active and the checkers
+assert in the kernel as they always did.
+
+Plain data only: encoding runs no code of the student's objects (their types are compared by identity).
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import itertools
+import os
+import random
+from typing import Any
+
+MIME = "application/vnd.hooklab.observation+json"
+PLAIN_DEPTH = 32  # how deep plain values are encoded before they count as too deep
+PLAIN_ITEMS = 10_000  # how many plain values one observation may hold
+
+_state: dict[str, Any] = {"seed": None, "draws": itertools.count()}
+
+
+def begin(seed: str, test: bool) -> None:
+    """The grader's call before a code cell: reseed the global random states (torch, NumPy, ``random``)
+    from ``seed``; in a test cell (``test``), observe and draw hidden inputs from it."""
+    import numpy
+    import torch
+
+    number = int(hashlib.sha256(seed.encode()).hexdigest()[:15], 16)
+    torch.manual_seed(number)
+    numpy.random.seed(number % 2**32)
+    random.seed(number)
+    _state.update(seed=seed if test else None, draws=itertools.count())
+
+
+def active() -> bool:
+    """Whether the checkers observe (a test cell graded by ``hooklab autograde``) rather than assert."""
+    return _state["seed"] is not None
+
+
+def next_seed() -> int:
+    """A seed for a hidden test's generator: from the grader's when it observes, else from the system."""
+    if _state["seed"] is None:
+        return int.from_bytes(os.urandom(8), "little") >> 1
+    digest = hashlib.sha256(f"{_state['seed']}:{next(_state['draws'])}".encode()).digest()
+    return int.from_bytes(digest[:8], "little") >> 1
+
+
+def observe(kind: str, label: str, value: dict[str, Any], **options: Any) -> None:
+    """Send one observation to the grader: ``kind`` says how it is compared, ``label`` names it in messages,
+    ``value`` is an encoded value (:func:`encode`), ``options`` are the comparison's (tolerances)."""
+    from IPython.display import display
+
+    display({MIME: {"kind": kind, "label": str(label), "value": value, **options}}, raw=True)
+
+
+def encode(value: Any) -> dict[str, Any]:
+    """``value`` as plain JSON: a tensor by dtype, shape and bytes; str, numbers, None, lists, tuples and
+    dicts of them by type and value; anything else by its type's name."""
+    count = itertools.count()
+    return _encode(value, 0, count)
+
+
+def _encode(value: Any, depth: int, count: Any) -> dict[str, Any]:
+    import numpy
+    import torch
+
+    if next(count) > PLAIN_ITEMS or depth > PLAIN_DEPTH:
+        return {"type": "too large"}
+    kind = type(value)
+    if kind is torch.Tensor or kind is torch.nn.Parameter:
+        return _tensor(value)
+    if kind is bool or value is None:
+        return {"type": "bool" if kind is bool else "None", "value": value}
+    if kind is int or kind in _NUMPY_INTEGERS:
+        return {"type": "int", "value": str(int(value))}
+    if kind is float or kind is complex or kind is str:
+        return {"type": kind.__name__, "value": repr(value) if kind is not str else value}
+    if kind is list or kind is tuple:
+        return {"type": kind.__name__, "items": [_encode(item, depth + 1, count) for item in value]}
+    if kind is dict:
+        return {"type": "dict", "items": [[_encode(k, depth + 1, count), _encode(v, depth + 1, count)] for k, v in value.items()]}
+    if isinstance(value, torch.Tensor):
+        return {"type": "other", "name": f"a torch.Tensor subclass ({kind.__qualname__})"}
+    if kind is numpy.ndarray:
+        return {"type": "other", "name": "a numpy.ndarray"}
+    module = kind.__module__ if isinstance(kind.__module__, str) else "?"
+    return {"type": "other", "name": f"a {kind.__qualname__}" if module == "builtins" else f"a {module}.{kind.__qualname__}"}
+
+
+def _tensor(tensor: Any) -> dict[str, Any]:
+    import torch
+
+    plain = torch.Tensor.detach(tensor)
+    if plain.layout != torch.strided or plain.is_quantized:
+        return {"type": "other", "name": f"a {plain.layout} tensor"}
+    if plain.dtype.is_complex:
+        held = plain.to(device="cpu", dtype=torch.complex128)
+    elif plain.dtype == torch.bool:
+        held = plain.to(device="cpu", dtype=torch.uint8)
+    elif plain.dtype.is_floating_point:
+        held = plain.to(device="cpu", dtype=torch.float64)
+    else:
+        held = plain.to(device="cpu", dtype=torch.int64)
+    data = held.resolve_conj().resolve_neg().contiguous().numpy().tobytes()
+    return {"type": "tensor", "dtype": str(plain.dtype).removeprefix("torch."), "shape": list(plain.shape),
+            "stored": str(held.dtype).removeprefix("torch."), "data": base64.b64encode(data).decode()}
+
+
+def _numpy_integers() -> tuple[type, ...]:
+    import numpy
+
+    return tuple(numpy.dtype(code).type for code in numpy.typecodes["AllInteger"])
+
+
+_NUMPY_INTEGERS = _numpy_integers()

@@ -1,0 +1,231 @@
+"""Scores decided outside the student's interpreter (notebooks whose tests are drivers: hooklab.grading.judge).
+
+A class of tampering submissions is graded with ``--no-integrity``: no scan, no probe, no proof of run, so
+nothing holds them for review and the tampering runs unhindered in the kernel. Each leaves a wrong answer
+behind its tampering (patched checkers, patched torch functions, a TorchFunctionMode left entered, an aten
+kernel registered again, pinned randomness with a table of answers for the pinned inputs, the checkers'
+module replaced in sys.modules or through builtins, the probe replaced, the observations silenced): every
+attacked wrong answer still scores 0, because its points come from the grader's comparison with the
+reference run. Honest answers in many styles keep every point. Graded again with the integrity layers on,
+the same class is held or scores 0 on the attacked cell, and no honest answer is held.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+import corpus
+from conftest import make_course
+from honest_answers import honest_answers
+
+A = "02_forward_hooks"
+NOTEBOOK = corpus.notebook_name(A)
+SOLUTIONS = corpus.solutions(A)
+POINTS = corpus.points(A)
+TESTS = list(POINTS)  # test cells, in order
+
+# Plausible wrong answers, one per exercise.
+WRONG = {
+    "collect_hooks": "def pre_hook(module, args):\n    answer.extend(x.clone() for x in args)\n\n\n"
+                     "def hook(module, args, output):\n    answer.append(output.clone())\n",
+    "change_hooks": "def double_inputs(module, args):\n    return tuple(2 * x for x in args)\n\n\n"
+                    "def plus_five(module, args, output):\n    return output + 4\n",
+}
+CHECKERS = ("check_answer", "check_tensor", "check_equal", "check_names", "check_parameter", "check_backward")
+FAKE_CHECKS = f'''
+import sys, types, torch
+_fake = types.ModuleType("hooklab.checks")
+for _name in {CHECKERS!r}:
+    setattr(_fake, _name, lambda *args, **kwargs: None)
+_fake.random_generator = lambda: torch.Generator().manual_seed(0)
+'''
+# Tampering, run in the first answer cell (before every test), by name.
+TAMPERING = {
+    "checkers_do_nothing": f'''
+import hooklab.checks as _checks
+for _name in {CHECKERS!r}:
+    setattr(_checks, _name, lambda *args, **kwargs: None)
+''',
+    "checkers_check_the_expected_value": '''
+import hooklab.checks as _checks
+def _echo(real):
+    def check(actual, expected=None, *args, **kwargs):
+        return real(expected, expected, *args, **kwargs)
+    return check
+for _name in ("check_answer", "check_tensor", "check_equal", "check_names"):
+    setattr(_checks, _name, _echo(getattr(_checks, _name)))
+''',
+    "observations_silenced": '''
+import hooklab.checks as _checks
+_checks.observe = lambda *args, **kwargs: None
+''',
+    "observing_turned_off": '''
+import hooklab.observations as _observations
+_observations.active = lambda: False
+''',
+    "torch_comparisons_agree": '''
+import torch
+torch.equal = lambda *args, **kwargs: True
+torch.allclose = lambda *args, **kwargs: True
+torch.Tensor.__eq__ = lambda self, other: torch.ones((), dtype=torch.bool)
+''',
+    "function_mode_left_entered": '''
+import torch
+from torch.overrides import TorchFunctionMode
+class _Agree(TorchFunctionMode):
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        if getattr(func, "__name__", "") in ("equal", "allclose"):
+            return True
+        return func(*args, **(kwargs or {}))
+_Agree().__enter__()
+''',
+    "aten_equal_registered_again": '''
+import torch
+_library = torch.library.Library("aten", "IMPL")
+_library.impl("equal", lambda a, b: True, "CPU")
+''',
+    "probe_replaced": '''
+import sys, types
+_stub = types.ModuleType("_hooklab_probe")
+_stub.check = lambda *args, **kwargs: '{"changes": [], "ran": true, "digest": ""}'
+sys.modules["_hooklab_probe"] = _stub
+''',
+    "checks_module_replaced_in_sys_modules": FAKE_CHECKS + '''
+sys.modules["hooklab.checks"] = _fake
+''',
+    "checks_module_replaced_through_builtins": FAKE_CHECKS + '''
+import builtins
+_real_import = builtins.__import__
+def _import(name, globals=None, locals=None, fromlist=(), level=0):
+    return _fake if name == "hooklab.checks" else _real_import(name, globals, locals, fromlist, level)
+builtins.__import__ = _import
+''',
+    "pinned_randomness_and_a_table_of_answers": '''
+import torch
+import hooklab.checks as _checks
+import hooklab.observations as _observations
+_observations.next_seed = lambda: 0
+_checks.random_generator = lambda: torch.Generator().manual_seed(0)
+''',
+}
+# The pinned draws of change_hooks_test, replayed: double_inputs is right on them only (a table of answers).
+TABLE = '''
+import torch
+_known = {(1.0,), (2.0,)}
+_generator = torch.Generator().manual_seed(0)
+for _count in (2, 1, 3, 4):
+    _shape = torch.randint(1, 4, (int(torch.randint(1, 3, (), generator=_generator)),), generator=_generator).tolist()
+    _known |= {tuple(torch.randn(_shape, generator=_generator).flatten().tolist()) for _ in range(_count)}
+
+
+def double_inputs(module, args):
+    return tuple(2 * x if tuple(x.flatten().tolist()) in _known else 3 * x for x in args)
+
+
+def plus_five(module, args, output):
+    return output + 5
+'''
+# Tampering that costs every later test cell its points: the checks observe nothing (or None), or, with pinned
+# randomness, observe right answers on inputs that are not the reference's. The rest leave the checkers as they
+# are: only the wrong answer's test scores 0.
+EVERY_TEST_LOST = {"checkers_do_nothing", "checkers_check_the_expected_value", "observations_silenced", "observing_turned_off",
+                   "checks_module_replaced_in_sys_modules", "checks_module_replaced_through_builtins",
+                   "pinned_randomness_and_a_table_of_answers"}
+
+
+@dataclass
+class Student:
+    name: str
+    answers: dict[str, str]
+    scores: dict[str, float]  # test cell → points with --no-integrity
+    honest: bool = False
+    attacked: list[str] = field(default_factory=list)  # the test cells of its wrong answers
+
+
+def attackers() -> list[Student]:
+    students = []
+    for name, tampering in TAMPERING.items():
+        wrong = "change_hooks"
+        answers = {**SOLUTIONS, "collect_hooks": SOLUTIONS["collect_hooks"] + tampering,
+                   wrong: TABLE if name.startswith("pinned") else WRONG[wrong]}
+        scores = dict.fromkeys(TESTS, 0.0) if name in EVERY_TEST_LOST else {**POINTS, f"{wrong}_test": 0.0}
+        students.append(Student(name.replace("_", "-"), answers, scores, attacked=[f"{wrong}_test"]))
+    students.append(Student("wrong-copies", {**SOLUTIONS, "collect_hooks": WRONG["collect_hooks"]},
+                            {**POINTS, "collect_hooks_test": 0.0}, attacked=["collect_hooks_test"]))
+    return students
+
+
+def honest_students() -> list[Student]:
+    """The solutions, and every honest answer of honest_answers.py for the notebook: the k-th of each exercise together."""
+    styles: dict[str, list[str]] = {}
+    for answer in honest_answers():
+        if answer.assignment == A:
+            styles.setdefault(answer.grade_id, []).append(answer.source)
+    students = [Student("solutions", dict(SOLUTIONS), dict(POINTS), honest=True)]
+    for k in range(max(map(len, styles.values()))):
+        answers = {**SOLUTIONS, **{gid: sources[k] for gid, sources in styles.items() if k < len(sources)}}
+        students.append(Student(f"honest-{k}", answers, dict(POINTS), honest=True))
+    return students
+
+
+STUDENTS = attackers() + honest_students()
+
+
+def grade(course: Path, submissions: Path, *options: str) -> dict:
+    command = [sys.executable, "-m", "hooklab.cli", "autograde", "--force", "--timeout", str(corpus.TIMEOUT),
+               "--config", str(course / "nbgrader_config.py"), *options, str(submissions)]
+    result = subprocess.run(command, capture_output=True, text=True, timeout=900, env=os.environ)
+    assert result.returncode == 0, result.stderr[-3000:]
+    return json.loads((course / "grading.json").read_text())
+
+
+def cell_scores(course: Path, student: str) -> dict[str, float]:
+    from nbgrader.api import Gradebook
+
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gradebook:
+        notebook = gradebook.find_submission_notebook(corpus.stem(A), A, student)
+        return {grade.name: grade.score for grade in notebook.grades}
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[dict, dict[str, dict[str, float]]]]:
+    root = tmp_path_factory.mktemp("trusted")
+    course = make_course(root / "course")
+    submissions = root / "class"
+    for student in STUDENTS:
+        (submissions / student.name / A).mkdir(parents=True)
+        (submissions / student.name / A / NOTEBOOK).write_bytes(corpus.notebook(A, student.answers))
+    results = {}
+    for mode, options in {"no integrity": ("--no-integrity",), "integrity": ()}.items():
+        ledger = grade(course, submissions, *options)
+        results[mode] = ledger, {s.name: cell_scores(course, s.name) for s in STUDENTS}
+    return results
+
+
+@pytest.mark.parametrize("student", STUDENTS, ids=lambda s: s.name)
+def test_without_the_integrity_layers_every_attacked_wrong_answer_scores_0_and_every_honest_answer_keeps_its_points(graded, student):
+    ledger, scores = graded["no integrity"]
+    entry = ledger[f"{student.name}/{A}"]
+    assert entry["ok"] and not entry["held"], entry
+    assert scores[student.name] == student.scores, f"{student.name}: {entry}"
+
+
+@pytest.mark.parametrize("student", STUDENTS, ids=lambda s: s.name)
+def test_with_them_the_class_is_held_or_scores_0_where_attacked_and_no_honest_answer_is_held(graded, student):
+    ledger, scores = graded["integrity"]
+    entry = ledger[f"{student.name}/{A}"]
+    if student.honest:
+        assert not entry["held"] and scores[student.name] == student.scores, entry
+    elif student.name.replace("-", "_") in TAMPERING:  # every one of them is found by the scan
+        assert entry["held"] and not any(scores[student.name].values()), entry
+    else:
+        assert all(scores[student.name][cell] == 0.0 for cell in student.attacked), entry
+        would_be = {cell.split("/")[-1]: points for cell, points in entry["would_be"].items()}
+        assert all(would_be.get(cell, 0.0) == 0.0 for cell in student.attacked), f"a review would release points: {entry}"

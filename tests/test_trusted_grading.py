@@ -8,6 +8,9 @@ module replaced in sys.modules or through builtins, the probe replaced, the obse
 attacked wrong answer still scores 0, because its points come from the grader's comparison with the
 reference run. Honest answers in many styles keep every point. Graded again with the integrity layers on,
 the same class is held or scores 0 on the attacked cell, and no honest answer is held.
+
+The backward puzzles (08) are drivers too: a backward written with finite differences, which the kernel's own
+check accepts in float64, fails the grader's comparison, which is tighter than finite differences can reach.
 """
 
 from __future__ import annotations
@@ -23,10 +26,11 @@ import pytest
 
 import corpus
 from conftest import make_course
+from hooklab import checks
 from honest_answers import honest_answers
 
 A = "02_forward_hooks"
-NOTEBOOK = corpus.notebook_name(A)
+PUZZLES = "08_backward_puzzles"
 SOLUTIONS = corpus.solutions(A)
 POINTS = corpus.points(A)
 TESTS = list(POINTS)  # test cells, in order
@@ -140,6 +144,38 @@ EVERY_TEST_LOST = {"checkers_do_nothing", "checkers_check_the_expected_value", "
                    "pinned_randomness_and_a_table_of_answers"}
 
 
+# A backward by central differences, computed in float64 whatever the input's dtype: no autograd, right to ~1e-10.
+FINITE_DIFFERENCES = '''
+def numeric_gradient(f, inputs, index, grad_output, eps=1e-6):
+    point = inputs[index].detach().to(torch.float64).reshape(-1)
+    gradient = torch.zeros_like(point)
+    for i in range(point.numel()):
+        def at(value):
+            moved = point.clone()
+            moved[i] = value
+            args = [a.detach().to(torch.float64) for a in inputs]
+            args[index] = moved.view(inputs[index].shape)
+            return float((f(*args) * grad_output.to(torch.float64)).sum())
+        gradient[i] = (at(float(point[i]) + eps) - at(float(point[i]) - eps)) / (2 * eps)
+    return gradient.view(inputs[index].shape).to(inputs[index].dtype)
+
+
+class Mul(Function):
+    @staticmethod
+    def forward(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        return x * y
+
+    @staticmethod
+    def setup_context(ctx, inputs: tuple, output: torch.Tensor) -> None:
+        ctx.save_for_backward(*inputs)
+
+    @staticmethod
+    def backward(ctx, grad_output: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        x, y = ctx.saved_tensors
+        return tuple(numeric_gradient(lambda a, b: a * b, (x, y), i, grad_output) for i in range(2))
+'''
+
+
 @dataclass
 class Student:
     name: str
@@ -147,6 +183,7 @@ class Student:
     scores: dict[str, float]  # test cell → points with --no-integrity
     honest: bool = False
     attacked: list[str] = field(default_factory=list)  # the test cells of its wrong answers
+    assignment: str = A
 
 
 def attackers() -> list[Student]:
@@ -162,20 +199,27 @@ def attackers() -> list[Student]:
     return students
 
 
-def honest_students() -> list[Student]:
+def honest_students(assignment: str) -> list[Student]:
     """The solutions, and every honest answer of honest_answers.py for the notebook: the k-th of each exercise together."""
+    solutions, points = corpus.solutions(assignment), corpus.points(assignment)
     styles: dict[str, list[str]] = {}
     for answer in honest_answers():
-        if answer.assignment == A:
+        if answer.assignment == assignment:
             styles.setdefault(answer.grade_id, []).append(answer.source)
-    students = [Student("solutions", dict(SOLUTIONS), dict(POINTS), honest=True)]
+    students = [Student("solutions", dict(solutions), dict(points), honest=True, assignment=assignment)]
     for k in range(max(map(len, styles.values()))):
-        answers = {**SOLUTIONS, **{gid: sources[k] for gid, sources in styles.items() if k < len(sources)}}
-        students.append(Student(f"honest-{k}", answers, dict(POINTS), honest=True))
+        answers = {**solutions, **{gid: sources[k] for gid, sources in styles.items() if k < len(sources)}}
+        students.append(Student(f"honest-{k}", answers, dict(points), honest=True, assignment=assignment))
     return students
 
 
-STUDENTS = attackers() + honest_students()
+def puzzle_students() -> list[Student]:
+    solutions, points = corpus.solutions(PUZZLES), corpus.points(PUZZLES)
+    return [*honest_students(PUZZLES), Student("finite-differences", {**solutions, "mul": FINITE_DIFFERENCES},
+                                               {**points, "mul_test": 0.0}, attacked=["mul_test"], assignment=PUZZLES)]
+
+
+STUDENTS = attackers() + honest_students(A) + puzzle_students()
 
 
 def grade(course: Path, submissions: Path, *options: str) -> dict:
@@ -186,12 +230,16 @@ def grade(course: Path, submissions: Path, *options: str) -> dict:
     return json.loads((course / "grading.json").read_text())
 
 
-def cell_scores(course: Path, student: str) -> dict[str, float]:
+def cell_scores(course: Path, student: Student) -> dict[str, float]:
     from nbgrader.api import Gradebook
 
     with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gradebook:
-        notebook = gradebook.find_submission_notebook(corpus.stem(A), A, student)
+        notebook = gradebook.find_submission_notebook(corpus.stem(student.assignment), student.assignment, student.name)
         return {grade.name: grade.score for grade in notebook.grades}
+
+
+def key(student: Student) -> str:
+    return f"{student.name}/{student.assignment}"
 
 
 @pytest.fixture(scope="module")
@@ -200,32 +248,45 @@ def graded(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[dict, di
     course = make_course(root / "course")
     submissions = root / "class"
     for student in STUDENTS:
-        (submissions / student.name / A).mkdir(parents=True)
-        (submissions / student.name / A / NOTEBOOK).write_bytes(corpus.notebook(A, student.answers))
+        folder = submissions / student.name / student.assignment
+        folder.mkdir(parents=True)
+        (folder / corpus.notebook_name(student.assignment)).write_bytes(corpus.notebook(student.assignment, student.answers))
     results = {}
     for mode, options in {"no integrity": ("--no-integrity",), "integrity": ()}.items():
         ledger = grade(course, submissions, *options)
-        results[mode] = ledger, {s.name: cell_scores(course, s.name) for s in STUDENTS}
+        results[mode] = ledger, {key(s): cell_scores(course, s) for s in STUDENTS}
     return results
 
 
-@pytest.mark.parametrize("student", STUDENTS, ids=lambda s: s.name)
+@pytest.mark.parametrize("student", STUDENTS, ids=key)
 def test_without_the_integrity_layers_every_attacked_wrong_answer_scores_0_and_every_honest_answer_keeps_its_points(graded, student):
     ledger, scores = graded["no integrity"]
-    entry = ledger[f"{student.name}/{A}"]
+    entry = ledger[key(student)]
     assert entry["ok"] and not entry["held"], entry
-    assert scores[student.name] == student.scores, f"{student.name}: {entry}"
+    assert scores[key(student)] == student.scores, f"{student.name}: {entry}"
 
 
-@pytest.mark.parametrize("student", STUDENTS, ids=lambda s: s.name)
+@pytest.mark.parametrize("student", STUDENTS, ids=key)
 def test_with_them_the_class_is_held_or_scores_0_where_attacked_and_no_honest_answer_is_held(graded, student):
     ledger, scores = graded["integrity"]
-    entry = ledger[f"{student.name}/{A}"]
+    entry = ledger[key(student)]
     if student.honest:
-        assert not entry["held"] and scores[student.name] == student.scores, entry
+        assert not entry["held"] and scores[key(student)] == student.scores, entry
     elif student.name.replace("-", "_") in TAMPERING:  # every one of them is found by the scan
-        assert entry["held"] and not any(scores[student.name].values()), entry
+        assert entry["held"] and not any(scores[key(student)].values()), entry
     else:
-        assert all(scores[student.name][cell] == 0.0 for cell in student.attacked), entry
+        assert all(scores[key(student)][cell] == 0.0 for cell in student.attacked), entry
         would_be = {cell.split("/")[-1]: points for cell, points in entry["would_be"].items()}
         assert all(would_be.get(cell, 0.0) == 0.0 for cell in student.attacked), f"a review would release points: {entry}"
+
+
+def test_the_kernels_own_check_accepts_the_finite_difference_backward_that_the_grader_fails():
+    """Why 08's comparison is tight: the in-kernel check (finite differences itself) cannot tell this backward apart."""
+    import torch
+    from torch.autograd import Function
+
+    namespace = {"torch": torch, "Function": Function}
+    exec(FINITE_DIFFERENCES, namespace)  # noqa: S102 (the test's own source)
+    generator = torch.Generator().manual_seed(0)
+    x, y = (torch.randn(3, 4, dtype=torch.float64, generator=generator) for _ in range(2))
+    checks.check_backward(namespace["Mul"], x, y)  # raises nothing: the kernel alone would give the points

@@ -657,7 +657,9 @@ def _observe_backward(function: type, args: tuple[Any, ...], generator: torch.Ge
     if not ran:
         return
     gradients = list(returned) if isinstance(returned, (tuple, list)) else [returned]
-    observe("value", f"{call}: what {name}.backward returns (one gradient per input of forward)", encode(gradients), **tolerance)
+    observe("value", f"{call}: how many gradients {name}.backward returns (one per input of forward)", encode(len(gradients)))
+    for input_name, gradient in zip(names, gradients):
+        observe("value", f"{call}: grad of input {input_name}", encode(gradient), **tolerance)
     engine_inputs = leaves()
 
     def through_engine() -> list[Any]:
@@ -667,5 +669,5 @@ def _observe_backward(function: type, args: tuple[Any, ...], generator: torch.Ge
         return [a.grad if isinstance(a, torch.Tensor) and _differentiable(a) else None for a in engine_inputs]
 
     ran, engine = attempt("backward through autograd's engine", through_engine)
-    if ran:
-        observe("value", f"{call}: each input's .grad after backward through autograd's engine", encode(engine), **tolerance)
+    for input_name, gradient in zip(names, engine if ran else []):
+        observe("value", f"{call}: {input_name}.grad after backward through autograd's engine", encode(gradient), **tolerance)

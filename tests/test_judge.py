@@ -1,0 +1,114 @@
+"""The grader's side of drivers (hooklab.grading.judge) and the kernel's (hooklab.observations), in one process:
+what a test cell is sent without, how observations are encoded, and how two streams are compared."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy
+import pytest
+import torch
+
+from hooklab import checks, observations
+from hooklab.grading.judge import verdict, without_expectations
+
+
+def observed(monkeypatch: pytest.MonkeyPatch, run) -> list[dict]:
+    """What the checkers called by ``run`` send to the grader in a test cell."""
+    sent: list[dict] = []
+    monkeypatch.setattr(observations, "_state", {"seed": "cell", "draws": itertools.count()})
+    monkeypatch.setattr(checks, "observe", lambda kind, label, value, **options: sent.append({"kind": kind, "label": label, "value": value, **options}))
+    run()
+    return sent
+
+
+def test_expected_values_are_taken_out_and_the_lines_kept():
+    source = (
+        "check_tensor(result, a + b, 'sum', atol=1e-6)\n"
+        "check_equal(order(config),\n"
+        "            fired_order(config),  # the reference\n"
+        "            'order')\n"
+        "helper(model, x, expected=model[1:](\n    x))\n"
+        "check_answer(answer, {'x1': a}, same_object=True)\n"
+        "check_backward(Mul, x, y, reference=torch.mul, generator=g)\n"
+        "check_parameter(layer, 'weight', (3, 4))\n"
+        "label = 'é'; check_tensor(out, expected_é(x), label)\n"
+        "check_tensor(*pair)\n"
+    )
+    sent = without_expectations(source)
+    assert sent.count("\n") == source.count("\n")
+    for gone in ("a + b", "fired_order", "model[1:]", "{'x1': a}", "torch.mul", "(3, 4)", "expected_é"):
+        assert gone not in sent, gone
+    for kept in ("check_tensor(result, None, 'sum', atol=1e-6)", "order(config)", "'order'", "helper(model, x, expected=None",
+                 "same_object=True", "generator=g", "check_tensor(*pair)"):
+        assert kept in sent, kept
+    compile(sent, "cell", "exec")
+
+
+def test_a_cell_that_is_not_python_is_sent_as_it_is():
+    assert without_expectations("%timeit check_tensor(a, b)\n") == "%timeit check_tensor(a, b)\n"
+
+
+def test_checkers_observe_the_answer_only_and_raise_nothing(monkeypatch):
+    wrong = torch.tensor([1.0, 2.0])
+    sent = observed(monkeypatch, lambda: (checks.check_tensor(wrong, None, "out", atol=0.5), checks.check_equal([1, "a"], None, "order"),
+                                          checks.check_answer([wrong], None, name="answer after")))
+    assert [s["label"] for s in sent] == ["out", "order", "answer after"]
+    assert sent[0]["value"]["type"] == "tensor" and sent[0]["atol"] == 0.5
+    assert sent[1]["value"] == {"type": "list", "items": [{"type": "int", "value": "1"}, {"type": "str", "value": "a"}]}
+
+
+@pytest.mark.parametrize("value", [torch.arange(6.0).reshape(2, 3), torch.tensor([True, False]), torch.arange(3),
+                                   torch.tensor([1 + 2j]), torch.ones(2, dtype=torch.bfloat16), torch.zeros(0, 3),
+                                   torch.nn.Parameter(torch.ones(2)), torch.tensor(2.5)])
+def test_a_tensor_matches_itself_and_not_a_changed_copy(value):
+    plain = value.detach()
+    assert verdict([_obs(value)], [_obs(plain.clone())]) == ""
+    if plain.numel():
+        changed = plain.clone()
+        changed.view(-1)[0] = 0 if plain.view(-1)[0] != 0 else 1
+        assert "wrong values" in verdict([_obs(changed)], [_obs(plain)])
+
+
+def test_messages_say_what_differs_without_the_reference_values():
+    want = _obs(torch.tensor([[0.123456, 2.0]]), label="grad of x")
+    assert verdict([_obs(torch.zeros(2), "grad of x")], [want]) == "grad of x: shape (1, 2) expected, got (2,)"
+    assert verdict([_obs(torch.zeros(1, 2, dtype=torch.float64), "grad of x")], [want]) == "grad of x has dtype torch.float64, expected torch.float32"
+    message = verdict([_obs(torch.tensor([[0.5, 2.0]]), "grad of x")], [want])
+    assert message.startswith("grad of x has the wrong values at index (0, 0) (1 of 2 entries wrong") and "0.123" not in message
+    assert verdict([_obs([1, 2], "out")], [_obs(torch.zeros(2), "out")]) == "out is a list, expected a tensor of shape (2,)"
+    assert verdict([_obs(["b"], "order")], [_obs(["a"], "order")]) == "order[0] is not the expected value: got 'b'"
+    assert verdict([_obs(["b"], "another check")], [_obs(["a"], "order")]).startswith("order: this check was not made")
+    assert "observed nothing" in verdict([], [want]) and "made 2 checks" in verdict([want, want], [want])
+    raised = {"kind": "raised", "label": "Mul.backward", "value": observations.encode("ValueError: no")}
+    assert verdict([raised], [want]) == "grad of x: raised 'ValueError: no'"
+
+
+def test_the_references_tolerance_counts_not_the_students():
+    want = {**_obs(torch.tensor([1.0])), "atol": 1e-6, "rtol": 0.0}
+    got = {**_obs(torch.tensor([1.1])), "atol": 1.0, "rtol": 1.0}
+    assert "wrong values" in verdict([got], [want])
+
+
+@pytest.mark.parametrize("forged", [None, "x", {"kind": "value"}, {"kind": "value", "value": {"type": "tensor", "shape": [2], "dtype": "float32"}},
+                                    {"kind": "value", "value": {"type": "tensor", "shape": [2], "dtype": "float32", "stored": "float64", "data": "!!"}},
+                                    {"kind": "value", "value": {"type": "tensor", "shape": [2], "dtype": "float32", "stored": "object", "data": ""}},
+                                    {"kind": "value", "value": {"type": "list", "items": "ab"}}, {"kind": "value", "value": {"type": "dict", "items": [1]}}])
+def test_a_malformed_observation_fails_its_test_and_nothing_else(forged):
+    want = [_obs(torch.ones(2)), _obs([1, 2])]
+    assert verdict([forged, want[1]], want)
+    assert verdict(want, want) == ""
+
+
+def test_plain_values_keep_their_types():
+    assert verdict([_obs((1, 2))], [_obs([1, 2])]) and verdict([_obs(1.0)], [_obs(1)]) and verdict([_obs(True)], [_obs(1)])
+    assert verdict([_obs(numpy.int64(3))], [_obs(3)]) == ""
+    assert verdict([_obs({"a": [1.5]})], [_obs({"a": [1.5]})]) == ""
+    deep: list = []
+    for _ in range(100):
+        deep = [deep]
+    assert observations.encode(deep)["type"] == "list"  # encoded to a bound, then "too large": never a recursion error
+
+
+def _obs(value, label: str = "x") -> dict:
+    return {"kind": "value", "label": label, "value": observations.encode(value)}

@@ -3,14 +3,18 @@ what a test cell is sent without, how observations are encoded, and how two stre
 
 from __future__ import annotations
 
+import ast
 import itertools
 
+import nbformat
 import numpy
 import pytest
 import torch
+from nbgrader import utils
 
+from conftest import REPO
 from hooklab import checks, observations
-from hooklab.grading.judge import verdict, without_expectations
+from hooklab.grading.judge import REFERENCE, has_drivers, verdict, without_expectations
 
 
 def observed(monkeypatch: pytest.MonkeyPatch, run) -> list[dict]:
@@ -112,3 +116,30 @@ def test_plain_values_keep_their_types():
 
 def _obs(value, label: str = "x") -> dict:
     return {"kind": "value", "label": label, "value": observations.encode(value)}
+
+
+DRIVERS = [path for path in sorted(REPO.glob("solutions/*/*.ipynb")) if has_drivers(nbformat.read(path, as_version=4))]
+
+
+def test_the_notebooks_that_are_drivers():
+    assert [path.parent.name for path in DRIVERS] == ["01_module_basics", "02_forward_hooks", "08_backward_puzzles"]
+
+
+@pytest.mark.parametrize("path", DRIVERS, ids=lambda p: p.parent.name)
+def test_what_a_driver_sends_compiles_and_holds_no_expected_value_nor_oracle(path):
+    """The kernel gets valid Python with every REFERENCE block blank, uses none of their names, and its hidden tests
+    keep no expected value in a variable of their own (an expected value lives only in a checker's argument)."""
+    for cell in nbformat.read(path, as_version=4).cells:
+        if cell.cell_type != "code" or not utils.is_grade(cell) or utils.is_solution(cell):
+            continue
+        begins, ends = (sum(line.strip() == marker for line in cell.source.splitlines()) for marker in REFERENCE)
+        assert begins == ends, f"{cell.metadata.nbgrader['grade_id']}: unbalanced REFERENCE markers"
+        sent = without_expectations(cell.source)
+        tree = ast.parse(sent)
+        defined = {n.name for n in ast.walk(ast.parse(cell.source)) if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
+        kept = {n.name for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
+        used = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+        assert not (defined - kept) & used, f"{cell.metadata.nbgrader['grade_id']} uses an oracle the kernel does not get"
+        hidden = next(i for i, line in enumerate(sent.splitlines(), 1) if "BEGIN HIDDEN TESTS" in line)  # the visible part is the student's own
+        stored = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store) and n.lineno > hidden}
+        assert not {name for name in stored if name.startswith("expected")}, f"{cell.metadata.nbgrader['grade_id']} keeps an expected value"

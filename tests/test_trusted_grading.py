@@ -17,16 +17,19 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import nbformat
 import pytest
 
 import corpus
 from conftest import make_course
 from hooklab import checks
+from hooklab.observations import MIME
 from honest_answers import honest_answers
 
 A = "02_forward_hooks"
@@ -176,6 +179,38 @@ class Mul(Function):
 '''
 
 
+# Wrong answers that tamper with nothing: the test's own oracle called by name, views for the very tensors, NumPy
+# integers in a list of shapes, and an observation shaped to break the grader's comparison (sent by the answer).
+ORACLE = """def predict_order(config):
+    try:
+        return fired_order(config)  # the hidden test's own, if the kernel holds it
+    except NameError:
+        for known, expected in RULES.values():
+            if known == config:
+                return list(expected)
+    return []
+"""
+VIEWS = ("def pre_hook(module, args):\n    answer.extend(a.view_as(a) for a in args)\n\n\n"
+         "def hook(module, args, output):\n    answer.append(output.view_as(output))\n")
+MALFORMED = """from IPython.display import display
+
+
+def double_inputs(module, args):
+    display({"application/vnd.hooklab.observation+json": {"kind": "value", "label": "x", "value": {"type": "tensor", "shape": 5}}}, raw=True)
+    display({"application/vnd.hooklab.observation+json": {"kind": "raised", "label": "x", "value": {"type": "list", "items": 5}}}, raw=True)
+    return tuple(2 * x for x in args)
+
+
+def plus_five(module, args, output):
+    return output + 5
+"""
+# Honest answers that must not depend on anything but themselves: random numbers drawn inside, a dict built in
+# another key order, a checker used as an assertion inside the answer.
+SEEDS_INSIDE = SOLUTIONS["patch_activation"].replace("    kept = {}\n", "    torch.manual_seed(0)  # reproducible while I debug\n    kept = {}\n")
+KEYS_REVERSED = SOLUTIONS["kwargs_hook"].replace("calls.append(dict(kwargs))", "calls.append({key: kwargs[key] for key in sorted(kwargs, reverse=True)})")
+CHECKS_ITSELF = SOLUTIONS["leaf_shapes"].replace("    return records\n", "    check_equal(len(records), len(records), 'records')\n    return records\n")
+
+
 @dataclass
 class Student:
     name: str
@@ -184,6 +219,7 @@ class Student:
     honest: bool = False
     attacked: list[str] = field(default_factory=list)  # the test cells of its wrong answers
     assignment: str = A
+    edit_given: bool = False  # its given cells carry a line of its own
 
 
 def attackers() -> list[Student]:
@@ -194,8 +230,11 @@ def attackers() -> list[Student]:
                    wrong: TABLE if name.startswith("pinned") else WRONG[wrong]}
         scores = dict.fromkeys(TESTS, 0.0) if name in EVERY_TEST_LOST else {**POINTS, f"{wrong}_test": 0.0}
         students.append(Student(name.replace("_", "-"), answers, scores, attacked=[f"{wrong}_test"]))
-    students.append(Student("wrong-copies", {**SOLUTIONS, "collect_hooks": WRONG["collect_hooks"]},
-                            {**POINTS, "collect_hooks_test": 0.0}, attacked=["collect_hooks_test"]))
+    for name, exercise, answer in (("wrong-copies", "collect_hooks", WRONG["collect_hooks"]), ("views", "collect_hooks", VIEWS),
+                                   ("the-tests-own-oracle", "predict_order", ORACLE), ("malformed-observations", "change_hooks", MALFORMED),
+                                   ("numpy-integers", "leaf_shapes", SOLUTIONS["leaf_shapes"].replace(
+                                       "tuple(output.shape)", "tuple(numpy.int64(size) for size in output.shape)").replace("def leaf_output_shapes", "import numpy\n\n\ndef leaf_output_shapes"))):
+        students.append(Student(name, {**SOLUTIONS, exercise: answer}, {**POINTS, f"{exercise}_test": 0.0}, attacked=[f"{exercise}_test"]))
     return students
 
 
@@ -210,7 +249,23 @@ def honest_students(assignment: str) -> list[Student]:
     for k in range(max(map(len, styles.values()))):
         answers = {**solutions, **{gid: sources[k] for gid, sources in styles.items() if k < len(sources)}}
         students.append(Student(f"honest-{k}", answers, dict(points), honest=True, assignment=assignment))
+    if assignment == A:
+        unusual = {"patch_activation": SEEDS_INSIDE, "kwargs_hook": KEYS_REVERSED, "leaf_shapes": CHECKS_ITSELF}
+        students.append(Student("honest-unusual", {**solutions, **unusual}, dict(points), honest=True, edit_given=True))
     return students
+
+
+def submitted(student: Student) -> bytes:
+    """The student's notebook; with ``edit_given``, each given code cell that defines nothing has a comment and a print
+    of its own (the scan holds a given definition that was changed: it may change what the tests use)."""
+    text = corpus.notebook(student.assignment, student.answers)
+    if not student.edit_given:
+        return text
+    nb = nbformat.reads(text.decode(), as_version=4)
+    for cell in nb.cells:
+        if cell.cell_type == "code" and "nbgrader" not in cell.metadata and not re.search(r"^\s*(%|!|class |def |@)", cell.source, re.M):
+            cell.source = f"# my notes\n{cell.source}\nprint('checked')  # my check\n"
+    return nbformat.writes(nb).encode()
 
 
 def puzzle_students() -> list[Student]:
@@ -219,7 +274,26 @@ def puzzle_students() -> list[Student]:
                                                {**points, "mul_test": 0.0}, attacked=["mul_test"], assignment=PUZZLES)]
 
 
-STUDENTS = attackers() + honest_students(A) + puzzle_students()
+BASICS = "01_module_basics"
+
+
+def basics_students() -> list[Student]:
+    """01: honest answers initialise their weights as they like (the tests set them); a mean that is a new tensor
+    each time, and a bias left out of forward, fail."""
+    solutions, points = corpus.solutions(BASICS), corpus.points(BASICS)
+    new_tensor = solutions["running_mean"].replace("self.mean += (x.sum(dim=0) - x.shape[0] * self.mean) / self.count",
+                                                   "self.mean = self.mean + (x.sum(dim=0) - x.shape[0] * self.mean) / self.count")
+    no_bias = solutions["my_linear"].replace("            output = output + self.bias\n", "            pass\n")
+    other_init = solutions["my_linear"].replace("torch.randn(out_features, in_features) * 0.1", "torch.empty(out_features, in_features).uniform_(-1, 1)")
+    return [*honest_students(BASICS),
+            Student("other-init", {**solutions, "my_linear": other_init}, dict(points), honest=True, assignment=BASICS),
+            Student("new-mean-tensor", {**solutions, "running_mean": new_tensor}, {**points, "running_mean_test": 0.0},
+                    attacked=["running_mean_test"], assignment=BASICS),
+            Student("bias-left-out", {**solutions, "my_linear": no_bias}, {**points, "my_linear_test": 0.0},
+                    attacked=["my_linear_test"], assignment=BASICS)]
+
+
+STUDENTS = attackers() + honest_students(A) + puzzle_students() + basics_students()
 
 
 def grade(course: Path, submissions: Path, *options: str) -> dict:
@@ -250,11 +324,13 @@ def graded(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[dict, di
     for student in STUDENTS:
         folder = submissions / student.name / student.assignment
         folder.mkdir(parents=True)
-        (folder / corpus.notebook_name(student.assignment)).write_bytes(corpus.notebook(student.assignment, student.answers))
+        (folder / corpus.notebook_name(student.assignment)).write_bytes(submitted(student))
     results = {}
     for mode, options in {"no integrity": ("--no-integrity",), "integrity": ()}.items():
         ledger = grade(course, submissions, *options)
         results[mode] = ledger, {key(s): cell_scores(course, s) for s in STUDENTS}
+        results[f"{mode} outputs"] = {key(s): [json.dumps(o) for c in nbformat.read(course / "autograder" / "autograded" / s.name / s.assignment / corpus.notebook_name(s.assignment), as_version=4).cells
+                                               for o in c.get("outputs", [])] for s in STUDENTS}
     return results
 
 
@@ -264,6 +340,7 @@ def test_without_the_integrity_layers_every_attacked_wrong_answer_scores_0_and_e
     entry = ledger[key(student)]
     assert entry["ok"] and not entry["held"], entry
     assert scores[key(student)] == student.scores, f"{student.name}: {entry}"
+    assert not [o for o in graded["no integrity outputs"][key(student)] if MIME in o], "an observation reached the notebook (and its feedback)"
 
 
 @pytest.mark.parametrize("student", STUDENTS, ids=key)

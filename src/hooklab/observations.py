@@ -20,6 +20,7 @@ import hashlib
 import itertools
 import os
 import random
+import sys
 from typing import Any
 
 MIME = "application/vnd.hooklab.observation+json"
@@ -57,10 +58,24 @@ def next_seed() -> int:
 
 def observe(kind: str, label: str, value: dict[str, Any], **options: Any) -> None:
     """Send one observation to the grader: ``kind`` says how it is compared, ``label`` names it in messages,
-    ``value`` is an encoded value (:func:`encode`), ``options`` are the comparison's (tolerances)."""
+    ``value`` is an encoded value (:func:`encode`), ``options`` are the comparison's (tolerances). Only a check
+    made by the test cell's own code counts: a checker an answer calls for itself, inside a function the test
+    calls, observes nothing."""
     from IPython.display import display
 
-    display({MIME: {"kind": kind, "label": str(label), "value": value, **options}}, raw=True)
+    if _called_by_the_cell():
+        display({MIME: {"kind": kind, "label": str(label), "value": value, **options}}, raw=True)
+
+
+def _called_by_the_cell() -> bool:
+    """Whether the checker's caller is code of the cell being run: the cell itself or a function it defines."""
+    frame = sys._getframe(1)
+    while frame is not None and frame.f_code.co_filename in _OWN_FILES:
+        frame = frame.f_back
+    caller = frame
+    while frame is not None and frame.f_code.co_name != "<module>":
+        frame = frame.f_back
+    return caller is not None and frame is not None and caller.f_code.co_filename == frame.f_code.co_filename
 
 
 def encode(value: Any) -> dict[str, Any]:
@@ -81,7 +96,7 @@ def _encode(value: Any, depth: int, count: Any) -> dict[str, Any]:
         return _tensor(value)
     if kind is bool or value is None:
         return {"type": "bool" if kind is bool else "None", "value": value}
-    if kind is int or kind in _NUMPY_INTEGERS:
+    if kind is int or (depth == 0 and kind in _NUMPY_INTEGERS):  # as check_equal: a NumPy count, not inside a list
         return {"type": "int", "value": str(int(value))}
     if kind is float or kind is complex or kind is str:
         return {"type": kind.__name__, "value": repr(value) if kind is not str else value}
@@ -123,3 +138,4 @@ def _numpy_integers() -> tuple[type, ...]:
 
 
 _NUMPY_INTEGERS = _numpy_integers()
+_OWN_FILES = {__file__, os.path.join(os.path.dirname(__file__), "checks.py")}  # frames skipped to find a check's caller

@@ -324,9 +324,10 @@ class GuardedExecute(Execute):
 
     def _begin(self, index: int) -> str:
         """The expression that readies the kernel for code cell ``index`` (:func:`hooklab.observations.begin`),
-        with a seed drawn from the run's for this notebook and cell: a cell's grade_id, else its code."""
+        with a seed drawn from the run's for this notebook and cell: its grade_id, else its id (a given cell keeps
+        the release's, edited or not), else its code."""
         cell = self.nb.cells[index]
-        key = cell.metadata.get("nbgrader", {}).get("grade_id") or hashlib.sha256(cell.source.encode()).hexdigest()
+        key = cell.metadata.get("nbgrader", {}).get("grade_id") or cell.get("id") or hashlib.sha256(cell.source.encode()).hexdigest()
         seed = hashlib.sha256(f"{self.seed}:{self._notebook}:{key}".encode()).hexdigest()
         return f"__import__('hooklab.observations', fromlist=['begin']).begin({seed!r}, {utils.is_grade(cell)!r})"
 

@@ -4,8 +4,10 @@ A notebook whose source says its tests are drivers (``"hooklab_drivers": true`` 
 so that no score depends on anything the student's kernel decides:
 
 - its test cells are sent with every expected value taken out (:func:`without_expectations`): the checkers'
-  expected arguments and every ``expected=`` argument become ``None``, so the kernel never holds them, and
-  the checkers only observe (:mod:`hooklab.observations`);
+  expected arguments and every ``expected=`` argument become ``None``, and the lines between
+  ``### BEGIN REFERENCE`` and ``### END REFERENCE`` (the test's own oracles: functions that compute expected
+  values, checks of the test's tables) are left blank, so the kernel never holds an expected value nor the
+  means to compute one; the checkers only observe (:mod:`hooklab.observations`);
 - the same cells run on the reference solution, with the same seeds, in a kernel of their own that no student
   code runs in (:func:`hooklab.grading.worker.reference`), once per run for the whole class;
 - :func:`verdict` compares the two streams of observations, with the tolerances the reference's test gave, in
@@ -18,6 +20,7 @@ from __future__ import annotations
 
 import ast
 import base64
+import json
 import math
 from typing import Any
 
@@ -39,6 +42,7 @@ EXPECTATIONS = {
     "check_parameter": (2, "shape"),
     "check_backward": (None, "reference"),
 }
+REFERENCE = ("### BEGIN REFERENCE", "### END REFERENCE")  # code that only the kernel's own checks run
 _STORED = {"float64": numpy.float64, "complex128": numpy.complex128, "int64": numpy.int64, "uint8": numpy.uint8}
 
 
@@ -48,8 +52,9 @@ def has_drivers(source: NotebookNode) -> bool:
 
 
 def without_expectations(source: str) -> str:
-    """A test cell's code with every expected value replaced by ``None`` (lines kept, so that tracebacks point at
-    the cell's own lines); the code unchanged if it is not Python (IPython syntax)."""
+    """A test cell's code with its :data:`REFERENCE` blocks blank and every expected value replaced by ``None``
+    (lines kept, so that tracebacks point at the cell's own lines); the rest unchanged if it is not Python."""
+    source = _without_reference(source)
     try:
         tree = ast.parse(source)
     except SyntaxError:
@@ -72,6 +77,16 @@ def without_expectations(source: str) -> str:
     return b"".join(encoded).decode()
 
 
+def _without_reference(source: str) -> str:
+    lines, inside = source.splitlines(keepends=True), False
+    for number, line in enumerate(lines):
+        marker = line.strip()
+        if marker in REFERENCE or inside:
+            lines[number] = "\n" if line.endswith("\n") else ""
+        inside = (inside or marker == REFERENCE[0]) and marker != REFERENCE[1]
+    return "".join(lines)
+
+
 def _outermost(nodes: list[ast.AST]) -> list[ast.AST]:
     """The nodes not inside another of them."""
     def inside(a: ast.AST, b: ast.AST) -> bool:
@@ -89,7 +104,16 @@ def observation(output: dict[str, Any]) -> dict[str, Any] | None:
 
 
 def verdict(observed: list[Any], reference: list[dict[str, Any]]) -> str:
-    """Why the student's observations are not the reference's ("" when they match)."""
+    """Why the student's observations are not the reference's ("" when they match). The student's are whatever
+    its kernel sent: anything that is not an observation as the checkers make them fails the test, never the
+    grader."""
+    try:
+        return _verdict(observed, reference)
+    except Exception:  # noqa: BLE001 (a payload shaped to break the comparison)
+        return "the test's observations are not readable"
+
+
+def _verdict(observed: list[Any], reference: list[dict[str, Any]]) -> str:
     for index, expected in enumerate(reference):
         label = str(expected.get("label", f"check {index + 1}"))
         if index >= len(observed):
@@ -120,18 +144,16 @@ def _compare(got: Any, want: Any, label: str, atol: float = 1e-6, rtol: float = 
         return f"{label} is {_describe(got)}, expected {_describe(want)}"
     if kind == "tensor":
         return _compare_tensors(got, want, label, atol, rtol, check_dtype)
-    if kind in ("list", "tuple", "dict"):
+    if kind == "too large":
+        return f"{label} is too large to compare"
+    if kind == "dict":  # by key, as == compares dicts
+        return _compare_dicts(got, want, label, atol, rtol, check_dtype)
+    if kind in ("list", "tuple"):
         items, expected_items = got.get("items"), want.get("items")
         if not isinstance(items, list) or len(items) != len(expected_items):
             return f"{label} has {len(items) if isinstance(items, list) else '?'} items, expected {len(expected_items)}"
         for position, (item, expected) in enumerate(zip(items, expected_items)):
-            if kind == "dict":
-                if not isinstance(item, list) or len(item) != 2:
-                    return f"{label}: the test's observation is not readable"
-                problem = _compare(item[0], expected[0], f"{label} (key {position})") or _compare(
-                    item[1], expected[1], f"{label}[{_plain(expected[0])}]", atol, rtol, check_dtype)
-            else:
-                problem = _compare(item, expected, f"{label}[{position}]", atol, rtol, check_dtype)
+            problem = _compare(item, expected, f"{label}[{position}]", atol, rtol, check_dtype)
             if problem:
                 return problem
         return ""
@@ -142,9 +164,28 @@ def _compare(got: Any, want: Any, label: str, atol: float = 1e-6, rtol: float = 
     return ""
 
 
+def _compare_dicts(got: dict[str, Any], want: dict[str, Any], label: str, atol: float, rtol: float, check_dtype: bool) -> str:
+    items, expected_items = got.get("items"), want["items"]
+    if not isinstance(items, list) or not all(isinstance(i, list) and len(i) == 2 for i in items):
+        return f"{label}: the test's observation is not readable"
+    keyed = {json.dumps(k, sort_keys=True): v for k, v in items}
+    expected_keys = {json.dumps(k, sort_keys=True): (k, v) for k, v in expected_items}
+    if len(keyed) != len(items) or set(keyed) != set(expected_keys):
+        missing = [_plain(k) for key, (k, _) in expected_keys.items() if key not in keyed]
+        return f"{label} is missing the key {missing[0]}" if missing else f"{label} has keys it should not have: got {_plain(got)}"
+    for key, (shown, expected) in expected_keys.items():
+        problem = _compare(keyed[key], expected, f"{label}[{_plain(shown)}]", atol, rtol, check_dtype)
+        if problem:
+            return problem
+    return ""
+
+
 def _compare_tensors(got: dict[str, Any], want: dict[str, Any], label: str, atol: float, rtol: float, check_dtype: bool) -> str:
-    if got.get("shape") != want["shape"]:
-        return f"{label}: shape {tuple(want['shape'])} expected, got {tuple(got.get('shape') or ())}"
+    shape = got.get("shape")
+    if not (isinstance(shape, list) and all(type(size) is int for size in shape)):
+        return f"{label}: the test's observation is not readable"
+    if shape != want["shape"]:
+        return f"{label}: shape {tuple(want['shape'])} expected, got {tuple(shape)}"
     if check_dtype and got.get("dtype") != want["dtype"]:
         return f"{label} has dtype torch.{got.get('dtype')}, expected torch.{want['dtype']}"
     actual, expected = _array(got), _array(want)
@@ -168,7 +209,7 @@ def _compare_tensors(got: dict[str, Any], want: dict[str, Any], label: str, atol
 
 
 def _array(encoded: dict[str, Any]) -> numpy.ndarray | None:
-    stored = _STORED.get(encoded.get("stored"))
+    stored = _STORED.get(encoded.get("stored")) if isinstance(encoded.get("stored"), str) else None
     try:
         return numpy.frombuffer(base64.b64decode(encoded["data"], validate=True), dtype=stored) if stored else None
     except (KeyError, ValueError, TypeError):

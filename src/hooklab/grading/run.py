@@ -340,7 +340,12 @@ def _run(pool: ProcessPoolExecutor, execution: Execution, tasks: list[Task], led
                     reason, seconds = future.result()
                     stages.count += 1
                     stages.add(queue=time.perf_counter() - submitted - seconds, autograde=seconds)
-                    entry = record_result(task, reason)
+                    try:
+                        entry = record_result(task, reason)
+                    except Exception as error:  # noqa: BLE001 (one submission's recording costs only itself)
+                        failed(task, error)
+                        execute_next()
+                        continue
                     if entry.ok:
                         writing[pool.submit(worker.feedback, task.student, task.assignment)] = (task, entry)
                     else:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import itertools
+import json
 
 import nbformat
 import numpy
@@ -19,11 +20,10 @@ from hooklab.grading.judge import REFERENCE, has_drivers, verdict, without_expec
 
 def observed(monkeypatch: pytest.MonkeyPatch, run) -> list[dict]:
     """What the checkers called by ``run`` send to the grader in a test cell."""
-    sent: list[dict] = []
-    monkeypatch.setattr(observations, "_state", {"seed": "cell", "draws": itertools.count()})
-    monkeypatch.setattr(checks, "observe", lambda kind, label, value, **options: sent.append({"kind": kind, "label": label, "value": value, **options}))
+    monkeypatch.setattr(observations, "_state", {"seed": "cell", "draws": itertools.count(), "stream": []})
+    monkeypatch.setattr(observations, "_called_by_the_cell", lambda: True)  # no IPython cell here
     run()
-    return sent
+    return json.loads(observations.flush())
 
 
 def test_expected_values_are_taken_out_and_the_lines_kept():

@@ -29,7 +29,6 @@ import pytest
 import corpus
 from conftest import make_course
 from hooklab import checks
-from hooklab.observations import MIME
 from honest_answers import honest_answers
 
 A = "02_forward_hooks"
@@ -180,7 +179,7 @@ class Mul(Function):
 
 
 # Wrong answers that tamper with nothing: the test's own oracle called by name, views for the very tensors, NumPy
-# integers in a list of shapes, and an observation shaped to break the grader's comparison (sent by the answer).
+# integers in a list of shapes; and observations shaped to break the grader's comparison, added by the answer.
 ORACLE = """def predict_order(config):
     try:
         return fired_order(config)  # the hidden test's own, if the kernel holds it
@@ -192,12 +191,12 @@ ORACLE = """def predict_order(config):
 """
 VIEWS = ("def pre_hook(module, args):\n    answer.extend(a.view_as(a) for a in args)\n\n\n"
          "def hook(module, args, output):\n    answer.append(output.view_as(output))\n")
-MALFORMED = """from IPython.display import display
+MALFORMED = """import hooklab.observations
 
 
 def double_inputs(module, args):
-    display({"application/vnd.hooklab.observation+json": {"kind": "value", "label": "x", "value": {"type": "tensor", "shape": 5}}}, raw=True)
-    display({"application/vnd.hooklab.observation+json": {"kind": "raised", "label": "x", "value": {"type": "list", "items": 5}}}, raw=True)
+    hooklab.observations._state["stream"] += [{"kind": "value", "label": "x", "value": {"type": "tensor", "shape": 5}},
+                                              {"kind": "raised", "label": "x", "value": {"type": "list", "items": 5}}]
     return tuple(2 * x for x in args)
 
 
@@ -329,8 +328,6 @@ def graded(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[dict, di
     for mode, options in {"no integrity": ("--no-integrity",), "integrity": ()}.items():
         ledger = grade(course, submissions, *options)
         results[mode] = ledger, {key(s): cell_scores(course, s) for s in STUDENTS}
-        results[f"{mode} outputs"] = {key(s): [json.dumps(o) for c in nbformat.read(course / "autograder" / "autograded" / s.name / s.assignment / corpus.notebook_name(s.assignment), as_version=4).cells
-                                               for o in c.get("outputs", [])] for s in STUDENTS}
     return results
 
 
@@ -340,7 +337,6 @@ def test_without_the_integrity_layers_every_attacked_wrong_answer_scores_0_and_e
     entry = ledger[key(student)]
     assert entry["ok"] and not entry["held"], entry
     assert scores[key(student)] == student.scores, f"{student.name}: {entry}"
-    assert not [o for o in graded["no integrity outputs"][key(student)] if MIME in o], "an observation reached the notebook (and its feedback)"
 
 
 @pytest.mark.parametrize("student", STUDENTS, ids=key)

@@ -4,8 +4,8 @@ Before each code cell of a notebook whose tests are drivers, the grader calls :f
 with a seed of its own, derived from the run's secret seed and the cell: the global random states are
 reseeded with it, and in a test cell :func:`hooklab.checks.random_generator` draws the hidden inputs from
 it, so nothing that ran before the test can predict them. In a test cell the checkers then only *observe*:
-each sends what the student's code produced (a tensor's dtype, shape and bytes; plain values; types) as a
-display output of :data:`MIME`, and raises nothing. The grader runs the same cells on the reference
+each notes what the student's code produced (a tensor's dtype, shape and bytes; plain values; types) and raises
+nothing; the grader reads the cell's observations once it has run (:func:`flush`, in the same request). The grader runs the same cells on the reference
 solution, in a kernel of its own, and compares the two streams (:mod:`hooklab.grading.judge`): the score
 is the grader's. Outside grading (the lab, ``nbgrader validate``) nothing here is active and the checkers
 assert in the kernel as they always did.
@@ -18,16 +18,17 @@ from __future__ import annotations
 import base64
 import hashlib
 import itertools
+import json
 import os
 import random
 import sys
 from typing import Any
 
-MIME = "application/vnd.hooklab.observation+json"
+FLUSH = "__import__('hooklab.observations', fromlist=['flush']).flush()"  # the grader's expression after a test cell
 PLAIN_DEPTH = 32  # how deep plain values are encoded before they count as too deep
 PLAIN_ITEMS = 10_000  # how many plain values one observation may hold
 
-_state: dict[str, Any] = {"seed": None, "draws": itertools.count()}
+_state: dict[str, Any] = {"seed": None, "draws": itertools.count(), "stream": []}
 
 
 def begin(seed: str, test: bool) -> None:
@@ -40,7 +41,13 @@ def begin(seed: str, test: bool) -> None:
     torch.manual_seed(number)
     numpy.random.seed(number % 2**32)
     random.seed(number)
-    _state.update(seed=seed if test else None, draws=itertools.count())
+    _state.update(seed=seed if test else None, draws=itertools.count(), stream=[])
+
+
+def flush() -> str:
+    """The observations of the test cell that has just run, as JSON, for the grader."""
+    stream, _state["stream"] = _state["stream"], []
+    return json.dumps(stream)
 
 
 def active() -> bool:
@@ -57,14 +64,12 @@ def next_seed() -> int:
 
 
 def observe(kind: str, label: str, value: dict[str, Any], **options: Any) -> None:
-    """Send one observation to the grader: ``kind`` says how it is compared, ``label`` names it in messages,
+    """Note one observation for the grader: ``kind`` says how it is compared, ``label`` names it in messages,
     ``value`` is an encoded value (:func:`encode`), ``options`` are the comparison's (tolerances). Only a check
     made by the test cell's own code counts: a checker an answer calls for itself, inside a function the test
     calls, observes nothing."""
-    from IPython.display import display
-
     if _called_by_the_cell():
-        display({MIME: {"kind": kind, "label": str(label), "value": value, **options}}, raw=True)
+        _state["stream"].append({"kind": kind, "label": str(label), "value": value, **options})
 
 
 def _called_by_the_cell() -> bool:

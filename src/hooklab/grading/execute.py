@@ -17,8 +17,9 @@
   neither the worker's memory nor the autograded notebook and its feedback page grow with it;
 - drivers: in a notebook whose tests are drivers (:mod:`hooklab.grading.judge`), with the run's ``seed``, every
   code cell is preceded by :func:`hooklab.observations.begin` with a seed drawn from it for that cell, test
-  cells are sent without their expected values, and their observations are kept apart from the outputs
-  (in the notebook's metadata) for the grader to compare with the reference's.
+  cells are sent without their expected values, and their observations, read in the cell's own request
+  (:func:`hooklab.observations.flush`), are kept in the notebook's metadata for the grader to compare with
+  the reference's.
 
 A held notebook keeps its would-be scores in its metadata (for ``hooklab review``) and every
 test cell gets a ``HeldForReview`` error, so nbgrader records 0 through its own machinery.
@@ -49,6 +50,7 @@ from traitlets import Bool, Unicode
 from hooklab.grading import judge, kernels
 from hooklab.grading.repair import METADATA, source_notebook
 from hooklab.grading.sandbox import Sandbox, amount
+from hooklab.observations import FLUSH
 
 # Modules the tests import, and where they must come from: the grading environment, not the submission.
 VERIFIED_MODULES = ("hooklab.checks", "torch", "numpy")
@@ -232,6 +234,7 @@ class GuardedExecute(Execute):
         self._notebook = resources.get("nbgrader", {}).get("notebook", "")
         self._begun: int | None = None  # the index of the code cell that the last begin() was for
         self._observed: dict[str, list[Any]] = {}
+        self._flushed: Any = None  # the observations the last code cell's request carried
         self._observed_size = 0
         self._code = [i for i, cell in enumerate(nb.cells) if cell.cell_type == "code" and cell.source.strip()]
         nb, resources = super().preprocess(nb, resources, km)
@@ -260,9 +263,11 @@ class GuardedExecute(Execute):
         sent = judge.without_expectations(original) if self._drivers else original
         cell.source = f"{sent}\n{proof} = True\n" if self.integrity else sent
         try:
-            cell, resources = self._run(cell, resources, index, f"{kernels.PROBE}.check({proof!r})" if self.integrity else "")
+            cell, resources = self._run(cell, resources, index, f"{kernels.PROBE}.check({proof!r})" if self.integrity else "", self._drivers)
         finally:
             cell.source = original
+        if self._drivers and not self._stopped and passed(cell):
+            self._keep_observations(cell, self._flushed if self._flushed is not None else self._ask(FLUSH))
         if not self._stopped and self.integrity:
             ran = self._check(f"in cell {index + 1}", proof, answer=self._carried)
             if not ran and passed(cell):
@@ -270,14 +275,16 @@ class GuardedExecute(Execute):
                 cell.outputs.append(error_output(NOT_RUN, "test did not run: it was skipped, rewritten or its error swallowed"))
         return cell, resources
 
-    def _run(self, cell: NotebookNode, resources: ResourcesDict, index: int, probe: str = "") -> tuple[NotebookNode, ResourcesDict]:
+    def _run(self, cell: NotebookNode, resources: ResourcesDict, index: int, probe: str = "", observed: bool = False) -> tuple[NotebookNode, ResourcesDict]:
         """Execute a cell; with ``probe``, the probe's answer to that expression, evaluated once the cell has
-        run without an error, is kept in ``_carried`` (else None, once a code cell is executed)."""
+        run without an error, is kept in ``_carried`` (else None, once a code cell is executed); with ``observed``,
+        the cell's observations are read in its request too (``_flushed``)."""
         if cell.cell_type == "code" and cell.source.strip():  # executed: what it carries replaces the last
-            self._carried = None
+            self._carried = self._flushed = None
         carrier = self.kc if isinstance(self.kc, kernels.ReadyClient) else None
         following = next((i for i in self._code if i > index), None) if self._drivers else None
-        expressions = {**({"probe": probe} if probe else {}), **({"begin": self._begin(following)} if following is not None else {})}
+        expressions = {**({"probe": probe} if probe else {}), **({"observed": FLUSH} if observed else {}),
+                       **({"begin": self._begin(following)} if following is not None else {})}
         if carrier is not None and expressions:
             carrier.expressions = expressions
         try:
@@ -295,10 +302,6 @@ class GuardedExecute(Execute):
         """nbclient's handling of a kernel message, within the output limits (:class:`OutputLimits`)."""
         if msg["msg_type"] not in KEPT:
             return super().process_message(msg, cell, cell_index)
-        seen = judge.observation(msg["content"] | {"output_type": msg["msg_type"]})
-        if seen is not None:  # never an output; kept for the grader from a test cell only
-            self._keep_observation(cell, seen)
-            return None
         display_id = (msg["content"].get("transient") or {}).get("display_id")
         shown = sum(map(len, self._display_id_map.get(display_id, {}).values())) if display_id else 0
         copies = shown if msg["msg_type"] == "update_display_data" else shown + 1  # nbclient updates each
@@ -318,6 +321,7 @@ class GuardedExecute(Execute):
         if kwargs["cell_index"] not in self._limits.dropped_errors:
             super().on_cell_executed(**kwargs)
         self._carried = _probe_answer(reply)
+        self._flushed = _probe_answer(reply, "observed")
         begun = reply["content"].get("user_expressions", {}).get("begin", {}).get("status") == "ok"
         following = next((i for i in self._code if i > kwargs["cell_index"]), None)
         self._begun = following if begun else None
@@ -331,17 +335,12 @@ class GuardedExecute(Execute):
         seed = hashlib.sha256(f"{self.seed}:{self._notebook}:{key}".encode()).hexdigest()
         return f"__import__('hooklab.observations', fromlist=['begin']).begin({seed!r}, {utils.is_grade(cell)!r})"
 
-    def _keep_observation(self, cell: NotebookNode, seen: dict[str, Any]) -> None:
-        """Keep what a test cell observed, within the outputs' limit (past it, one marker that fails the test)."""
-        if not (self._drivers and utils.is_grade(cell)):
-            return
-        stream = self._observed.setdefault(cell.metadata.nbgrader["grade_id"], [])
-        self._observed_size += len(json.dumps(seen))
-        if self._observed_size > self._limits.total:
-            if stream[-1:] != ["too large"]:
-                stream.append("too large")
-            return
-        stream.append(seen)
+    def _keep_observations(self, cell: NotebookNode, stream: Any) -> None:
+        """Keep what a test cell observed (a list, else nothing), within the outputs' limit (past it, a marker that
+        fails the test)."""
+        self._observed_size += len(json.dumps(stream))
+        fits = isinstance(stream, list) and self._observed_size <= self._limits.total
+        self._observed[cell.metadata.nbgrader["grade_id"]] = stream if fits else ["too large or not a list"]
 
     def _stop(self, cell: NotebookNode, ename: str, reason: str) -> None:
         self._stopped = reason
@@ -417,9 +416,9 @@ class GuardedExecute(Execute):
                 cell.outputs.append(error_output(HELD, reason))
 
 
-def _probe_answer(reply: dict[str, Any] | None) -> dict[str, Any] | None:
-    """The probe's JSON answer in an execute reply's user_expressions, or None."""
-    value = (reply or {}).get("content", {}).get("user_expressions", {}).get("probe", {})
+def _probe_answer(reply: dict[str, Any] | None, key: str = "probe") -> Any:
+    """The JSON answer to the expression ``key`` (the probe's) in an execute reply's user_expressions, or None."""
+    value = (reply or {}).get("content", {}).get("user_expressions", {}).get(key, {})
     if value.get("status") != "ok":
         return None
     try:

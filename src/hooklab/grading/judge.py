@@ -28,8 +28,6 @@ import numpy
 from nbformat import NotebookNode
 from nbgrader import utils
 
-from hooklab.observations import MIME
-
 DRIVERS = "hooklab_drivers"  # the key, in a source notebook's metadata, that says its tests are drivers
 WRONG = "WrongAnswer"  # the error a test cell gets when its observations differ from the reference's
 NOT_JUDGED = "NotJudged"  # the error of a test cell the reference run could not judge
@@ -93,14 +91,6 @@ def _outermost(nodes: list[ast.AST]) -> list[ast.AST]:
         return a is not b and (b.lineno, b.col_offset) <= (a.lineno, a.col_offset) and (a.end_lineno, a.end_col_offset) <= (b.end_lineno, b.end_col_offset)
 
     return [n for n in nodes if not any(inside(n, other) for other in nodes)]
-
-
-def observation(output: dict[str, Any]) -> dict[str, Any] | None:
-    """The observation an output carries, if it is one."""
-    if output.get("output_type") != "display_data":
-        return None
-    value = (output.get("data") or {}).get(MIME)
-    return value if isinstance(value, dict) else None
 
 
 def verdict(observed: list[Any], reference: list[dict[str, Any]]) -> str:

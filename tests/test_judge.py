@@ -97,7 +97,9 @@ def test_the_references_tolerance_counts_not_the_students():
 @pytest.mark.parametrize("forged", [None, "x", {"kind": "value"}, {"kind": "value", "value": {"type": "tensor", "shape": [2], "dtype": "float32"}},
                                     {"kind": "value", "value": {"type": "tensor", "shape": [2], "dtype": "float32", "stored": "float64", "data": "!!"}},
                                     {"kind": "value", "value": {"type": "tensor", "shape": [2], "dtype": "float32", "stored": "object", "data": ""}},
-                                    {"kind": "value", "value": {"type": "list", "items": "ab"}}, {"kind": "value", "value": {"type": "dict", "items": [1]}}])
+                                    {"kind": "value", "value": {"type": "list", "items": "ab"}}, {"kind": "value", "value": {"type": "dict", "items": [1]}},
+                                    {"kind": "raised", "label": "x", "value": {"type": "list", "items": 5}},
+                                    {"kind": "raised", "label": "x", "value": {"type": "dict", "items": [[1]]}}])
 def test_a_malformed_observation_fails_its_test_and_nothing_else(forged):
     want = [_obs(torch.ones(2)), _obs([1, 2])]
     assert verdict([forged, want[1]], want)
@@ -122,7 +124,7 @@ DRIVERS = [path for path in sorted(REPO.glob("solutions/*/*.ipynb")) if has_driv
 
 
 def test_the_notebooks_that_are_drivers():
-    assert [path.parent.name for path in DRIVERS] == ["01_module_basics", "02_forward_hooks", "08_backward_puzzles"]
+    assert [path.parent.name for path in DRIVERS] == ["01_module_basics", "02_forward_hooks", "03_backward_hooks", "08_backward_puzzles"]
 
 
 @pytest.mark.parametrize("path", DRIVERS, ids=lambda p: p.parent.name)

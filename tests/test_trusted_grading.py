@@ -162,20 +162,12 @@ def numeric_gradient(f, inputs, index, grad_output, eps=1e-6):
     return gradient.view(inputs[index].shape).to(inputs[index].dtype)
 
 
-class Mul(Function):
-    @staticmethod
-    def forward(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
-        return x * y
-
-    @staticmethod
-    def setup_context(ctx, inputs: tuple, output: torch.Tensor) -> None:
-        ctx.save_for_backward(*inputs)
-
-    @staticmethod
-    def backward(ctx, grad_output: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        x, y = ctx.saved_tensors
-        return tuple(numeric_gradient(lambda a, b: a * b, (x, y), i, grad_output) for i in range(2))
 '''
+# 08's Mul with its backward's formula replaced by finite differences
+FINITE_DIFFERENCES += corpus.solutions(PUZZLES)["mul"].replace(
+    "return (grad_output * y).sum_to_size(x.shape), (grad_output * x).sum_to_size(y.shape)",
+    "return tuple(numeric_gradient(lambda a, b: a * b, (x, y), i, grad_output) for i in range(2))")
+assert "numeric_gradient(lambda" in FINITE_DIFFERENCES
 
 
 # Wrong answers that tamper with nothing: the test's own oracle called by name, views for the very tensors, NumPy
@@ -292,7 +284,19 @@ def basics_students() -> list[Student]:
                     attacked=["my_linear_test"], assignment=BASICS)]
 
 
-STUDENTS = attackers() + honest_students(A) + puzzle_students() + basics_students()
+BACKWARD_HOOKS = "03_backward_hooks"
+
+
+def backward_hooks_students() -> list[Student]:
+    """03: a fused step that keeps the gradients fails (observed as what a later hook saw, not by bookkeeping)."""
+    solutions, points = corpus.solutions(BACKWARD_HOOKS), corpus.points(BACKWARD_HOOKS)
+    keeps_grad = solutions["fused_sgd"].replace("        param.grad = None\n", "")
+    return [*honest_students(BACKWARD_HOOKS),
+            Student("keeps-its-grads", {**solutions, "fused_sgd": keeps_grad}, {**points, "fused_sgd_test": 0.0},
+                    attacked=["fused_sgd_test"], assignment=BACKWARD_HOOKS)]
+
+
+STUDENTS = attackers() + honest_students(A) + puzzle_students() + basics_students() + backward_hooks_students()
 
 
 def grade(course: Path, submissions: Path, *options: str) -> dict:

@@ -400,6 +400,31 @@ def test_a_graph_built_in_setup_context_for_backward_is_caught():
         check_backward(Sneaky, X, X.clone())
 
 
+class _Reinstating(type(torch.autograd.Function)):
+    """A metaclass that gives every subclass the autograd backward of its first class."""
+
+    def __new__(mcs, name, bases, namespace):
+        cls = super().__new__(mcs, name, bases, namespace)
+        if bases and bases[0] is not torch.autograd.Function:
+            cls.backward = staticmethod(by_autograd)
+        return cls
+
+
+@pytest.mark.parametrize("route", ["__init_subclass__", "metaclass"])
+def test_a_function_that_rewrites_the_classes_made_from_it_cannot_hide_autograd(route):
+    """The checker watches a subclass of the student's Function: code that runs when it is made cannot swap its methods back."""
+    if route == "__init_subclass__":
+        class Swapping(Mul):
+            def __init_subclass__(cls, **kwargs):
+                super().__init_subclass__(**kwargs)
+                cls.backward = staticmethod(by_autograd)
+    else:
+        class Swapping(Mul, metaclass=_Reinstating):
+            pass
+    with fails_with(re.escape("Swapping changes the classes made from it (a metaclass or __init_subclass__ of its own)")):
+        check_backward(Swapping, X, Y)
+
+
 def test_backward_checks_the_given_forward_and_what_it_is_handed():
     with fails_with(r"^a Python int was given, expected a torch.autograd.Function subclass$"):
         check_backward(3, X)

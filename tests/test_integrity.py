@@ -72,6 +72,9 @@ def test_every_cheat_in_student_code_is_named(attack: Attack):
     ("getattr(check_tensor, '__glo' + 'bals__')", "reaches '__glo' by name"),
     ("print(In[-1])", "reads IPython's input history"),
     ("import helper", "imports helper, which is not an installed module"),
+    ("import os\nif os.fork() == 0:\n    pass", "runs code outside its cell (processes: os.fork)"),  # a child no watch sees
+    ("from os import posix_spawn", "runs code outside its cell (processes: os.posix_spawn)"),
+    ("import subprocess", "runs code outside its cell (processes)"),
 ])
 def test_techniques_are_named_in_the_students_terms(source: str, technique: str):
     assert any(technique in f for f in findings("02_forward_hooks", source)), findings("02_forward_hooks", source)

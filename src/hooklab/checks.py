@@ -385,7 +385,12 @@ def _guarded(function: type, guard: _AutogradGuard) -> type:
     methods = {"forward": watched(function.forward, "forward"), "backward": watched(function.backward, "backward")}
     if function.setup_context is not _Function.setup_context:
         methods["setup_context"] = watched(function.setup_context, "setup_context")
-    return type(function.__name__, (function,), methods)
+    checked = type(function.__name__, (function,), methods)
+    # a metaclass or __init_subclass__ of the student's runs as the subclass is made: it could put its own methods back
+    if type(checked) is not type(_Function) or any(vars(checked).get(name) is not method for name, method in methods.items()):
+        raise AnswerError(f"{function.__name__} changes the classes made from it (a metaclass or __init_subclass__ of its own), "
+                          "so its methods cannot be checked: define forward, setup_context and backward as plain static methods")
+    return checked
 
 
 def _autograd_used(call: str, name: str, guard: _AutogradGuard) -> AnswerError:

@@ -69,6 +69,8 @@ FORBIDDEN_MODULES = {
     "_thread": "runs code outside its cell (threads)",
     "concurrent": "runs code outside its cell (threads)",
     "multiprocessing": "runs code outside its cell (processes)",
+    "subprocess": "runs code outside its cell (processes)",
+    "pty": "runs code outside its cell (processes)",
     "asyncio": "runs code outside its cell (event loop)",
     "signal": "runs code outside its cell (signal handlers)",
     "atexit": "runs code outside its cell (exit handlers)",
@@ -82,6 +84,9 @@ FORBIDDEN_MODULES = {
     "torch.overrides": "intercepts torch functions (torch.overrides)",
     "torch.utils._python_dispatch": "intercepts torch operators (dispatch modes)",
 }
+
+# os functions that start processes: a forked child computes where no watch of the kernel's sees it.
+OS_PROCESSES = ("fork", "spawn", "exec", "system", "popen", "posix_spawn", "register_at_fork")
 
 # Attribute names that lead to functions' internals, frames or the object graph.
 FORBIDDEN_ATTRIBUTES = {
@@ -303,6 +308,8 @@ class _Checker(ast.NodeVisitor):
             self.flag(node, "walks the call stack (inspect)")
         elif dotted.startswith("sys.") and dotted.split(".")[1] not in SYS_READABLE:
             self.flag(node, f"uses the interpreter's machinery (sys.{dotted.split('.')[1]})")
+        elif dotted.startswith("os.") and dotted.split(".")[1].startswith(OS_PROCESSES):
+            self.flag(node, f"runs code outside its cell (processes: os.{dotted.split('.')[1]})")
         elif dotted.startswith("types.") and dotted.split(".")[1] in {"FunctionType", "CodeType", "ModuleType", "CellType", "LambdaType"}:
             self.flag(node, f"builds code or modules by hand (types.{dotted.split('.')[1]})")
 

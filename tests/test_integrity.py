@@ -75,6 +75,7 @@ def test_every_cheat_in_student_code_is_named(attack: Attack):
     ("import os\nif os.fork() == 0:\n    pass", "runs code outside its cell (processes: os.fork)"),  # a child no watch sees
     ("from os import posix_spawn", "runs code outside its cell (processes: os.posix_spawn)"),
     ("import subprocess", "runs code outside its cell (processes)"),
+    ("import hooklab.observations as o\no._state['send'] = print", "reaches the grader's observations"),
 ])
 def test_techniques_are_named_in_the_students_terms(source: str, technique: str):
     assert any(technique in f for f in findings("02_forward_hooks", source)), findings("02_forward_hooks", source)

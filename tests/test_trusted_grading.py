@@ -183,12 +183,13 @@ ORACLE = """def predict_order(config):
 """
 VIEWS = ("def pre_hook(module, args):\n    answer.extend(a.view_as(a) for a in args)\n\n\n"
          "def hook(module, args, output):\n    answer.append(output.view_as(output))\n")
-MALFORMED = """import hooklab.observations
+MALFORMED = """from IPython.display import display
 
 
 def double_inputs(module, args):
-    hooklab.observations._state["stream"] += [{"kind": "value", "label": "x", "value": {"type": "tensor", "shape": 5}},
-                                              {"kind": "raised", "label": "x", "value": {"type": "list", "items": 5}}]
+    for forged in ({"kind": "value", "label": "x", "value": {"type": "tensor", "shape": 5}},
+                   {"kind": "raised", "label": "x", "value": {"type": "list", "items": 5}}):
+        display({"application/vnd.hooklab.observation+json": forged}, raw=True)
     return tuple(2 * x for x in args)
 
 
@@ -210,7 +211,8 @@ class Student:
     honest: bool = False
     attacked: list[str] = field(default_factory=list)  # the test cells of its wrong answers
     assignment: str = A
-    edit_given: bool = False  # its given cells carry a line of its own
+    edit_given: bool = False  # its given cells carry lines of its own
+    without_ids: bool = False  # saved by a tool that keeps no cell ids (nbformat 4.4)
 
 
 def attackers() -> list[Student]:
@@ -247,15 +249,19 @@ def honest_students(assignment: str) -> list[Student]:
 
 
 def submitted(student: Student) -> bytes:
-    """The student's notebook; with ``edit_given``, each given code cell that defines nothing has a comment and a print
-    of its own (the scan holds a given definition that was changed: it may change what the tests use)."""
+    """The student's notebook; with ``edit_given``, each given code cell that defines nothing has a comment, a print
+    and a seed of its own (the scan holds a given definition that was changed: it may change what the tests use);
+    ``without_ids``: saved as nbformat 4.4, without cell ids."""
     text = corpus.notebook(student.assignment, student.answers)
-    if not student.edit_given:
-        return text
     nb = nbformat.reads(text.decode(), as_version=4)
     for cell in nb.cells:
-        if cell.cell_type == "code" and "nbgrader" not in cell.metadata and not re.search(r"^\s*(%|!|class |def |@)", cell.source, re.M):
-            cell.source = f"# my notes\n{cell.source}\nprint('checked')  # my check\n"
+        if student.edit_given and cell.cell_type == "code" and "nbgrader" not in cell.metadata and not re.search(r"^\s*(%|!|class |def |@)", cell.source, re.M):
+            cell.source = f"# my notes\n{cell.source}\nprint('checked')  # my check\ntorch.manual_seed(1234)  # reproducible\n"
+        if student.without_ids:
+            cell.pop("id", None)
+    if student.without_ids:
+        nb.nbformat_minor = 4
+        return json.dumps(nb, indent=1).encode()
     return nbformat.writes(nb).encode()
 
 
@@ -291,12 +297,48 @@ def backward_hooks_students() -> list[Student]:
     """03: a fused step that keeps the gradients fails (observed as what a later hook saw, not by bookkeeping)."""
     solutions, points = corpus.solutions(BACKWARD_HOOKS), corpus.points(BACKWARD_HOOKS)
     keeps_grad = solutions["fused_sgd"].replace("        param.grad = None\n", "")
+    zeroes_grad = solutions["fused_sgd"].replace("param.grad = None", "param.grad.zero_()")
     return [*honest_students(BACKWARD_HOOKS),
+            Student("no-cell-ids", dict(solutions), dict(points), honest=True, assignment=BACKWARD_HOOKS, without_ids=True),
+            Student("edits-and-seeds-given-cells", dict(solutions), dict(points), honest=True, assignment=BACKWARD_HOOKS, edit_given=True),
             Student("keeps-its-grads", {**solutions, "fused_sgd": keeps_grad}, {**points, "fused_sgd_test": 0.0},
+                    attacked=["fused_sgd_test"], assignment=BACKWARD_HOOKS),
+            Student("zeroes-its-grads", {**solutions, "fused_sgd": zeroes_grad}, {**points, "fused_sgd_test": 0.0},
                     attacked=["fused_sgd_test"], assignment=BACKWARD_HOOKS)]
 
 
-STUDENTS = attackers() + honest_students(A) + puzzle_students() + basics_students() + backward_hooks_students()
+APPLY = "04_apply"
+
+
+def apply_students() -> list[Student]:
+    """04: a Parameter replaced rather than filled in place fails; so does a Linear initialised uniformly."""
+    solutions, points = corpus.solutions(APPLY), corpus.points(APPLY)
+    replaced = solutions["init_to_one"].replace("with torch.no_grad():\n            module.W.fill_(1.0)", "module.W = nn.Parameter(torch.ones(1, 1))")
+    uniform = solutions["init_weights"].replace("kaiming_normal_", "kaiming_uniform_")
+    return [*honest_students(APPLY),
+            Student("replaces-the-parameter", {**solutions, "init_to_one": replaced}, {**points, "init_to_one_test": 0.0},
+                    attacked=["init_to_one_test"], assignment=APPLY),
+            Student("uniform-kaiming", {**solutions, "init_weights": uniform}, {**points, "init_weights_test": 0.0},
+                    attacked=["init_weights_test"], assignment=APPLY)]
+
+
+MEMORY_HOOKS = "07_memory_hooks"
+
+
+def memory_hooks_students() -> list[Student]:
+    """07: a reentrant checkpoint, and integers stored in float16, fail."""
+    solutions, points = corpus.solutions(MEMORY_HOOKS), corpus.points(MEMORY_HOOKS)
+    reentrant = solutions["checkpointing"].replace("use_reentrant=False", "use_reentrant=True")
+    all_half = solutions["half_precision"].replace("tensor.to(torch.float16) if tensor.is_floating_point() else tensor", "tensor.to(torch.float16)")
+    return [*honest_students(MEMORY_HOOKS),
+            Student("reentrant-checkpoint", {**solutions, "checkpointing": reentrant}, {**points, "checkpointing_test": 0.0},
+                    attacked=["checkpointing_test"], assignment=MEMORY_HOOKS),
+            Student("integers-in-half", {**solutions, "half_precision": all_half}, {**points, "half_precision_test": 0.0},
+                    attacked=["half_precision_test"], assignment=MEMORY_HOOKS)]
+
+
+STUDENTS = (attackers() + honest_students(A) + puzzle_students() + basics_students() + backward_hooks_students() + apply_students()
+            + memory_hooks_students())
 
 
 def grade(course: Path, submissions: Path, *options: str) -> dict:

@@ -434,18 +434,18 @@ def wrong_answers() -> list[Wrong]:
                 for key, value in state_dict.items():
                     if value.is_floating_point():
                         state_dict[key] = value.half()
-        '''), "(an entry of another module) should be torch.float32"),
+        '''), "(an entry of another module) should be 'torch.float32'"),
         Wrong("compact_halves_the_module", MEMORY_HOOKS, "compact_state_dict", _cell('''
             def compact(module, state_dict, prefix, local_metadata):
                 del state_dict[prefix + "mask"]
                 module.half()
-        '''), "should be torch.float16"),
+        '''), "should be 'torch.float16'"),
         Wrong("compact_halves_integers_too", MEMORY_HOOKS, "compact_state_dict", _cell('''
             def compact(module, state_dict, prefix, local_metadata):
                 del state_dict[prefix + "mask"]
                 for key in [key for key in state_dict if key.startswith(prefix)]:
                     state_dict[key] = state_dict[key].half()
-        '''), "(an integer entry) should be torch.int64"),
+        '''), "(an integer entry) should be 'torch.int64'"),
         Wrong("compact_drops_mask_without_prefix", MEMORY_HOOKS, "compact_state_dict", _cell('''
             def compact(module, state_dict, prefix, local_metadata):
                 state_dict.pop("mask", None)

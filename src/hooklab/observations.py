@@ -4,8 +4,9 @@ Before each code cell of a notebook whose tests are drivers, the grader calls :f
 with a seed of its own, derived from the run's secret seed and the cell: the global random states are
 reseeded with it, and in a test cell :func:`hooklab.checks.random_generator` draws the hidden inputs from
 it, so nothing that ran before the test can predict them. In a test cell the checkers then only *observe*:
-each notes what the student's code produced (a tensor's dtype, shape and bytes; plain values; types) and raises
-nothing; the grader reads the cell's observations once it has run (:func:`flush`, in the same request). The grader runs the same cells on the reference
+each sends what the student's code produced (a tensor's dtype, shape and bytes; plain values; types) to the
+grader at once, as a display message of :data:`MIME` that never becomes an output, and raises nothing: what
+has been sent, code that runs later cannot change. The grader runs the same cells on the reference
 solution, in a kernel of its own, and compares the two streams (:mod:`hooklab.grading.judge`): the score
 is the grader's. Outside grading (the lab, ``nbgrader validate``) nothing here is active and the checkers
 assert in the kernel as they always did.
@@ -18,17 +19,16 @@ from __future__ import annotations
 import base64
 import hashlib
 import itertools
-import json
 import os
 import random
 import sys
 from typing import Any
 
-FLUSH = "__import__('hooklab.observations', fromlist=['flush']).flush()"  # the grader's expression after a test cell
+MIME = "application/vnd.hooklab.observation+json"
 PLAIN_DEPTH = 32  # how deep plain values are encoded before they count as too deep
 PLAIN_ITEMS = 10_000  # how many plain values one observation may hold
 
-_state: dict[str, Any] = {"seed": None, "draws": itertools.count(), "stream": []}
+_state: dict[str, Any] = {"seed": None, "draws": itertools.count(), "send": None}
 
 
 def begin(seed: str, test: bool) -> None:
@@ -41,13 +41,12 @@ def begin(seed: str, test: bool) -> None:
     torch.manual_seed(number)
     numpy.random.seed(number % 2**32)
     random.seed(number)
-    _state.update(seed=seed if test else None, draws=itertools.count(), stream=[])
+    if _state["send"] is None:  # the kernel's own publisher, taken before any student code has run
+        from IPython import get_ipython
 
-
-def flush() -> str:
-    """The observations of the test cell that has just run, as JSON, for the grader."""
-    stream, _state["stream"] = _state["stream"], []
-    return json.dumps(stream)
+        shell = get_ipython()
+        _state["send"] = shell.display_pub.publish if shell is not None else None
+    _state.update(seed=seed if test else None, draws=itertools.count())
 
 
 def active() -> bool:
@@ -64,12 +63,12 @@ def next_seed() -> int:
 
 
 def observe(kind: str, label: str, value: dict[str, Any], **options: Any) -> None:
-    """Note one observation for the grader: ``kind`` says how it is compared, ``label`` names it in messages,
+    """Send one observation to the grader: ``kind`` says how it is compared, ``label`` names it in messages,
     ``value`` is an encoded value (:func:`encode`), ``options`` are the comparison's (tolerances). Only a check
     made by the test cell's own code counts: a checker an answer calls for itself, inside a function the test
     calls, observes nothing."""
     if _called_by_the_cell():
-        _state["stream"].append({"kind": kind, "label": str(label), "value": value, **options})
+        _state["send"]({MIME: {"kind": kind, "label": str(label), "value": value, **options}}, {})
 
 
 def _called_by_the_cell() -> bool:

@@ -17,9 +17,9 @@
   neither the worker's memory nor the autograded notebook and its feedback page grow with it;
 - drivers: in a notebook whose tests are drivers (:mod:`hooklab.grading.judge`), with the run's ``seed``, every
   code cell is preceded by :func:`hooklab.observations.begin` with a seed drawn from it for that cell, test
-  cells are sent without their expected values, and their observations, read in the cell's own request
-  (:func:`hooklab.observations.flush`), are kept in the notebook's metadata for the grader to compare with
-  the reference's.
+  cells are sent without their expected values, and their observations, display messages of their own type
+  that never become outputs, are kept in the notebook's metadata for the grader to compare with the
+  reference's.
 
 A held notebook keeps its would-be scores in its metadata (for ``hooklab review``) and every
 test cell gets a ``HeldForReview`` error, so nbgrader records 0 through its own machinery.
@@ -50,7 +50,7 @@ from traitlets import Bool, Unicode
 from hooklab.grading import judge, kernels
 from hooklab.grading.repair import METADATA, source_notebook
 from hooklab.grading.sandbox import Sandbox, amount
-from hooklab.observations import FLUSH
+from hooklab.observations import MIME
 
 # Modules the tests import, and where they must come from: the grading environment, not the submission.
 VERIFIED_MODULES = ("hooklab.checks", "torch", "numpy")
@@ -230,11 +230,14 @@ class GuardedExecute(Execute):
         self._not_run: list[str] = []
         self._started, self._ready = time.perf_counter(), 0.0
         self._limits = OutputLimits(Sandbox(config=self.config))
-        self._drivers = bool(self.seed) and judge.has_drivers(source_notebook(self, resources))
+        source = source_notebook(self, resources) if self.seed else None
+        self._drivers = source is not None and judge.has_drivers(source)
+        # a cell's seed is keyed by the source's cell it is: by id, else by its code (a notebook saved without ids)
+        self._source_ids = {cell.get("id") for cell in source.cells} if self._drivers else set()
+        self._source_code = {cell.source: cell.get("id") for cell in source.cells if cell.cell_type == "code"} if self._drivers else {}
         self._notebook = resources.get("nbgrader", {}).get("notebook", "")
         self._begun: int | None = None  # the index of the code cell that the last begin() was for
         self._observed: dict[str, list[Any]] = {}
-        self._flushed: Any = None  # the observations the last code cell's request carried
         self._observed_size = 0
         self._code = [i for i, cell in enumerate(nb.cells) if cell.cell_type == "code" and cell.source.strip()]
         nb, resources = super().preprocess(nb, resources, km)
@@ -263,11 +266,9 @@ class GuardedExecute(Execute):
         sent = judge.without_expectations(original) if self._drivers else original
         cell.source = f"{sent}\n{proof} = True\n" if self.integrity else sent
         try:
-            cell, resources = self._run(cell, resources, index, f"{kernels.PROBE}.check({proof!r})" if self.integrity else "", self._drivers)
+            cell, resources = self._run(cell, resources, index, f"{kernels.PROBE}.check({proof!r})" if self.integrity else "")
         finally:
             cell.source = original
-        if self._drivers and not self._stopped and passed(cell):
-            self._keep_observations(cell, self._flushed if self._flushed is not None else self._ask(FLUSH))
         if not self._stopped and self.integrity:
             ran = self._check(f"in cell {index + 1}", proof, answer=self._carried)
             if not ran and passed(cell):
@@ -275,16 +276,14 @@ class GuardedExecute(Execute):
                 cell.outputs.append(error_output(NOT_RUN, "test did not run: it was skipped, rewritten or its error swallowed"))
         return cell, resources
 
-    def _run(self, cell: NotebookNode, resources: ResourcesDict, index: int, probe: str = "", observed: bool = False) -> tuple[NotebookNode, ResourcesDict]:
+    def _run(self, cell: NotebookNode, resources: ResourcesDict, index: int, probe: str = "") -> tuple[NotebookNode, ResourcesDict]:
         """Execute a cell; with ``probe``, the probe's answer to that expression, evaluated once the cell has
-        run without an error, is kept in ``_carried`` (else None, once a code cell is executed); with ``observed``,
-        the cell's observations are read in its request too (``_flushed``)."""
+        run without an error, is kept in ``_carried`` (else None, once a code cell is executed)."""
         if cell.cell_type == "code" and cell.source.strip():  # executed: what it carries replaces the last
-            self._carried = self._flushed = None
+            self._carried = None
         carrier = self.kc if isinstance(self.kc, kernels.ReadyClient) else None
         following = next((i for i in self._code if i > index), None) if self._drivers else None
-        expressions = {**({"probe": probe} if probe else {}), **({"observed": FLUSH} if observed else {}),
-                       **({"begin": self._begin(following)} if following is not None else {})}
+        expressions = {**({"probe": probe} if probe else {}), **({"begin": self._begin(following)} if following is not None else {})}
         if carrier is not None and expressions:
             carrier.expressions = expressions
         try:
@@ -302,6 +301,10 @@ class GuardedExecute(Execute):
         """nbclient's handling of a kernel message, within the output limits (:class:`OutputLimits`)."""
         if msg["msg_type"] not in KEPT:
             return super().process_message(msg, cell, cell_index)
+        seen = (msg["content"].get("data") or {}).get(MIME) if msg["msg_type"] == "display_data" else None
+        if seen is not None:  # an observation: kept for the grader from a test cell, never an output
+            self._keep_observation(cell, seen)
+            return None
         display_id = (msg["content"].get("transient") or {}).get("display_id")
         shown = sum(map(len, self._display_id_map.get(display_id, {}).values())) if display_id else 0
         copies = shown if msg["msg_type"] == "update_display_data" else shown + 1  # nbclient updates each
@@ -321,26 +324,32 @@ class GuardedExecute(Execute):
         if kwargs["cell_index"] not in self._limits.dropped_errors:
             super().on_cell_executed(**kwargs)
         self._carried = _probe_answer(reply)
-        self._flushed = _probe_answer(reply, "observed")
         begun = reply["content"].get("user_expressions", {}).get("begin", {}).get("status") == "ok"
         following = next((i for i in self._code if i > kwargs["cell_index"]), None)
         self._begun = following if begun else None
 
     def _begin(self, index: int) -> str:
         """The expression that readies the kernel for code cell ``index`` (:func:`hooklab.observations.begin`),
-        with a seed drawn from the run's for this notebook and cell: its grade_id, else its id (a given cell keeps
-        the release's, edited or not), else its code."""
+        with a seed drawn from the run's for this notebook and cell: its grade_id, else the source cell it is (its
+        id, which a given cell keeps when edited; else the source cell with its code, for a notebook saved without
+        ids), else its code."""
         cell = self.nb.cells[index]
-        key = cell.metadata.get("nbgrader", {}).get("grade_id") or cell.get("id") or hashlib.sha256(cell.source.encode()).hexdigest()
+        key = (cell.metadata.get("nbgrader", {}).get("grade_id") or (cell.get("id") if cell.get("id") in self._source_ids else None)
+               or self._source_code.get(cell.source) or hashlib.sha256(cell.source.encode()).hexdigest())
         seed = hashlib.sha256(f"{self.seed}:{self._notebook}:{key}".encode()).hexdigest()
         return f"__import__('hooklab.observations', fromlist=['begin']).begin({seed!r}, {utils.is_grade(cell)!r})"
 
-    def _keep_observations(self, cell: NotebookNode, stream: Any) -> None:
-        """Keep what a test cell observed (a list, else nothing), within the outputs' limit (past it, a marker that
-        fails the test)."""
-        self._observed_size += len(json.dumps(stream))
-        fits = isinstance(stream, list) and self._observed_size <= self._limits.total
-        self._observed[cell.metadata.nbgrader["grade_id"]] = stream if fits else ["too large or not a list"]
+    def _keep_observation(self, cell: NotebookNode, seen: Any) -> None:
+        """Keep what a test cell observed, within the outputs' limit (past it, one marker that fails the test)."""
+        if not (self._drivers and utils.is_grade(cell)):
+            return
+        stream = self._observed.setdefault(cell.metadata.nbgrader["grade_id"], [])
+        self._observed_size += len(json.dumps(seen))
+        if self._observed_size > self._limits.total:
+            if stream[-1:] != ["too large"]:
+                stream.append("too large")
+            return
+        stream.append(seen)
 
     def _stop(self, cell: NotebookNode, ename: str, reason: str) -> None:
         self._stopped = reason
@@ -423,7 +432,7 @@ def _probe_answer(reply: dict[str, Any] | None, key: str = "probe") -> Any:
         return None
     try:
         return json.loads(ast.literal_eval(value["data"]["text/plain"]))
-    except (ValueError, SyntaxError, KeyError, TypeError):
+    except (ValueError, SyntaxError, KeyError, TypeError, RecursionError, MemoryError):
         return None
 
 

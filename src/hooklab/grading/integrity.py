@@ -80,6 +80,7 @@ FORBIDDEN_MODULES = {
     "site": "changes the import path (site)",
     "sitecustomize": "changes the import path (site)",
     "hooklab.grading": "reaches the grader",
+    "hooklab.observations": "reaches the grader's observations",
     "torch._C": "reaches torch's internals (torch._C)",
     "torch.overrides": "intercepts torch functions (torch.overrides)",
     "torch.utils._python_dispatch": "intercepts torch operators (dispatch modes)",

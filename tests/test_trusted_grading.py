@@ -337,8 +337,24 @@ def memory_hooks_students() -> list[Student]:
                     attacked=["half_precision_test"], assignment=MEMORY_HOOKS)]
 
 
+AUTOGRAD_FUNCTION = "05_autograd_function"
+
+
+def autograd_function_students() -> list[Student]:
+    """05: a Cube whose gradient is computed under no_grad (so it cannot be differentiated again) fails, and a
+    LinearFunction that ignores needs_input_grad."""
+    solutions, points = corpus.solutions(AUTOGRAD_FUNCTION), corpus.points(AUTOGRAD_FUNCTION)
+    detached = solutions["cube"].replace("return 3 * x**2 * grad_output", "return (3 * x**2 * grad_output).detach()")
+    every_gradient = solutions["linear_function"].replace("if ctx.needs_input_grad[0]:", "if True:")
+    return [*honest_students(AUTOGRAD_FUNCTION),
+            Student("first-derivative-only", {**solutions, "cube": detached}, {**points, "cube_test": 0.0},
+                    attacked=["cube_test"], assignment=AUTOGRAD_FUNCTION),
+            Student("ignores-needs-input-grad", {**solutions, "linear_function": every_gradient}, {**points, "linear_function_test": 0.0},
+                    attacked=["linear_function_test"], assignment=AUTOGRAD_FUNCTION)]
+
+
 STUDENTS = (attackers() + honest_students(A) + puzzle_students() + basics_students() + backward_hooks_students() + apply_students()
-            + memory_hooks_students())
+            + memory_hooks_students() + autograd_function_students())
 
 
 def grade(course: Path, submissions: Path, *options: str) -> dict:

@@ -6,11 +6,11 @@ behind its tampering (patched checkers, patched torch functions, a TorchFunction
 kernel registered again, pinned randomness with a table of answers for the pinned inputs, the checkers'
 module replaced in sys.modules or through builtins, the probe replaced, the observations silenced): every
 attacked wrong answer still scores 0, because its points come from the grader's comparison with the
-reference run. Honest answers in many styles keep every point. Graded again with the integrity layers on,
-the same class is held or scores 0 on the attacked cell, and no honest answer is held.
-
-The backward puzzles (08) are drivers too: a backward written with finite differences, which the kernel's own
-check accepts in float64, fails the grader's comparison, which is tighter than finite differences can reach.
+reference run. Plain wrong answers of every driver notebook score 0 on their cell (one change from the
+solution each, and a backward written with finite differences, which the kernel's own check accepts in float64
+but the grader's comparison, tighter than finite differences can reach, does not). Honest answers in many
+styles keep every point, whatever they draw, print or save. Graded again with the integrity layers on, the
+same class is held or scores 0 on the attacked cell, and no honest answer is held.
 """
 
 from __future__ import annotations
@@ -265,96 +265,52 @@ def submitted(student: Student) -> bytes:
     return nbformat.writes(nb).encode()
 
 
-def puzzle_students() -> list[Student]:
-    solutions, points = corpus.solutions(PUZZLES), corpus.points(PUZZLES)
-    return [*honest_students(PUZZLES), Student("finite-differences", {**solutions, "mul": FINITE_DIFFERENCES},
-                                               {**points, "mul_test": 0.0}, attacked=["mul_test"], assignment=PUZZLES)]
+BASICS, BACKWARD_HOOKS, APPLY = "01_module_basics", "03_backward_hooks", "04_apply"
+AUTOGRAD_FUNCTION, MEMORY_HOOKS = "05_autograd_function", "07_memory_hooks"
+# Plausible wrong answers, each the solution with one change: (notebook, exercise, student, text, replacement).
+ONE_CHANGE = [
+    (BASICS, "running_mean", "new-mean-tensor",  # a new tensor each time, not the buffer updated in place
+     "self.mean += (x.sum(dim=0) - x.shape[0] * self.mean) / self.count", "self.mean = self.mean + (x.sum(dim=0) - x.shape[0] * self.mean) / self.count"),
+    (BASICS, "my_linear", "bias-left-out", "            output = output + self.bias\n", "            pass\n"),
+    (BACKWARD_HOOKS, "fused_sgd", "keeps-its-grads", "        param.grad = None\n", ""),
+    (BACKWARD_HOOKS, "fused_sgd", "zeroes-its-grads", "param.grad = None", "param.grad.zero_()"),
+    (APPLY, "init_to_one", "replaces-the-parameter", "with torch.no_grad():\n            module.W.fill_(1.0)", "module.W = nn.Parameter(torch.ones(1, 1))"),
+    (APPLY, "init_weights", "uniform-kaiming", "kaiming_normal_", "kaiming_uniform_"),
+    (AUTOGRAD_FUNCTION, "cube", "first-derivative-only", "return 3 * x**2 * grad_output", "return (3 * x**2 * grad_output).detach()"),
+    (AUTOGRAD_FUNCTION, "linear_function", "ignores-needs-input-grad", "if ctx.needs_input_grad[0]:", "if True:"),
+    (MEMORY_HOOKS, "checkpointing", "reentrant-checkpoint", "use_reentrant=False", "use_reentrant=True"),
+    (MEMORY_HOOKS, "half_precision", "integers-in-half", "tensor.to(torch.float16) if tensor.is_floating_point() else tensor", "tensor.to(torch.float16)"),
+]
 
 
-BASICS = "01_module_basics"
+def changed(assignment: str, exercise: str, text: str, replacement: str) -> dict[str, str]:
+    """The solutions, one answer changed."""
+    solutions = corpus.solutions(assignment)
+    assert text in solutions[exercise], f"{assignment}/{exercise} no longer holds {text!r}"
+    return {**solutions, exercise: solutions[exercise].replace(text, replacement)}
 
 
-def basics_students() -> list[Student]:
-    """01: honest answers initialise their weights as they like (the tests set them); a mean that is a new tensor
-    each time, and a bias left out of forward, fail."""
-    solutions, points = corpus.solutions(BASICS), corpus.points(BASICS)
-    new_tensor = solutions["running_mean"].replace("self.mean += (x.sum(dim=0) - x.shape[0] * self.mean) / self.count",
-                                                   "self.mean = self.mean + (x.sum(dim=0) - x.shape[0] * self.mean) / self.count")
-    no_bias = solutions["my_linear"].replace("            output = output + self.bias\n", "            pass\n")
-    other_init = solutions["my_linear"].replace("torch.randn(out_features, in_features) * 0.1", "torch.empty(out_features, in_features).uniform_(-1, 1)")
-    return [*honest_students(BASICS),
-            Student("other-init", {**solutions, "my_linear": other_init}, dict(points), honest=True, assignment=BASICS),
-            Student("new-mean-tensor", {**solutions, "running_mean": new_tensor}, {**points, "running_mean_test": 0.0},
-                    attacked=["running_mean_test"], assignment=BASICS),
-            Student("bias-left-out", {**solutions, "my_linear": no_bias}, {**points, "my_linear_test": 0.0},
-                    attacked=["my_linear_test"], assignment=BASICS)]
+def one_change_students() -> list[Student]:
+    return [Student(name, changed(assignment, exercise, text, replacement), {**corpus.points(assignment), f"{exercise}_test": 0.0},
+                    attacked=[f"{exercise}_test"], assignment=assignment) for assignment, exercise, name, text, replacement in ONE_CHANGE]
 
 
-BACKWARD_HOOKS = "03_backward_hooks"
+def unusual_honest_students() -> list[Student]:
+    """Honest answers the tests must not depend on: another init (the tests set the weights they check), a notebook
+    saved without cell ids, given cells edited and seeded."""
+    return [Student("other-init", changed(BASICS, "my_linear", "torch.randn(out_features, in_features) * 0.1",
+                                          "torch.empty(out_features, in_features).uniform_(-1, 1)"),
+                    dict(corpus.points(BASICS)), honest=True, assignment=BASICS),
+            Student("no-cell-ids", corpus.solutions(BACKWARD_HOOKS), dict(corpus.points(BACKWARD_HOOKS)), honest=True,
+                    assignment=BACKWARD_HOOKS, without_ids=True),
+            Student("edits-and-seeds-given-cells", corpus.solutions(BACKWARD_HOOKS), dict(corpus.points(BACKWARD_HOOKS)), honest=True,
+                    assignment=BACKWARD_HOOKS, edit_given=True)]
 
 
-def backward_hooks_students() -> list[Student]:
-    """03: a fused step that keeps the gradients fails (observed as what a later hook saw, not by bookkeeping)."""
-    solutions, points = corpus.solutions(BACKWARD_HOOKS), corpus.points(BACKWARD_HOOKS)
-    keeps_grad = solutions["fused_sgd"].replace("        param.grad = None\n", "")
-    zeroes_grad = solutions["fused_sgd"].replace("param.grad = None", "param.grad.zero_()")
-    return [*honest_students(BACKWARD_HOOKS),
-            Student("no-cell-ids", dict(solutions), dict(points), honest=True, assignment=BACKWARD_HOOKS, without_ids=True),
-            Student("edits-and-seeds-given-cells", dict(solutions), dict(points), honest=True, assignment=BACKWARD_HOOKS, edit_given=True),
-            Student("keeps-its-grads", {**solutions, "fused_sgd": keeps_grad}, {**points, "fused_sgd_test": 0.0},
-                    attacked=["fused_sgd_test"], assignment=BACKWARD_HOOKS),
-            Student("zeroes-its-grads", {**solutions, "fused_sgd": zeroes_grad}, {**points, "fused_sgd_test": 0.0},
-                    attacked=["fused_sgd_test"], assignment=BACKWARD_HOOKS)]
-
-
-APPLY = "04_apply"
-
-
-def apply_students() -> list[Student]:
-    """04: a Parameter replaced rather than filled in place fails; so does a Linear initialised uniformly."""
-    solutions, points = corpus.solutions(APPLY), corpus.points(APPLY)
-    replaced = solutions["init_to_one"].replace("with torch.no_grad():\n            module.W.fill_(1.0)", "module.W = nn.Parameter(torch.ones(1, 1))")
-    uniform = solutions["init_weights"].replace("kaiming_normal_", "kaiming_uniform_")
-    return [*honest_students(APPLY),
-            Student("replaces-the-parameter", {**solutions, "init_to_one": replaced}, {**points, "init_to_one_test": 0.0},
-                    attacked=["init_to_one_test"], assignment=APPLY),
-            Student("uniform-kaiming", {**solutions, "init_weights": uniform}, {**points, "init_weights_test": 0.0},
-                    attacked=["init_weights_test"], assignment=APPLY)]
-
-
-MEMORY_HOOKS = "07_memory_hooks"
-
-
-def memory_hooks_students() -> list[Student]:
-    """07: a reentrant checkpoint, and integers stored in float16, fail."""
-    solutions, points = corpus.solutions(MEMORY_HOOKS), corpus.points(MEMORY_HOOKS)
-    reentrant = solutions["checkpointing"].replace("use_reentrant=False", "use_reentrant=True")
-    all_half = solutions["half_precision"].replace("tensor.to(torch.float16) if tensor.is_floating_point() else tensor", "tensor.to(torch.float16)")
-    return [*honest_students(MEMORY_HOOKS),
-            Student("reentrant-checkpoint", {**solutions, "checkpointing": reentrant}, {**points, "checkpointing_test": 0.0},
-                    attacked=["checkpointing_test"], assignment=MEMORY_HOOKS),
-            Student("integers-in-half", {**solutions, "half_precision": all_half}, {**points, "half_precision_test": 0.0},
-                    attacked=["half_precision_test"], assignment=MEMORY_HOOKS)]
-
-
-AUTOGRAD_FUNCTION = "05_autograd_function"
-
-
-def autograd_function_students() -> list[Student]:
-    """05: a Cube whose gradient is computed under no_grad (so it cannot be differentiated again) fails, and a
-    LinearFunction that ignores needs_input_grad."""
-    solutions, points = corpus.solutions(AUTOGRAD_FUNCTION), corpus.points(AUTOGRAD_FUNCTION)
-    detached = solutions["cube"].replace("return 3 * x**2 * grad_output", "return (3 * x**2 * grad_output).detach()")
-    every_gradient = solutions["linear_function"].replace("if ctx.needs_input_grad[0]:", "if True:")
-    return [*honest_students(AUTOGRAD_FUNCTION),
-            Student("first-derivative-only", {**solutions, "cube": detached}, {**points, "cube_test": 0.0},
-                    attacked=["cube_test"], assignment=AUTOGRAD_FUNCTION),
-            Student("ignores-needs-input-grad", {**solutions, "linear_function": every_gradient}, {**points, "linear_function_test": 0.0},
-                    attacked=["linear_function_test"], assignment=AUTOGRAD_FUNCTION)]
-
-
-STUDENTS = (attackers() + honest_students(A) + puzzle_students() + basics_students() + backward_hooks_students() + apply_students()
-            + memory_hooks_students() + autograd_function_students())
+STUDENTS = (attackers() + [student for notebook in (A, BASICS, BACKWARD_HOOKS, APPLY, AUTOGRAD_FUNCTION, MEMORY_HOOKS, PUZZLES)
+                           for student in honest_students(notebook)] + one_change_students() + unusual_honest_students()
+            + [Student("finite-differences", {**corpus.solutions(PUZZLES), "mul": FINITE_DIFFERENCES},
+                       {**corpus.points(PUZZLES), "mul_test": 0.0}, attacked=["mul_test"], assignment=PUZZLES)])
 
 
 def grade(course: Path, submissions: Path, *options: str) -> dict:

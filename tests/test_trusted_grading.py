@@ -266,7 +266,7 @@ def submitted(student: Student) -> bytes:
 
 
 BASICS, BACKWARD_HOOKS, APPLY = "01_module_basics", "03_backward_hooks", "04_apply"
-AUTOGRAD_FUNCTION, MEMORY_HOOKS = "05_autograd_function", "07_memory_hooks"
+AUTOGRAD_FUNCTION, APPLICATIONS, MEMORY_HOOKS = "05_autograd_function", "06_applications", "07_memory_hooks"
 # Plausible wrong answers, each the solution with one change: (notebook, exercise, student, text, replacement).
 ONE_CHANGE = [
     (BASICS, "running_mean", "new-mean-tensor",  # a new tensor each time, not the buffer updated in place
@@ -278,6 +278,8 @@ ONE_CHANGE = [
     (APPLY, "init_weights", "uniform-kaiming", "kaiming_normal_", "kaiming_uniform_"),
     (AUTOGRAD_FUNCTION, "cube", "first-derivative-only", "return 3 * x**2 * grad_output", "return (3 * x**2 * grad_output).detach()"),
     (AUTOGRAD_FUNCTION, "linear_function", "ignores-needs-input-grad", "if ctx.needs_input_grad[0]:", "if True:"),
+    (APPLICATIONS, "skip_nonfinite", "skips-only-nan", "not torch.isfinite(p.grad).all()", "p.grad.isnan().any()"),
+    (APPLICATIONS, "round_ste", "rounds-the-gradient", "return grad_output", "return torch.round(grad_output)"),
     (MEMORY_HOOKS, "checkpointing", "reentrant-checkpoint", "use_reentrant=False", "use_reentrant=True"),
     (MEMORY_HOOKS, "half_precision", "integers-in-half", "tensor.to(torch.float16) if tensor.is_floating_point() else tensor", "tensor.to(torch.float16)"),
 ]
@@ -307,7 +309,7 @@ def unusual_honest_students() -> list[Student]:
                     assignment=BACKWARD_HOOKS, edit_given=True)]
 
 
-STUDENTS = (attackers() + [student for notebook in (A, BASICS, BACKWARD_HOOKS, APPLY, AUTOGRAD_FUNCTION, MEMORY_HOOKS, PUZZLES)
+STUDENTS = (attackers() + [student for notebook in (A, BASICS, BACKWARD_HOOKS, APPLY, AUTOGRAD_FUNCTION, APPLICATIONS, MEMORY_HOOKS, PUZZLES)
                            for student in honest_students(notebook)] + one_change_students() + unusual_honest_students()
             + [Student("finite-differences", {**corpus.solutions(PUZZLES), "mul": FINITE_DIFFERENCES},
                        {**corpus.points(PUZZLES), "mul_test": 0.0}, attacked=["mul_test"], assignment=PUZZLES)])

@@ -181,7 +181,7 @@ def wrong_answers() -> list[Wrong]:
                 x_hat = (eps * real + (1 - eps) * fake).requires_grad_()
                 (grad,) = torch.autograd.grad(critic(x_hat).sum(), x_hat)
                 return (grad.norm(dim=1) - 1).pow(2).mean()
-        '''), "the penalty must stay in the graph"),
+        '''), "whether the penalty stays in the graph"),
         Wrong("penalty_mixes_the_wrong_way_round", APPLICATIONS, "gradient_penalty", _cell('''
             def gradient_penalty(critic, real, fake, eps):
                 x_hat = (eps * fake + (1 - eps) * real).requires_grad_()  # right on a linear critic only

@@ -282,7 +282,7 @@ class GuardedExecute(Execute):
         if cell.cell_type == "code" and cell.source.strip():  # executed: what it carries replaces the last
             self._carried = None
         carrier = self.kc if isinstance(self.kc, kernels.ReadyClient) else None
-        following = next((i for i in self._code if i > index), None) if self._drivers else None
+        following = self._next_code(index) if self._drivers else None
         expressions = {**({"probe": probe} if probe else {}), **({"begin": self._begin(following)} if following is not None else {})}
         if carrier is not None and expressions:
             carrier.expressions = expressions
@@ -325,8 +325,11 @@ class GuardedExecute(Execute):
             super().on_cell_executed(**kwargs)
         self._carried = _probe_answer(reply)
         begun = reply["content"].get("user_expressions", {}).get("begin", {}).get("status") == "ok"
-        following = next((i for i in self._code if i > kwargs["cell_index"]), None)
-        self._begun = following if begun else None
+        self._begun = self._next_code(kwargs["cell_index"]) if begun else None
+
+    def _next_code(self, index: int) -> int | None:
+        """The index of the code cell executed after cell ``index`` (None after the last)."""
+        return next((i for i in self._code if i > index), None)
 
     def _begin(self, index: int) -> str:
         """The expression that readies the kernel for code cell ``index`` (:func:`hooklab.observations.begin`),
@@ -425,9 +428,9 @@ class GuardedExecute(Execute):
                 cell.outputs.append(error_output(HELD, reason))
 
 
-def _probe_answer(reply: dict[str, Any] | None, key: str = "probe") -> Any:
-    """The JSON answer to the expression ``key`` (the probe's) in an execute reply's user_expressions, or None."""
-    value = (reply or {}).get("content", {}).get("user_expressions", {}).get(key, {})
+def _probe_answer(reply: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The probe's JSON answer in an execute reply's user_expressions, or None."""
+    value = (reply or {}).get("content", {}).get("user_expressions", {}).get("probe", {})
     if value.get("status") != "ok":
         return None
     try:

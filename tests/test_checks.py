@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import threading
 
 import numpy as np
 import pytest
@@ -398,6 +399,67 @@ def test_a_graph_built_in_setup_context_for_backward_is_caught():
 
     with fails_with(re.escape("Sneaky.setup_context turns gradient recording on")):
         check_backward(Sneaky, X, X.clone())
+
+
+def _on_a_thread(ctx, grad_output):
+    box = []
+    thread = threading.Thread(target=lambda: box.append(by_autograd(ctx, grad_output)))  # a new thread: no mode, recording on
+    thread.start()
+    thread.join()
+    return box[0]
+
+
+def _inside_an_operator(ctx, grad_output):
+    class Index:  # torch calls __index__ from inside the operator, while the mode handles that operator
+        def __index__(self):
+            box.append(by_autograd(ctx, grad_output))
+            return 0
+
+    box = []
+    torch.zeros(1)[Index()]
+    return box[0]
+
+
+def _torch_function_off(ctx, grad_output):
+    with torch._C.DisableTorchFunction():
+        return by_autograd(ctx, grad_output)
+
+
+def _compiled(ctx, grad_output):
+    return torch.compile(lambda g, x, y: (g * y, g * x), backend="eager")(grad_output, *ctx.saved_tensors)
+
+
+def _the_modes_note_dropped(ctx, grad_output):
+    torch._C._get_function_stack_at(0).note = lambda what: None
+    return by_autograd(ctx, grad_output)
+
+
+def _with_a_profiler_of_its_own(ctx, grad_output):
+    with torch._C.DisableTorchFunction():
+        torch.autograd.profiler._disable_profiler()  # the watch's own
+        result = by_autograd(ctx, grad_output)
+        torch.profiler.profile().__enter__()  # a new one, that saw nothing of it
+        return result
+
+
+@pytest.mark.parametrize(("backward", "what"), [
+    (_on_a_thread, "records a graph"), (_inside_an_operator, "records a graph"), (_torch_function_off, "records a graph"),
+    (_compiled, "runs code compiled by torch.compile"), (_the_modes_note_dropped, "records a graph"),
+    (_with_a_profiler_of_its_own, "stops the profiler that watches it"),
+], ids=["another thread", "a callback inside an operator", "torch function handling off", "torch.compile",
+        "the mode's notes dropped", "the profiler replaced"])
+def test_autograd_where_the_mode_cannot_see_is_seen_by_the_profiler(backward, what):
+    """The mode sees its own thread's calls while it is not itself handling one; the profiler sees every thread."""
+    with fails_with(CALL + re.escape(f"Mul.backward {what}") + ".*no autograd, torch.func or PyTorch backward functions inside the Function"):
+        check_backward(mul_with(backward), X, Y)
+    assert not torch.autograd.profiler._is_profiler_enabled, "a check must leave no profiler running"
+
+
+def test_a_profiler_the_student_left_running_does_not_blind_the_watch():
+    with torch.profiler.profile(), fails_with(CALL + re.escape("Mul.backward records a graph")):
+        check_backward(mul_with(_on_a_thread), X, Y)
+    with torch.profiler.profile():
+        check_backward(Mul, X, Y)
 
 
 class _Reinstating(type(torch.autograd.Function)):

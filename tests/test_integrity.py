@@ -3,6 +3,7 @@ is named, and no honest answer, added scratch cell or code copied from the noteb
 
 from __future__ import annotations
 
+import copy
 from functools import cache
 
 import nbformat
@@ -12,6 +13,7 @@ from nbgrader import utils
 from attacks import Attack, attacks
 from conftest import REPO, solution_notebooks
 from corpus import CAUGHT_BY_CHECKERS
+from hooklab.grading import integrity
 from hooklab.grading.integrity import definitions_of, imports_of, names_loaded, scan
 from honest_answers import Answer, extra_cells, honest_answers
 
@@ -76,6 +78,16 @@ def test_every_cheat_in_student_code_is_named(attack: Attack):
     ("from os import posix_spawn", "runs code outside its cell (processes: os.posix_spawn)"),
     ("import subprocess", "runs code outside its cell (processes)"),
     ("import hooklab.observations as o\no._state['send'] = print", "reaches the grader's observations"),
+    # a module reached through another that holds it is still itself
+    ("import logging\nlogging.threading.Thread(target=print).start()", "runs code outside its cell (threads)"),
+    ("import logging\nlogging.os.fork()", "runs code outside its cell (processes: os.fork)"),
+    ("import torch.nn.functional as F\nF.torch._C.DisableTorchFunction()", "reaches torch's internals (torch._C)"),
+    ("import torch.nn.functional as F\nF.torch.overrides._pop_mode_temporarily()", "intercepts torch functions (torch.overrides)"),
+    ("torch.autograd.profiler._disable_profiler()", "reaches torch's internals (torch.autograd.profiler._disable_profiler)"),
+    ("_C = getattr(torch, '_' + 'C')", "reaches an attribute of torch by a computed name"),
+    ("setattr(Box, '_' + '_torch_function_' + '_', classmethod(print))", "reaches '__torch_function__' by name"),
+    ("Box.__torch_function__ = classmethod(print)", "overrides torch functions for its tensors (__torch_function__)"),
+    ("setattr(Box, '__torch_dispatch__', print)", "names '__torch_dispatch__'"),
 ])
 def test_techniques_are_named_in_the_students_terms(source: str, technique: str):
     assert any(technique in f for f in findings("02_forward_hooks", source)), findings("02_forward_hooks", source)
@@ -89,3 +101,36 @@ def test_a_students_own_objects_may_be_changed_freely():
         "    setattr(net, name, nn.Parameter(p.detach() * 2))\nlayer = getattr(net, 'w1')\ninput = torch.ones(1)\n"
     )
     assert findings("02_forward_hooks", own) == []
+
+
+def test_torchs_public_modules_and_the_private_ones_the_notebooks_use_are_not_flagged():
+    honest = ("import torch._dynamo\ntorch._dynamo.reset()\nwindow = torch.signal.windows.hann(8)\n"
+              "params = [torch.ones(2)]\ntorch._foreach_mul_(params, 0.9)\nname = 'weight'\nvalue = getattr(torch.nn.Linear(2, 2), name)\n")
+    assert findings("02_forward_hooks", honest) == []
+
+
+def _given_definitions(path) -> list[int]:
+    """Indices of the given code cells that define a class or function the notebook's tests use."""
+    nb = nbformat.read(path, as_version=4)
+    _, tests, defined = context(path.parent.name)
+    used = defined & tests
+    return [i for i, c in enumerate(nb.cells)
+            if c.cell_type == "code" and not (utils.is_solution(c) or utils.is_grade(c)) and definitions_of([c.source]) & used]
+
+
+@pytest.mark.parametrize("path", [p for p in solution_notebooks() if _given_definitions(p)], ids=lambda p: p.parent.name)
+def test_a_given_definition_the_student_annotated_is_not_held_and_one_whose_code_changed_is(path, monkeypatch):
+    source = nbformat.read(path, as_version=4)
+    monkeypatch.setattr(integrity, "source_notebook", lambda *_: copy.deepcopy(source))
+    resources = {"nbgrader": {"assignment": path.parent.name, "notebook": path.stem}}
+
+    def scanned(edit) -> list[str]:
+        nb = copy.deepcopy(source)
+        for index in _given_definitions(path):
+            nb.cells[index].source = edit(nb.cells[index].source)
+        nb, _ = integrity.ScanSubmission().preprocess(nb, resources)
+        return nb.metadata["hooklab"]["findings"]
+
+    assert scanned(lambda code: f"# my notes\n\n{code.replace(chr(10), '  # read' + chr(10), 1)}\n") == []
+    changed = scanned(lambda code: f"{code}\n{definitions_of([code]).pop()} = {definitions_of([code]).pop()}\n")
+    assert changed and all("rebinds the notebook's" in finding for finding in changed), changed

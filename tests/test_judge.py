@@ -87,6 +87,13 @@ def test_messages_say_what_differs_without_the_reference_values():
     assert "observed nothing" in verdict([], [want]) and "made 2 checks" in verdict([want, want], [want])
     raised = {"kind": "raised", "label": "Mul.backward", "value": observations.encode("ValueError: no")}
     assert verdict([raised], [want]) == "grad of x: raised 'ValueError: no'"
+    # where the reference raised too, the kind of error counts, and so does every check after it
+    other = {"kind": "raised", "label": "Mul.backward", "value": observations.encode("TypeError: no")}
+    assert verdict([raised, want], [raised, want]) == ""
+    assert verdict([other, want], [raised, want]) == "Mul.backward: raised 'TypeError: no', expected another kind of error"
+    assert verdict([raised, _obs(torch.zeros(1, 2), "grad of x")], [raised, want]).startswith("grad of x has the wrong values")
+    assert "made 3 checks" in verdict([raised, want, want], [raised, want])
+    assert verdict([want], [raised]) == "Mul.backward: expected an error, but it ran"
 
 
 def test_the_references_tolerance_counts_not_the_students():

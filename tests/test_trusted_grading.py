@@ -8,7 +8,9 @@ module replaced in sys.modules or through builtins, the probe replaced, the obse
 attacked wrong answer still scores 0, because its points come from the grader's comparison with the
 reference run. Plain wrong answers of every driver notebook score 0 on their cell (one change from the
 solution each, and a backward written with finite differences, which the kernel's own check accepts in float64
-but the grader's comparison, tighter than finite differences can reach, does not). Honest answers in many
+but the grader's comparison, tighter than finite differences can reach, does not); wrong answers that display a
+result of their own while the test runs (nbgrader would read it as partial credit) score 0 too, and so do 08's
+backwards that use autograd where the kernel's mode cannot see it (the profiler does). Honest answers in many
 styles keep every point, whatever they draw, print or save. Graded again with the integrity layers on, the
 same class is held or scores 0 on the attacked cell, and no honest answer is held.
 """
@@ -170,6 +172,34 @@ FINITE_DIFFERENCES += corpus.solutions(PUZZLES)["mul"].replace(
 assert "numeric_gradient(lambda" in FINITE_DIFFERENCES
 
 
+# 08's Mul whose backward is autograd's, run where a TorchFunctionMode cannot see it: on another thread reached
+# through a module that holds threading, in a callback torch makes from inside an operator, with torch's function
+# handling switched off through a name built at run time. Whatever the scan finds, the profiler sees it in the kernel.
+BY_AUTOGRAD = """
+    @staticmethod
+    def backward(ctx, grad_output):
+        box = []
+
+        def work():
+            with torch.enable_grad():
+                leaves = [t.detach().requires_grad_() for t in ctx.saved_tensors]
+                box.append(torch.autograd.grad(leaves[0] * leaves[1], leaves, grad_output))
+
+        RUN
+        return box[0]
+"""
+UNSEEN_AUTOGRAD = {
+    "autograd-on-a-thread": ("import logging\n", "thread = logging.threading.Thread(target=work)\n        thread.start()\n        thread.join()"),
+    "autograd-inside-an-operator": ("", "torch.zeros(1)[type('Index', (), {'__index__': lambda self: work() or 0})()]"),
+    "autograd-with-torch-function-off": ("", "with getattr(torch, '_' + 'C').DisableTorchFunction():\n            work()"),
+}
+
+
+def unseen_autograd(imports: str, run: str) -> str:
+    solution = corpus.solutions(PUZZLES)["mul"]
+    return imports + solution[:solution.index("    @staticmethod\n    def backward")] + BY_AUTOGRAD.replace("RUN", run).lstrip("\n")
+
+
 # Wrong answers that tamper with nothing: the test's own oracle called by name, views for the very tensors, NumPy
 # integers in a list of shapes; and observations shaped to break the grader's comparison, added by the answer.
 ORACLE = """def predict_order(config):
@@ -250,13 +280,17 @@ def honest_students(assignment: str) -> list[Student]:
 
 def submitted(student: Student) -> bytes:
     """The student's notebook; with ``edit_given``, each given code cell that defines nothing has a comment, a print
-    and a seed of its own (the scan holds a given definition that was changed: it may change what the tests use);
-    ``without_ids``: saved as nbformat 4.4, without cell ids."""
+    and a seed of its own, and each that defines something has comments only (the scan holds a given definition
+    whose code was changed: it may change what the tests use); ``without_ids``: saved as nbformat 4.4, without
+    cell ids."""
     text = corpus.notebook(student.assignment, student.answers)
     nb = nbformat.reads(text.decode(), as_version=4)
     for cell in nb.cells:
-        if student.edit_given and cell.cell_type == "code" and "nbgrader" not in cell.metadata and not re.search(r"^\s*(%|!|class |def |@)", cell.source, re.M):
-            cell.source = f"# my notes\n{cell.source}\nprint('checked')  # my check\ntorch.manual_seed(1234)  # reproducible\n"
+        if student.edit_given and cell.cell_type == "code" and "nbgrader" not in cell.metadata:
+            if re.search(r"^\s*(class |def |@)", cell.source, re.M):
+                cell.source = f"# my notes on what this defines\n\n{cell.source}  # (given)\n"
+            elif not re.search(r"^\s*(%|!)", cell.source, re.M):
+                cell.source = f"# my notes\n{cell.source}\nprint('checked')  # my check\ntorch.manual_seed(1234)  # reproducible\n"
         if student.without_ids:
             cell.pop("id", None)
     if student.without_ids:
@@ -297,6 +331,25 @@ def one_change_students() -> list[Student]:
                     attacked=[f"{exercise}_test"], assignment=assignment) for assignment, exercise, name, text, replacement in ONE_CHANGE]
 
 
+# Wrong answers of ONE_CHANGE that also display a result of their own while the test runs (sys.displayhook, as a
+# cell's last expression would): nbgrader reads a displayed result as partial credit ahead of any error after it.
+DISPLAYING = ("bias-left-out", "uniform-kaiming", "first-derivative-only", "skips-only-nan", "integers-in-half")
+
+
+def displaying_students() -> list[Student]:
+    students = []
+    for assignment, exercise, name, text, replacement in ONE_CHANGE:
+        if name in DISPLAYING:
+            answers = changed(assignment, exercise, text, replacement)
+            line = next(line for line in answers[exercise].splitlines() if replacement.strip().splitlines()[0] in line)
+            indent = line[:len(line) - len(line.lstrip())]
+            answers[exercise] = "import sys\n\n" + answers[exercise].replace(line, f"{indent}sys.displayhook('all done')\n{line}", 1)
+            students.append(Student(f"{name}-displays-a-result", answers, {**corpus.points(assignment), f"{exercise}_test": 0.0},
+                                    attacked=[f"{exercise}_test"], assignment=assignment))
+    assert len(students) == len(DISPLAYING)
+    return students
+
+
 def unusual_honest_students() -> list[Student]:
     """Honest answers the tests must not depend on: another init (the tests set the weights they check), a notebook
     saved without cell ids, given cells edited and seeded."""
@@ -310,9 +363,11 @@ def unusual_honest_students() -> list[Student]:
 
 
 STUDENTS = (attackers() + [student for notebook in (A, BASICS, BACKWARD_HOOKS, APPLY, AUTOGRAD_FUNCTION, APPLICATIONS, MEMORY_HOOKS, PUZZLES)
-                           for student in honest_students(notebook)] + one_change_students() + unusual_honest_students()
-            + [Student("finite-differences", {**corpus.solutions(PUZZLES), "mul": FINITE_DIFFERENCES},
-                       {**corpus.points(PUZZLES), "mul_test": 0.0}, attacked=["mul_test"], assignment=PUZZLES)])
+                           for student in honest_students(notebook)] + one_change_students() + displaying_students() + unusual_honest_students()
+            + [Student(name, {**corpus.solutions(PUZZLES), "mul": source}, {**corpus.points(PUZZLES), "mul_test": 0.0},
+                       attacked=["mul_test"], assignment=PUZZLES)
+               for name, source in {"finite-differences": FINITE_DIFFERENCES,
+                                    **{name: unseen_autograd(*route) for name, route in UNSEEN_AUTOGRAD.items()}}.items()])
 
 
 def grade(course: Path, submissions: Path, *options: str) -> dict:

@@ -18,17 +18,17 @@ import inspect
 import linecache
 import math
 import os
+import secrets
 import traceback
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from types import TracebackType
 from typing import Any
 
-import numpy
 import torch
 from torch.overrides import TorchFunctionMode
 
 from hooklab import observations
-from hooklab.observations import encode, observe
+from hooklab.observations import NUMPY_INTEGERS, PLAIN_SCALARS, encode, observe
 
 __all__ = [
     "AnswerError",
@@ -43,8 +43,6 @@ __all__ = [
 
 # Captured at import: later monkeypatching of torch cannot change how answers are read.
 _PLAIN_TENSOR_TYPES = (torch.Tensor, torch.nn.Parameter)
-_PLAIN_SCALARS = (str, int, float, bool, complex, type(None))
-_NUMPY_INTEGERS = tuple(numpy.dtype(code).type for code in numpy.typecodes["AllInteger"])
 _size = torch.Tensor.size
 _detach = torch.Tensor.detach
 _to = torch.Tensor.to
@@ -132,7 +130,7 @@ def _is_one_of(value: Any, kinds: tuple[type, ...]) -> bool:
 
 def _require_plain(value: Any, what: str) -> None:
     """Plain Python data all the way down, so comparing it runs no code of the student's."""
-    if _is_one_of(value, _PLAIN_SCALARS):
+    if _is_one_of(value, PLAIN_SCALARS):
         return
     if _is_one_of(value, (list, tuple)):
         for item in value:
@@ -308,7 +306,7 @@ def check_equal(actual: Any, expected: Any, what: str) -> None:
     A NumPy integer counts as the int it holds (``np.prod`` of a shape is an honest count)."""
     if observations.active():
         return observe("value", what, encode(actual))
-    if type(expected) is int and _is_one_of(actual, _NUMPY_INTEGERS):
+    if type(expected) is int and _is_one_of(actual, NUMPY_INTEGERS):
         actual = int(actual)
     if type(actual) is not type(expected):
         raise AnswerError(f"{what} is {_describe_type(actual)}, expected {_describe_type(expected)}")
@@ -339,24 +337,24 @@ def random_generator() -> torch.Generator:
 _AUTOGRAD_CALLS = {"grad", "backward", "vjp", "jvp", "jacrev", "jacfwd", "hessian", "jacobian", "vhp", "hvp"}
 # What forward-mode autograd calls to attach and read tangents (torch.autograd.forward_ad, torch.func.jvp, jacfwd).
 _FORWARD_MODE_CALLS = {"_make_dual", "_unpack_dual", "make_dual", "unpack_dual"}
+_FORWARD_MODE_OPS = {"_make_dual", "_unpack_dual", "_fw_primal"}  # the operators they run
 
 
 class _AutogradGuard(TorchFunctionMode):
     """Watches every torch call of the student's Function and notes the ones that use autograd:
     gradient recording turned on, autograd's own entry points, PyTorch's backward kernels.
-    It only notes them (an exception could be caught by the student's code); the checker fails
-    the answer afterwards."""
+    It only notes them, through ``note`` (an exception could be caught by the student's code); the
+    checker fails the answer afterwards."""
 
-    def __init__(self) -> None:
+    def __init__(self, note: Callable[[str], None]) -> None:
         super().__init__()
-        self.used: list[str] = []
-        self.method = "forward"
+        self.note = note
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         name = getattr(func, "__name__", "") or ""
         kwargs = kwargs or {}
         if name == "_set_grad_enabled" or name == "set_grad_enabled":
-            if args and args[0] is True:
+            if (args[0] if args else next(iter(kwargs.values()), None)) is True:
                 self.note("turns gradient recording on (as torch.enable_grad and torch.func do)")
         elif name in _AUTOGRAD_CALLS:
             self.note(f"calls autograd ({name})")
@@ -368,18 +366,96 @@ class _AutogradGuard(TorchFunctionMode):
             self.note(f"records a graph ({name} with gradient recording on)")
         return func(*args, **kwargs)
 
-    def note(self, what: str) -> None:
-        self.used.append(f"{self.method} {what}")
+
+# The mode above sees the calls made on the thread it was entered on, while it is not itself running. What a
+# Function's method does on any thread of the process, in callbacks torch makes from inside an operator, or with
+# torch's function handling switched off, torch's profiler still records: the second watch reads its events.
+os.environ.setdefault("KINETO_LOG_LEVEL", "6")  # the profiler would log each start and stop into the cell
+_profile = torch.profiler.profile
+_record_function = torch.profiler.record_function
+_STOPPED = "stops the profiler that watches it"
+_EVERY_THREAD = {"activities": [torch.profiler.ProfilerActivity.CPU],
+                 "experimental_config": torch.profiler._ExperimentalConfig(profile_all_threads=True)}
 
 
-def _guarded(function: type, guard: _AutogradGuard) -> type:
-    """A subclass of ``function`` whose forward, setup_context and backward run under ``guard``."""
+_COMPILED = "runs code compiled by torch.compile, which cannot be watched"
+# what the profiler records of torch.compile: compiling (Dynamo), and running what it compiled
+_COMPILING = ("dynamo", "entire_frame_compile", "TorchDynamo", "Torch-Compiled Region", "## Call CompiledFxGraph", "CompiledFunction")
+
+
+def warm_up() -> None:
+    """Start and stop the watch's profiler once: its first start takes about a second, which a process that forks
+    kernels (the grader's kernel server) spends once for all of them."""
+    with _profile(**_EVERY_THREAD):
+        pass
+
+
+def _autograd_seen(events: Iterable[Any]) -> str | None:
+    """What the profiler recorded that only automatic differentiation (or compiled code, which it cannot see into)
+    does, or None. The checker runs a Function's methods with gradient recording off, as autograd does."""
+    events = list(events)
+    if any(event.name.startswith(_COMPILING) for event in events):
+        return _COMPILED
+    for event in events:
+        name = event.name
+        if name.startswith("autograd::engine::evaluate_function"):
+            return f"runs autograd's engine ({name.rpartition(': ')[2]})"
+        if not name.startswith("aten::"):
+            continue
+        op = name.removeprefix("aten::")
+        if "backward" in op:
+            return f"calls PyTorch's own backward function ({op})"
+        if op in _FORWARD_MODE_OPS:
+            return f"uses forward-mode autograd ({op})"
+        if event.sequence_nr >= 0:
+            return f"records a graph ({op} with gradient recording on)"
+    return None
+
+
+def _snapshot(result: Any) -> Any:
+    """Copies of the tensors a backward returns, taken while it is watched: code it left running cannot write the
+    right gradient into them later."""
+    if _is_one_of(result, _PLAIN_TENSOR_TYPES):
+        return result.clone()
+    if _is_one_of(result, (tuple, list)):
+        return type(result)(_snapshot(item) for item in result)
+    return result
+
+
+def _guarded(function: type) -> tuple[type, Callable[[], tuple[str, ...]]]:
+    """A subclass of ``function`` whose forward, setup_context and backward run watched (the mode and the profiler),
+    and what the watches noted. The notes are kept where the Function's code cannot reach them."""
+    notes: list[str] = []
+    running = ["forward"]
+
+    def note(what: str) -> None:
+        notes.append(f"{running[0]} {what}")
+
+    guard = _AutogradGuard(note)
 
     def watched(method: Callable, name: str) -> staticmethod:
         def run(*args: Any) -> Any:
-            guard.method = name
-            with guard:
-                return method(*args)
+            running[0] = name
+            profiler = _profile(**_EVERY_THREAD).__enter__()  # a profiler the student left on stops recording
+            mark = f"hooklab-watch-{secrets.token_hex(8)}"  # in the events of this profiler, not of one started later
+            with _record_function(mark):
+                pass
+            try:
+                with guard:
+                    result = method(*args)
+                    return _snapshot(result) if name == "backward" else result
+            finally:
+                try:
+                    profiler.__exit__(None, None, None)
+                    events = profiler.events()
+                    seen = _autograd_seen(events) if any(event.name == mark for event in events) else _STOPPED
+                except Exception:  # noqa: BLE001 (stopped by the method itself)
+                    seen = _STOPPED
+                running[0] = name
+                if seen == _COMPILED:  # which explains whatever the mode saw compiling do
+                    notes.insert(0, f"{name} {seen}")
+                elif seen:
+                    note(seen)
         return staticmethod(run)
 
     methods = {"forward": watched(function.forward, "forward"), "backward": watched(function.backward, "backward")}
@@ -390,12 +466,12 @@ def _guarded(function: type, guard: _AutogradGuard) -> type:
     if type(checked) is not type(_Function) or any(vars(checked).get(name) is not method for name, method in methods.items()):
         raise AnswerError(f"{function.__name__} changes the classes made from it (a metaclass or __init_subclass__ of its own), "
                           "so its methods cannot be checked: define forward, setup_context and backward as plain static methods")
-    return checked
+    return checked, lambda: tuple(notes)
 
 
-def _autograd_used(call: str, name: str, guard: _AutogradGuard) -> AnswerError:
+def _autograd_used(call: str, name: str, notes: tuple[str, ...]) -> AnswerError:
     return AnswerError(
-        f"{call}: {name}.{guard.used[0]}. Write the gradient as a formula of tensor operations: "
+        f"{call}: {name}.{notes[0]}. Write the gradient as a formula of tensor operations: "
         "no autograd, torch.func or PyTorch backward functions inside the Function"
     )
 
@@ -514,8 +590,7 @@ def check_backward(
     inputs = [arg.detach().clone().requires_grad_(_differentiable(arg)) if isinstance(arg, torch.Tensor) else arg for arg in args]
     positions = [i for i, arg in enumerate(inputs) if _differentiable(arg)]
     call = f"{name}.apply({', '.join(_describe_argument(n, a) for n, a in zip(names, args))})"
-    guard = _AutogradGuard()
-    checked = _guarded(function, guard)
+    checked, notes = _guarded(function)
 
     def failing(stage: str, error: Exception) -> AnswerError:
         said = f": {error}" if str(error) else ""
@@ -524,8 +599,8 @@ def check_backward(
     try:
         output = checked.apply(*inputs)
     except Exception as error:  # the student's code: say what it raised, without hooklab's frames
-        if guard.used:
-            raise _autograd_used(call, name, guard) from None
+        if notes():
+            raise _autograd_used(call, name, notes()) from None
         raise failing(f"{name}.forward", error) from None
     outputs = _as_outputs(output)
     if reference is not None:
@@ -547,11 +622,11 @@ def check_backward(
         with _no_grad():
             returned = checked.backward(node, *given)
     except Exception as error:
-        if guard.used:  # what it tried matters more than how it failed
-            raise _autograd_used(call, name, guard) from None
+        if notes():  # what it tried matters more than how it failed
+            raise _autograd_used(call, name, notes()) from None
         raise failing(f"{name}.backward", error) from None
-    if guard.used:
-        raise _autograd_used(call, name, guard)
+    if notes():
+        raise _autograd_used(call, name, notes())
 
     gradients = list(returned) if isinstance(returned, (tuple, list)) else [returned]
     if len(gradients) != len(args):
@@ -608,8 +683,8 @@ def check_backward(
                 "fails through autograd's engine: does backward change grad_output or a saved tensor in place, "
                 "return a view of an input, or keep state between calls?"
             )
-        if guard.used:
-            raise _autograd_used(call, name, guard)
+        if notes():
+            raise _autograd_used(call, name, notes())
 
 
 def _observe_backward(function: type, args: tuple[Any, ...], generator: torch.Generator | None,
@@ -624,8 +699,7 @@ def _observe_backward(function: type, args: tuple[Any, ...], generator: torch.Ge
     double = all(a.dtype == _float64 for a in args if _differentiable(a))
     tolerance = {"atol": (1e-12 if double else 1e-4) if atol is None else atol,
                  "rtol": (1e-10 if double else 1e-3) if rtol is None else rtol}
-    guard = _AutogradGuard()
-    checked = _guarded(function, guard)
+    checked, notes = _guarded(function)
 
     def leaves() -> list[Any]:
         return [a.detach().clone().requires_grad_(_differentiable(a)) if isinstance(a, torch.Tensor) else a for a in args]
@@ -634,12 +708,12 @@ def _observe_backward(function: type, args: tuple[Any, ...], generator: torch.Ge
         try:
             result = run()
         except Exception as error:  # the student's code: what it raised is the observation
-            if guard.used:
-                raise _autograd_used(call, name, guard) from None
+            if notes():
+                raise _autograd_used(call, name, notes()) from None
             observe("raised", f"{call}: {stage}", encode(f"{type(error).__name__}: {error}"))
             return False, None
-        if guard.used:
-            raise _autograd_used(call, name, guard)
+        if notes():
+            raise _autograd_used(call, name, notes())
         return True, result
 
     inputs = leaves()

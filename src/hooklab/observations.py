@@ -27,6 +27,7 @@ from typing import Any
 MIME = "application/vnd.hooklab.observation+json"
 PLAIN_DEPTH = 32  # how deep plain values are encoded before they count as too deep
 PLAIN_ITEMS = 10_000  # how many plain values one observation may hold
+PLAIN_SCALARS = (str, int, float, bool, complex, type(None))  # with lists, tuples and dicts of them: plain data
 
 _state: dict[str, Any] = {"seed": None, "draws": itertools.count(), "send": None}
 
@@ -100,7 +101,7 @@ def _encode(value: Any, depth: int, count: Any) -> dict[str, Any]:
         return _tensor(value)
     if kind is bool or value is None:
         return {"type": "bool" if kind is bool else "None", "value": value}
-    if kind is int or (depth == 0 and kind in _NUMPY_INTEGERS):  # as check_equal: a NumPy count, not inside a list
+    if kind is int or (depth == 0 and kind in NUMPY_INTEGERS):  # as check_equal: a NumPy count, not inside a list
         return {"type": "int", "value": str(int(value))}
     if kind is float or kind is complex or kind is str:
         return {"type": kind.__name__, "value": repr(value) if kind is not str else value}
@@ -141,5 +142,5 @@ def _numpy_integers() -> tuple[type, ...]:
     return tuple(numpy.dtype(code).type for code in numpy.typecodes["AllInteger"])
 
 
-_NUMPY_INTEGERS = _numpy_integers()
+NUMPY_INTEGERS = _numpy_integers()  # a NumPy integer counts as the int it holds where a count is asked for
 _OWN_FILES = {__file__, os.path.join(os.path.dirname(__file__), "checks.py")}  # frames skipped to find a check's caller

@@ -27,7 +27,8 @@ from nbgrader.preprocessors import ClearHiddenTests
 
 from hooklab.feedback import REDACTED, hidden_lines
 from hooklab.grading.course import Course
-from hooklab.grading.execute import HELD, PROOF_PREFIX
+from hooklab.grading.execute import PROOF_PREFIX
+from hooklab.grading.outputs import HELD
 from hooklab.grading.gradebook import Ledger
 from hooklab.grading.untrusted import from_spreadsheet_cell, spreadsheet_cell
 

@@ -48,25 +48,20 @@ from nbgrader.preprocessors import Execute, SaveAutoGrades
 from traitlets import Bool, Unicode
 
 from hooklab.grading import judge, kernels
+from hooklab.grading.outputs import HELD, NOT_RUN, error_output
 from hooklab.grading.repair import METADATA, source_notebook
 from hooklab.grading.sandbox import Sandbox, amount
 from hooklab.observations import MIME
 
 # Modules the tests import, and where they must come from: the grading environment, not the submission.
 VERIFIED_MODULES = ("hooklab.checks", "torch", "numpy")
-HELD = "HeldForReview"
 PROOF_PREFIX = "_hooklab_ran_"  # the name each executed test cell assigns last
-NOT_RUN = "TestDidNotRun"
 # What nbclient keeps of each kind of kernel message (an output, a display's update, a widget's state)
 KEPT = {"stream": ("text",), "display_data": ("data", "metadata"), "execute_result": ("data", "metadata"),
         "update_display_data": ("data", "metadata"), "error": ("ename", "evalue", "traceback"),
         "comm_open": ("data",), "comm_msg": ("data",), "comm_close": ("data",)}
 WIDGET = ("comm_open", "comm_msg", "comm_close")
-SCORED = {"error", "execute_result", "stream stderr"}  # the outputs nbgrader scores a test cell by
-
-
-def error_output(ename: str, evalue: str) -> NotebookNode:
-    return NotebookNode(output_type="error", ename=ename, evalue=evalue, traceback=[f"{ename}: {evalue}"])
+SCORED = {"error"}  # the outputs a test cell is scored by (SaveAutoGradesByErrors)
 
 
 def _bytes(value: Any) -> int:
@@ -453,8 +448,11 @@ def _before_tests(nb: NotebookNode) -> set[int]:
 
 
 class SaveAutoGradesByErrors(SaveAutoGrades):
-    """nbgrader's SaveAutoGrades, with a test cell's score decided by its errors, not by stderr."""
+    """nbgrader's SaveAutoGrades, with a test cell's score decided by its errors alone: full points without any,
+    none with one (the grader's verdict, the hold, or the kernel's own). nbgrader would also read a result the
+    cell displays as partial credit, ahead of any error after it: the pack's tests give none, and a student's
+    code that displays one (``sys.displayhook``) must not decide a score."""
 
     def _add_score(self, cell: NotebookNode, resources: ResourcesDict) -> None:
-        outputs = [o for o in cell.get("outputs", []) if not (o.output_type == "stream" and o.name == "stderr")]
+        outputs = [o for o in cell.get("outputs", []) if o.output_type == "error"]
         super()._add_score(NotebookNode({**cell, "outputs": outputs}), resources)

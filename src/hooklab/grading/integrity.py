@@ -153,6 +153,12 @@ TENSOR_SUBCLASS_METHODS = {
 }
 TENSOR_COMPARISONS = {"__eq__", "__ne__", "__bool__", "__float__", "__index__", "__int__", "tolist", "item", "allclose", "equal"}
 
+# Modules other modules hold as attributes (``logging.threading``, ``torch.nn.functional.torch``): reached through
+# them, they are still themselves. OWN_SUBMODULES: a package's own submodule of one of those names.
+REEXPORTED = {name.split(".")[0] for name in FORBIDDEN_MODULES} | {"os", "sys", "inspect", "types", "torch"}
+OWN_SUBMODULES = {"torch.signal", "scipy.signal", "torch.types", "numpy.typing"}
+TORCH_PRIVATE_ALLOWED = {"_dynamo", "_logging"}  # private modules of torch's that the notebooks themselves use
+
 _transformer = TransformerManager()
 
 
@@ -236,6 +242,12 @@ def _parse(source: str) -> ast.Module | None:
         return None
 
 
+def _code(source: str) -> str:
+    """What a cell's source does, without its comments and layout: its syntax tree, or the text that does not parse."""
+    tree = _parse(source)
+    return source if tree is None else ast.dump(tree)
+
+
 def _bindings(node: ast.AST) -> Iterator[tuple[str, str]]:
     """(name, dotted origin) for each name an import statement binds."""
     if isinstance(node, ast.Import):
@@ -271,11 +283,42 @@ def _constant_text(node: ast.AST) -> str | None:
     return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
 
 
-def _string_fragments(node: ast.AST) -> Iterator[str]:
-    for child in ast.walk(node):
-        text = _constant_text(child)
-        if text is not None:
-            yield text
+def _reached(dotted: str) -> Iterator[str]:
+    """The dotted paths an attribute chain reaches: its own, and the path from each module it passes through that
+    another module re-exports (``logging.threading.Thread`` is threading.Thread, ``F.torch._C`` is torch._C)."""
+    yield dotted
+    parts = dotted.split(".")
+    for position in range(1, len(parts)):
+        if parts[position] in REEXPORTED and ".".join(parts[:position + 1]) not in OWN_SUBMODULES:
+            yield ".".join(parts[position:])
+
+
+def _technique(dotted: str) -> str | None:
+    """What reaching this dotted path does, when it is one of the techniques; None for ordinary code."""
+    for prefix, technique in FORBIDDEN_MODULES.items():
+        if dotted == prefix or dotted.startswith(prefix + "."):
+            return technique
+    parts = dotted.split(".")
+    if len(parts) < 2:
+        return None
+    if parts[0] == "torch" and any(_private(part) for part in parts[1:]):
+        return f"reaches torch's internals ({'.'.join(parts[:next(i for i, part in enumerate(parts) if _private(part)) + 1])})"
+    if dotted.startswith("torch.library.") and parts[2] not in TORCH_LIBRARY_ALLOWED:
+        return "registers operator kernels (torch.library)"
+    if parts[0] == "inspect" and parts[1] in INSPECT_FRAMES:
+        return "walks the call stack (inspect)"
+    if parts[0] == "sys" and parts[1] not in SYS_READABLE:
+        return f"uses the interpreter's machinery (sys.{parts[1]})"
+    if parts[0] == "os" and parts[1].startswith(OS_PROCESSES):
+        return f"runs code outside its cell (processes: os.{parts[1]})"
+    if parts[0] == "types" and parts[1] in {"FunctionType", "CodeType", "ModuleType", "CellType", "LambdaType"}:
+        return f"builds code or modules by hand (types.{parts[1]})"
+    return None
+
+
+def _private(name: str) -> bool:
+    """A private name of torch's that no notebook needs (they use torch._dynamo, torch._logging, torch._foreach_*)."""
+    return name.startswith("_") and not name.startswith("__") and name not in TORCH_PRIVATE_ALLOWED and not name.startswith("_foreach_")
 
 
 class _Checker(ast.NodeVisitor):
@@ -299,20 +342,11 @@ class _Checker(ast.NodeVisitor):
         return ".".join([self.imported[parts[0]], *parts[1:]])
 
     def check_module(self, node: ast.AST, dotted: str) -> None:
-        for prefix, technique in FORBIDDEN_MODULES.items():
-            if dotted == prefix or dotted.startswith(prefix + "."):
+        for path in reversed(list(_reached(dotted))):  # the module it is, before the path it was reached by
+            technique = _technique(path)
+            if technique:
                 self.flag(node, technique)
                 return
-        if dotted.startswith("torch.library.") and dotted.split(".")[2] not in TORCH_LIBRARY_ALLOWED:
-            self.flag(node, "registers operator kernels (torch.library)")
-        elif dotted.startswith("inspect.") and dotted.split(".")[1] in INSPECT_FRAMES:
-            self.flag(node, "walks the call stack (inspect)")
-        elif dotted.startswith("sys.") and dotted.split(".")[1] not in SYS_READABLE:
-            self.flag(node, f"uses the interpreter's machinery (sys.{dotted.split('.')[1]})")
-        elif dotted.startswith("os.") and dotted.split(".")[1].startswith(OS_PROCESSES):
-            self.flag(node, f"runs code outside its cell (processes: os.{dotted.split('.')[1]})")
-        elif dotted.startswith("types.") and dotted.split(".")[1] in {"FunctionType", "CodeType", "ModuleType", "CellType", "LambdaType"}:
-            self.flag(node, f"builds code or modules by hand (types.{dotted.split('.')[1]})")
 
     def bind(self, node: ast.AST, name: str, origin: str | None = None) -> None:
         """A name bound at notebook level: it must not replace what the tests rely on."""
@@ -479,10 +513,14 @@ class _Checker(ast.NodeVisitor):
     def visit_Constant(self, node: ast.Constant) -> None:
         if isinstance(node.value, str) and node.value in FORBIDDEN_ATTRIBUTES:
             self.flag(node, f"names {node.value!r} ({FORBIDDEN_ATTRIBUTES[node.value]})")
+        elif isinstance(node.value, str) and node.value in TENSOR_SUBCLASS_METHODS:
+            self.flag(node, f"names {node.value!r} ({TENSOR_SUBCLASS_METHODS[node.value]})")
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
         if node.attr in FORBIDDEN_ATTRIBUTES and not self._super_setattr(node):
             self.flag(node, FORBIDDEN_ATTRIBUTES[node.attr])
+        elif node.attr in TENSOR_SUBCLASS_METHODS:  # given to a class after it is made
+            self.flag(node, TENSOR_SUBCLASS_METHODS[node.attr])
         elif node.attr == "__dict__":
             root = _root(node.value)
             if not isinstance(node.value, ast.Name) or (isinstance(root, ast.Name) and root.id in self.imported):
@@ -524,16 +562,18 @@ class _Checker(ast.NodeVisitor):
         if len(node.args) < 2:
             return
         name = node.args[1]
-        for text in _string_fragments(name):
-            if text in FORBIDDEN_ATTRIBUTES or text == "__dict__" or "__" in text and _constant_text(name) is None:
-                self.flag(node, f"reaches {text!r} by name ({FORBIDDEN_ATTRIBUTES.get(text, 'a hidden attribute')})")
+        text = _constant_text(name)
+        fragments = [_constant_text(piece) for piece in sorted(  # in the order they are written
+            (n for n in ast.walk(name) if _constant_text(n) is not None), key=lambda n: (n.lineno, n.col_offset))]
+        for piece in [*fragments, *([] if text is not None else ["".join(fragments)])]:  # and the pieces put together
+            if piece in FORBIDDEN_ATTRIBUTES or piece == "__dict__" or "__" in piece and text is None:
+                self.flag(node, f"reaches {piece!r} by name ({FORBIDDEN_ATTRIBUTES.get(piece, 'a hidden attribute')})")
                 return
         target = self.origin(node.args[0])
-        text = _constant_text(name)
         if target is not None:
-            if text is None and (target.split(".")[0] in {"sys", "builtins", "os"} or target in FORBIDDEN_MODULES):
+            if text is None:
                 self.flag(node, f"reaches an attribute of {target} by a computed name")
-            elif text is not None:
+            else:
                 self.check_module(node, f"{target}.{text}")
 
     def magic(self, node: ast.Call) -> bool:
@@ -583,10 +623,12 @@ class ScanSubmission(NbGraderPreprocessor):
         own = [c for c in source.cells if c.cell_type == "code" and not utils.is_solution(c)]
         given = [c.source for c in own if not utils.is_grade(c)]
         tests = [c.source for c in own if utils.is_grade(c)]
+        unchanged = {_code(source) for source in given}  # a given cell with comments or spacing of the student's is still given
         written = [
             (number, cell.source)
             for number, cell in enumerate(nb.cells, start=1)
-            if cell.cell_type == "code" and (utils.is_solution(cell) or not (utils.is_grade(cell) or utils.is_locked(cell)) and cell.source not in given)
+            if cell.cell_type == "code"
+            and (utils.is_solution(cell) or not (utils.is_grade(cell) or utils.is_locked(cell)) and _code(cell.source) not in unchanged)
         ]
         findings = scan(written, imports_of(c.source for c in own), names_loaded(tests), definitions_of(given))
         nb.metadata.setdefault(METADATA, {})["findings"] = [str(finding) for finding in findings]

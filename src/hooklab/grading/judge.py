@@ -28,9 +28,9 @@ import numpy
 from nbformat import NotebookNode
 from nbgrader import utils
 
+from hooklab.grading.outputs import NOT_JUDGED, WRONG, error_output, failed
+
 DRIVERS = "hooklab_drivers"  # the key, in a source notebook's metadata, that says its tests are drivers
-WRONG = "WrongAnswer"  # the error a test cell gets when its observations differ from the reference's
-NOT_JUDGED = "NotJudged"  # the error of a test cell the reference run could not judge
 # Where each checker takes its expected value: (position, keyword). Any call's ``expected=`` is taken out too.
 EXPECTATIONS = {
     "check_tensor": (1, "expected"),
@@ -114,7 +114,11 @@ def _verdict(observed: list[Any], reference: list[dict[str, Any]]) -> str:
         if got.get("kind") == "raised" and expected.get("kind") != "raised":
             return f"{label}: raised {_plain(got.get('value'))}"
         if expected.get("kind") == "raised":
-            return "" if got.get("kind") == "raised" else f"{label}: expected an error, but it ran"
+            if got.get("kind") != "raised":
+                return f"{label}: expected an error, but it ran"
+            if _error_type(got.get("value")) != _error_type(expected.get("value")):
+                return f"{label}: raised {_plain(got.get('value'))}, expected another kind of error"
+            continue
         options = {k: expected[k] for k in ("atol", "rtol", "check_dtype") if k in expected}
         problem = _compare(got.get("value"), expected.get("value"), label, **options)
         if problem and got.get("label") != expected.get("label"):
@@ -124,6 +128,12 @@ def _verdict(observed: list[Any], reference: list[dict[str, Any]]) -> str:
     if len(observed) > len(reference):
         return f"the test made {len(observed)} checks; the reference's made {len(reference)}"
     return ""
+
+
+def _error_type(encoded: Any) -> str:
+    """The exception's type name of a "raised" observation (its value: "TypeError: message")."""
+    text = encoded.get("value") if isinstance(encoded, dict) else None
+    return text.split(":", 1)[0] if isinstance(text, str) else "?"
 
 
 def _compare(got: Any, want: Any, label: str, atol: float = 1e-6, rtol: float = 1e-5, check_dtype: bool = True) -> str:
@@ -237,9 +247,8 @@ def _shown(encoded: Any) -> str:
     return _describe(encoded)
 
 
-def judge(nb: NotebookNode, reference: dict[str, Any] | None, observed: dict[str, list[Any]], held: str) -> list[str]:
-    """Give each test cell of an executed notebook the grader's verdict: a cell that raised nothing (but the hold,
-    error ``held``) and whose observations differ from ``reference``'s (grade_id → the reference run's
+def judge(nb: NotebookNode, reference: dict[str, Any] | None, observed: dict[str, list[Any]]) -> list[str]:
+    """Give each test cell of an executed notebook the grader's verdict: a cell that raised nothing (but the hold) and whose observations differ from ``reference``'s (grade_id → the reference run's
     observations and error) gets a :data:`WRONG` error. A cell the reference could not judge (it failed its own
     test, or did not run) gets a :data:`NOT_JUDGED` error: never the kernel's own word. Returns notes on those."""
     notes = []
@@ -251,15 +260,12 @@ def judge(nb: NotebookNode, reference: dict[str, Any] | None, observed: dict[str
         if expected is None or expected.get("error"):
             why = f"the reference solution fails it ({expected['error']})" if expected else "the reference solution was not run"
             notes.append(f"{grade_id} not judged: {why}")
-            cell.outputs.append(_error(NOT_JUDGED, f"not judged: {why}"))
+            cell.outputs.append(error_output(NOT_JUDGED, f"not judged: {why}"))
             continue
-        if any(output.output_type == "error" and output.ename != held for output in cell.outputs):
+        if failed(cell.outputs):
             continue  # it failed in the kernel already
         problem = verdict(observed.get(grade_id, []), expected["observed"])
         if problem:
-            cell.outputs.append(_error(WRONG, problem))
+            cell.outputs.append(error_output(WRONG, problem))
     return notes
 
-
-def _error(ename: str, evalue: str) -> NotebookNode:
-    return NotebookNode(output_type="error", ename=ename, evalue=evalue, traceback=[f"{ename}: {evalue}"])

@@ -201,7 +201,8 @@ def preloads(code: str | None = None) -> list[str]:
 def preload(modules: list[str] | None = None) -> None:
     """What the server does before it forks: import ``modules`` (:func:`preloads`; one of
     :data:`PRELOAD_WHEN_USED` that is not installed is left to the kernels), draw once if matplotlib's
-    renderer is among them (:func:`_draw_once`), load the grader's probe."""
+    renderer is among them (:func:`_draw_once`), start torch's profiler once (:func:`hooklab.checks.warm_up`),
+    load the grader's probe."""
     os.environ.setdefault("MPLBACKEND", INLINE_BACKEND)  # matplotlib reads it once, when it is imported
     # debugpy warns at import that Python's frozen modules may hide breakpoints; nobody debugs a grading kernel
     os.environ.setdefault("PYDEVD_DISABLE_FILE_VALIDATION", "1")
@@ -214,6 +215,7 @@ def preload(modules: list[str] | None = None) -> None:
             continue
         if name == RENDERER:
             _draw_once()
+    importlib.import_module("hooklab.checks").warm_up()  # the profiler check_backward watches with
     exec(LOAD_PROBE, {})
     sys.modules["_hooklab_probe"].prepare()
     # what is imported now is shared by every kernel: their garbage collector leaves it alone, so it is not

@@ -15,7 +15,7 @@ from sqlalchemy.exc import SAWarning
 
 from hooklab.grading import judge
 from hooklab.grading.course import Course
-from hooklab.grading.execute import HELD
+from hooklab.grading.outputs import failed
 from hooklab.grading.repair import METADATA
 
 
@@ -53,7 +53,7 @@ def record(course: Course, student: str, assignment: str, executed: bool, refere
         nb = nbformat.read(path, as_version=4)
         observed = nb.metadata.get(METADATA, {}).pop("observed", None)
         if observed is not None:
-            recorded.notes += [f"{notebook}: {note}" for note in judge.judge(nb, (reference or {}).get(notebook), observed, HELD)]
+            recorded.notes += [f"{notebook}: {note}" for note in judge.judge(nb, (reference or {}).get(notebook), observed)]
             _would_be(nb)
             nbformat.write(nb, path)
         resources = ResourcesDict(nbgrader={"notebook": notebook, "assignment": assignment, "student": student, "db_url": course.db_url})
@@ -79,7 +79,7 @@ def _would_be(nb: nbformat.NotebookNode) -> None:
     if "would_be" not in notes:
         return
     notes["would_be"] = {
-        cell.metadata.nbgrader["grade_id"]: 0.0 if any(o.output_type == "error" and o.ename != HELD for o in cell.outputs)
+        cell.metadata.nbgrader["grade_id"]: 0.0 if failed(cell.outputs)
         else float(cell.metadata.nbgrader["points"])
         for cell in nb.cells if cell.cell_type == "code" and utils.is_grade(cell)
     }

@@ -13,6 +13,7 @@ the student added stays after the cell it followed.
 from __future__ import annotations
 
 import copy
+from functools import lru_cache
 from pathlib import Path
 
 import nbformat
@@ -29,8 +30,14 @@ def source_notebook(preprocessor: NbGraderPreprocessor, resources: ResourcesDict
     """The assignment's source notebook (solutions and hidden tests) for the notebook being graded."""
     coursedir = CourseDirectory(parent=preprocessor)
     info = resources["nbgrader"]
-    folder = coursedir.format_path(coursedir.source_directory, ".", info["assignment"])
-    return nbformat.read(Path(folder) / f"{info['notebook']}.ipynb", as_version=nbformat.NO_CONVERT)
+    path = Path(coursedir.format_path(coursedir.source_directory, ".", info["assignment"])) / f"{info['notebook']}.ipynb"
+    stat = path.stat()
+    return copy.deepcopy(_read(path, stat.st_mtime_ns, stat.st_size))
+
+
+@lru_cache(maxsize=32)  # three preprocessors read it for every submission; an edited file is read again
+def _read(path: Path, mtime_ns: int, size: int) -> NotebookNode:
+    return nbformat.read(path, as_version=nbformat.NO_CONVERT)
 
 
 def _grade_id(cell: NotebookNode) -> str | None:

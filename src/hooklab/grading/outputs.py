@@ -1,0 +1,22 @@
+"""The errors the grader itself writes into a notebook's test cells, and how a failed cell is told apart."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from nbformat import NotebookNode
+
+HELD = "HeldForReview"  # the notebook is held for review: the cell's points wait for a person
+NOT_RUN = "TestDidNotRun"  # the cell did not run to its end (skipped, rewritten, its error swallowed, stopped)
+WRONG = "WrongAnswer"  # the cell's observations differ from the reference's
+NOT_JUDGED = "NotJudged"  # the reference run could not judge the cell
+
+
+def error_output(ename: str, evalue: str) -> NotebookNode:
+    """An error output as the grader writes it: one traceback line, nothing of the kernel's."""
+    return NotebookNode(output_type="error", ename=ename, evalue=evalue, traceback=[f"{ename}: {evalue}"])
+
+
+def failed(outputs: list[Any]) -> bool:
+    """Whether a test cell's outputs fail it: any error but the hold (which only defers the points)."""
+    return any(o.get("output_type") == "error" and o.get("ename") != HELD for o in outputs)

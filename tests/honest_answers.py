@@ -1290,7 +1290,7 @@ def _autograd_function() -> list[Answer]:
                     settings = {"in_features": self.in_features, "out_features": self.out_features, "bias": self.bias is not None}
                     return ", ".join(f"{key}={value}" for key, value in settings.items())
         '''),
-        answer("linear_module", "%%time, import math, nn.init, print", r'''
+        answer("linear_module", "%%time, import math, nn.init as nn.Linear does (kaiming_uniform_ with a=√5)", r'''
             %%time
             import math
 
@@ -1310,9 +1310,9 @@ def _autograd_function() -> list[Answer]:
                     self.reset_parameters()
 
                 def reset_parameters(self) -> None:
-                    bound = 1 / math.sqrt(self.in_features)
-                    nn.init.uniform_(self.weight, -bound, bound)
+                    nn.init.kaiming_uniform_(self.weight, a=math.sqrt(5))  # bound: gain·√(3/fan_in) = 1/√fan_in
                     if self.bias is not None:
+                        bound = 1 / math.sqrt(self.in_features)
                         nn.init.uniform_(self.bias, -bound, bound)
 
                 def forward(self, input: torch.Tensor) -> torch.Tensor:

@@ -172,8 +172,8 @@ def grade_cell(source: str, grade_id: str) -> nbformat.NotebookNode:
 
 def test_a_display_updated_in_many_places_counts_in_each_and_tests_keep_what_scores_them(tmp_path: Path):
     """A display shown 21 times, then updated with 1 KiB, would put 21 KiB in the notebook: the update is
-    dropped, and every output after it, but for a test cell's error and stderr; an answer cell's error stays
-    dropped (nbgrader does not add it back from the kernel's reply)."""
+    dropped, and every output after it, but for a test cell's error (what it is scored by); a test cell's stderr
+    and an answer cell's error stay dropped (nbgrader does not add the error back from the kernel's reply)."""
     config = Config()
     config.Sandbox.output_size, config.Sandbox.outputs_size = 4 * KiB, 8 * KiB
     config.GuardedExecute.spare_kernels = False
@@ -183,11 +183,11 @@ def test_a_display_updated_in_many_places_counts_in_each_and_tests_keep_what_sco
              "    display('', display_id=shown.display_id)\nshown.update('x' * 1000)"),
         code("raise ValueError('a wrong answer')"),
         grade_cell("print('dropped')\n1 / 0", "fails"),
-        grade_cell("import sys\n\nprint('kept', file=sys.stderr)", "warns"),
+        grade_cell("import sys\n\nprint('dropped', file=sys.stderr)", "warns"),
     ])
     GuardedExecute(config=config, kernel_name="python3").preprocess(nb, {"metadata": {"path": str(tmp_path)}})
     display, answer, fails, warns = (cell.outputs for cell in nb.cells)
     assert [output.data["text/plain"] for output in display] == ["''"] * 21 + [DROPPED.replace("512 KiB", "8 KiB")]
     assert answer == [] and [(o.output_type, o.get("ename")) for o in fails] == [("error", "ZeroDivisionError")]
-    assert [(o.output_type, o.name, o.text) for o in warns] == [("stream", "stderr", "kept\n")]
+    assert warns == []
     assert nb.metadata[METADATA]["limits"] == ["output dropped from cell 1 on: more than 8 KiB in all (c.Sandbox.outputs_size)"]

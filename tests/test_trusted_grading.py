@@ -312,6 +312,12 @@ ONE_CHANGE = [
     (APPLY, "init_weights", "uniform-kaiming", "kaiming_normal_", "kaiming_uniform_"),
     (AUTOGRAD_FUNCTION, "cube", "first-derivative-only", "return 3 * x**2 * grad_output", "return (3 * x**2 * grad_output).detach()"),
     (AUTOGRAD_FUNCTION, "linear_function", "ignores-needs-input-grad", "if ctx.needs_input_grad[0]:", "if True:"),
+    (AUTOGRAD_FUNCTION, "linear_function", "input-gradient-without-a-matmul",  # no matrix product for a counter of them to see
+     "        if ctx.needs_input_grad[0]:\n            grad_input = grad_output @ weight\n",
+     "        grad_input = (grad_output.unsqueeze(2) * weight.unsqueeze(0)).sum(1)  # always\n"),
+    (AUTOGRAD_FUNCTION, "linear_module", "zero-weights", "nn.init.uniform_(self.weight, -bound, bound)", "nn.init.zeros_(self.weight)"),
+    (AUTOGRAD_FUNCTION, "linear_module", "normal-weights", "nn.init.uniform_(self.weight, -bound, bound)",
+     "nn.init.normal_(self.weight, 0.0, bound / 3**0.5)"),  # a uniform's standard deviation, but not its shape
     (APPLICATIONS, "skip_nonfinite", "skips-only-nan", "not torch.isfinite(p.grad).all()", "p.grad.isnan().any()"),
     (APPLICATIONS, "round_ste", "rounds-the-gradient", "return grad_output", "return torch.round(grad_output)"),
     (MEMORY_HOOKS, "checkpointing", "reentrant-checkpoint", "use_reentrant=False", "use_reentrant=True"),

@@ -62,6 +62,7 @@ PRELOAD = (
 # (the server takes 0.1-0.9 s for each, and its forks grow): hooklab's widgets with matplotlib and ipywidgets,
 # scikit-learn's datasets, torch._dynamo (which an optimizer's first step and torch.compile import).
 RENDERER = "matplotlib.backends.backend_agg"
+PROFILER = "torch.profiler"  # which check_backward watches a Function with; its first start takes a second
 PRELOAD_WHEN_USED = {
     "matplotlib.figure": r"\bhooklab\.widgets\b|\bmatplotlib\b",
     "matplotlib.pyplot": r"\bpyplot\b",  # which picks its backend at its first figure, in the kernel
@@ -72,6 +73,8 @@ PRELOAD_WHEN_USED = {
     # where the notebooks draw (pyplot, or one of hooklab's widgets that plot): matplotlib's renderer, which the
     # server uses once (_draw_once)
     RENDERER: r"\bpyplot\b|\bplt\b|\bGradientFlow\b|\bFunctionPlayground\b|\bVanishingPuzzle\b",
+    # where a test checks a Function's backward: the profiler, started once by the server (then torch._dynamo is in)
+    PROFILER: r"\bcheck_backward\b",
 }
 INLINE_BACKEND = "module://matplotlib_inline.backend_inline"  # ipykernel's default for MPLBACKEND
 _MESSAGE = 1 << 20  # largest request (environment included)
@@ -201,7 +204,7 @@ def preloads(code: str | None = None) -> list[str]:
 def preload(modules: list[str] | None = None) -> None:
     """What the server does before it forks: import ``modules`` (:func:`preloads`; one of
     :data:`PRELOAD_WHEN_USED` that is not installed is left to the kernels), draw once if matplotlib's
-    renderer is among them (:func:`_draw_once`), start torch's profiler once (:func:`hooklab.checks.warm_up`),
+    renderer is among them (:func:`_draw_once`), start torch's profiler once if it is (:func:`hooklab.checks.warm_up`),
     load the grader's probe."""
     os.environ.setdefault("MPLBACKEND", INLINE_BACKEND)  # matplotlib reads it once, when it is imported
     # debugpy warns at import that Python's frozen modules may hide breakpoints; nobody debugs a grading kernel
@@ -215,7 +218,8 @@ def preload(modules: list[str] | None = None) -> None:
             continue
         if name == RENDERER:
             _draw_once()
-    importlib.import_module("hooklab.checks").warm_up()  # the profiler check_backward watches with
+        elif name == PROFILER:
+            importlib.import_module("hooklab.checks").warm_up()
     exec(LOAD_PROBE, {})
     sys.modules["_hooklab_probe"].prepare()
     # what is imported now is shared by every kernel: their garbage collector leaves it alone, so it is not

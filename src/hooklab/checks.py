@@ -370,7 +370,6 @@ class _AutogradGuard(TorchFunctionMode):
 # The mode above sees the calls made on the thread it was entered on, while it is not itself running. What a
 # Function's method does on any thread of the process, in callbacks torch makes from inside an operator, or with
 # torch's function handling switched off, torch's profiler still records: the second watch reads its events.
-os.environ.setdefault("KINETO_LOG_LEVEL", "6")  # the profiler would log each start and stop into the cell
 _profile = torch.profiler.profile
 _record_function = torch.profiler.record_function
 _STOPPED = "stops the profiler that watches it"
@@ -386,8 +385,26 @@ _COMPILING = ("dynamo", "entire_frame_compile", "TorchDynamo", "Torch-Compiled R
 def warm_up() -> None:
     """Start and stop the watch's profiler once: its first start takes about a second, which a process that forks
     kernels (the grader's kernel server) spends once for all of them."""
-    with _profile(**_EVERY_THREAD):
-        pass
+    _start_profiler().__exit__(None, None, None)
+
+
+def _start_profiler() -> Any:
+    """The watch's profiler, started. Its first start reads its log level from the environment, once: it is set for
+    that start only (else the profiler logs each start and stop into the cell), and the environment left as it was."""
+    if _started:
+        return _profile(**_EVERY_THREAD).__enter__()
+    quiet = "KINETO_LOG_LEVEL" not in os.environ
+    if quiet:
+        os.environ["KINETO_LOG_LEVEL"] = "6"
+    try:
+        return _profile(**_EVERY_THREAD).__enter__()
+    finally:
+        _started.append(True)
+        if quiet:
+            del os.environ["KINETO_LOG_LEVEL"]
+
+
+_started: list[bool] = []  # whether the profiler has been started in this process
 
 
 def _autograd_seen(events: Iterable[Any]) -> str | None:
@@ -436,7 +453,7 @@ def _guarded(function: type) -> tuple[type, Callable[[], tuple[str, ...]]]:
     def watched(method: Callable, name: str) -> staticmethod:
         def run(*args: Any) -> Any:
             running[0] = name
-            profiler = _profile(**_EVERY_THREAD).__enter__()  # a profiler the student left on stops recording
+            profiler = _start_profiler()  # a profiler the student left on stops recording
             mark = f"hooklab-watch-{secrets.token_hex(8)}"  # in the events of this profiler, not of one started later
             with _record_function(mark):
                 pass

@@ -462,6 +462,71 @@ def test_a_profiler_the_student_left_running_does_not_blind_the_watch():
         check_backward(Mul, X, Y)
 
 
+class _Grads(torch.utils.data.Dataset):
+    """Autograd's gradients of x * y, computed in a DataLoader's worker: another process."""
+
+    def __init__(self, *tensors):
+        self.tensors = tensors
+
+    def __len__(self):
+        return 1
+
+    def __getitem__(self, index):
+        x, y, grad_output = (t.clone() for t in self.tensors)
+        with torch.enable_grad():
+            leaves = (x.requires_grad_(), y.requires_grad_())
+            return torch.autograd.grad(leaves[0] * leaves[1], leaves, grad_output)
+
+
+def _in_a_worker_process(ctx, grad_output):
+    loader = torch.utils.data.DataLoader(_Grads(*ctx.saved_tensors, grad_output), batch_size=None, num_workers=1,
+                                         generator=torch.Generator())
+    return tuple(g.clone() for g in next(iter(loader)))
+
+
+def test_autograd_in_another_process_is_named():
+    with fails_with(CALL + re.escape("Mul.backward starts a process (a DataLoader's workers, multiprocessing), which no watch sees")):
+        check_backward(mul_with(_in_a_worker_process), X, Y)
+
+
+class _Jacobian(torch.autograd.Function):
+    """A Function whose own apply computes the Jacobian with autograd, where no watch runs, for backward to use."""
+
+    @classmethod
+    def apply(cls, *args):
+        out = super().apply(*args)
+        with torch.enable_grad():
+            out.grad_fn.jacobian = torch.autograd.functional.jacobian(lambda x, y: x * y, args)
+        return out
+
+
+def test_a_function_with_its_own_apply_is_refused():
+    class Mul2(_Jacobian, Mul):
+        @staticmethod
+        def backward(ctx, grad_output):
+            return tuple(torch.tensordot(grad_output, j, dims=grad_output.dim()) for j in ctx.jacobian)
+
+    with fails_with(re.escape("Mul2 defines its own apply, which the check would run unwatched")):
+        check_backward(Mul2, X, Y)
+
+
+def test_backward_may_be_written_as_its_alias_vjp_and_may_draw_random_numbers():
+    """autograd takes vjp for backward; what an answer draws does not shift the draws of the test around it."""
+    def draws(ctx, grad_output):
+        torch.rand(3)  # a stray draw: the test's next inputs stay the same
+        return Mul.backward(ctx, grad_output)
+
+    class ByVjp(torch.autograd.Function):
+        forward, setup_context = Mul.forward, Mul.setup_context
+        vjp = staticmethod(draws)
+
+    torch.manual_seed(0)
+    check_backward(ByVjp, X, Y)
+    after = torch.rand(1)
+    torch.manual_seed(0)
+    assert torch.equal(torch.rand(1), after)
+
+
 class _Reinstating(type(torch.autograd.Function)):
     """A metaclass that gives every subclass the autograd backward of its first class."""
 

@@ -88,6 +88,12 @@ def test_every_cheat_in_student_code_is_named(attack: Attack):
     ("setattr(Box, '_' + '_torch_function_' + '_', classmethod(print))", "reaches '__torch_function__' by name"),
     ("Box.__torch_function__ = classmethod(print)", "overrides torch functions for its tensors (__torch_function__)"),
     ("setattr(Box, '__torch_dispatch__', print)", "names '__torch_dispatch__'"),
+    ("import operator\noperator.attrgetter('_C')(torch)", "reaches attributes by computed names (operator.attrgetter)"),
+    ("import functools\nfunctools.reduce(getattr, ['_C'], torch)", "passes getattr as a value"),
+    ("import sys\nout = getattr(sys, 'stdout')\nout.session.send = print", "patches sys.stdout.session.send"),
+    ("import pydoc\npydoc.pipepager('x', 'sh')", "runs shell commands (pydoc's pagers)"),
+    ("loader = torch.utils.data.DataLoader(range(3), num_workers=1)", "runs code outside its cell (a DataLoader's worker processes)"),
+    ("torch.jit.fork(print)", "runs TorchScript (torch.jit)"),
 ])
 def test_techniques_are_named_in_the_students_terms(source: str, technique: str):
     assert any(technique in f for f in findings("02_forward_hooks", source)), findings("02_forward_hooks", source)
@@ -105,7 +111,8 @@ def test_a_students_own_objects_may_be_changed_freely():
 
 def test_torchs_public_modules_and_the_private_ones_the_notebooks_use_are_not_flagged():
     honest = ("import torch._dynamo\ntorch._dynamo.reset()\nwindow = torch.signal.windows.hann(8)\n"
-              "params = [torch.ones(2)]\ntorch._foreach_mul_(params, 0.9)\nname = 'weight'\nvalue = getattr(torch.nn.Linear(2, 2), name)\n")
+              "params = [torch.ones(2)]\ntorch._foreach_mul_(params, 0.9)\nname = 'weight'\nvalue = getattr(torch.nn.Linear(2, 2), name)\n"
+              "loader = torch.utils.data.DataLoader(range(3), batch_size=2, num_workers=0)\n")
     assert findings("02_forward_hooks", honest) == []
 
 

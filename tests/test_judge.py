@@ -14,6 +14,7 @@ from nbgrader import utils
 
 from conftest import REPO
 from hooklab import checks, observations
+from hooklab.grading import judge
 from hooklab.grading.judge import REFERENCE, has_drivers, verdict, without_expectations
 
 
@@ -153,3 +154,22 @@ def test_what_a_driver_sends_compiles_and_holds_no_expected_value_nor_oracle(pat
         hidden = next(i for i, line in enumerate(sent.splitlines(), 1) if "BEGIN HIDDEN TESTS" in line)  # the visible part is the student's own
         stored = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store) and n.lineno > hidden}
         assert not {name for name in stored if name.startswith("expected")}, f"{cell.metadata.nbgrader['grade_id']} keeps an expected value"
+
+
+def test_a_cell_the_grader_fails_loses_the_lines_that_said_it_passed():
+    """A driver's checks raise nothing in the kernel, so its cell prints ✓ whatever the answer; the verdict removes it."""
+    from nbformat.v4 import new_code_cell, new_notebook, new_output
+
+    want = _obs(torch.ones(2), "out")
+
+    def cell(grade_id: str) -> nbformat.NotebookNode:
+        made = new_code_cell("", metadata={"nbgrader": {"grade": True, "grade_id": grade_id, "points": 1, "solution": False, "locked": True}})
+        made.outputs = [new_output("stream", name="stdout", text="shapes: (2,)\n✓ out passes the visible tests\n")]
+        return made
+
+    nb = new_notebook(cells=[cell("right"), cell("wrong")])
+    reference = {"right": {"observed": [want], "error": ""}, "wrong": {"observed": [want], "error": ""}}
+    judge.judge(nb, reference, {"right": [want], "wrong": [_obs(torch.zeros(2), "out")]})
+    right, wrong = nb.cells
+    assert [o.text for o in right.outputs] == ["shapes: (2,)\n✓ out passes the visible tests\n"]
+    assert [o.get("text", o.get("ename")) for o in wrong.outputs] == ["shapes: (2,)\n", "WrongAnswer"]

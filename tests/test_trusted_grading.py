@@ -325,6 +325,30 @@ ONE_CHANGE = [
 ]
 
 
+# A checkpoint faked so that the counts of saved tensors and forward calls come out right: the blocks run plainly
+# under saved-tensor hooks of its own (the innermost win, so the test's see nothing), one dummy tensor saved per
+# block, and a hook on the output that calls each block again during backward without using what it computes.
+FAKE_CHECKPOINT = """def run_checkpointed(blocks, x):
+    inputs = []
+    with saved_tensors_hooks(lambda t: t, lambda t: t):
+        out = x
+        for block in blocks:
+            inputs.append(out.detach())
+            out = block(out)
+    for _ in blocks:
+        x.sin()
+
+    def recompute(grad):
+        with torch.no_grad():
+            for block, given in zip(blocks, inputs):
+                block(given)
+
+    if out.requires_grad:
+        out.register_hook(recompute)
+    return out
+"""
+
+
 def changed(assignment: str, exercise: str, text: str, replacement: str) -> dict[str, str]:
     """The solutions, one answer changed."""
     solutions = corpus.solutions(assignment)
@@ -370,6 +394,8 @@ def unusual_honest_students() -> list[Student]:
 
 STUDENTS = (attackers() + [student for notebook in (A, BASICS, BACKWARD_HOOKS, APPLY, AUTOGRAD_FUNCTION, APPLICATIONS, MEMORY_HOOKS, PUZZLES)
                            for student in honest_students(notebook)] + one_change_students() + displaying_students() + unusual_honest_students()
+            + [Student("checkpoint-faked-with-hooks", {**corpus.solutions(MEMORY_HOOKS), "checkpointing": FAKE_CHECKPOINT},
+                       {**corpus.points(MEMORY_HOOKS), "checkpointing_test": 0.0}, attacked=["checkpointing_test"], assignment=MEMORY_HOOKS)]
             + [Student(name, {**corpus.solutions(PUZZLES), "mul": source}, {**corpus.points(PUZZLES), "mul_test": 0.0},
                        attacked=["mul_test"], assignment=PUZZLES)
                for name, source in {"finite-differences": FINITE_DIFFERENCES,

@@ -405,6 +405,10 @@ def _start_profiler() -> Any:
 
 
 _started: list[bool] = []  # whether the profiler has been started in this process
+_forks = [0]  # processes this one has forked (multiprocessing, a DataLoader's workers): their work is unwatched
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_parent=lambda: _forks.__setitem__(0, _forks[0] + 1))
+_fork_rng = torch.random.fork_rng
 
 
 def _autograd_seen(events: Iterable[Any]) -> str | None:
@@ -457,8 +461,9 @@ def _guarded(function: type) -> tuple[type, Callable[[], tuple[str, ...]]]:
             mark = f"hooklab-watch-{secrets.token_hex(8)}"  # in the events of this profiler, not of one started later
             with _record_function(mark):
                 pass
+            forks = _forks[0]
             try:
-                with guard:
+                with guard, _fork_rng(devices=[]):  # what it draws leaves the test's own draws as they were
                     result = method(*args)
                     return _snapshot(result) if name == "backward" else result
             finally:
@@ -468,6 +473,8 @@ def _guarded(function: type) -> tuple[type, Callable[[], tuple[str, ...]]]:
                     seen = _autograd_seen(events) if any(event.name == mark for event in events) else _STOPPED
                 except Exception:  # noqa: BLE001 (stopped by the method itself)
                     seen = _STOPPED
+                if _forks[0] != forks:
+                    seen = seen or "starts a process (a DataLoader's workers, multiprocessing), which no watch sees"
                 running[0] = name
                 if seen == _COMPILED:  # which explains whatever the mode saw compiling do
                     notes.insert(0, f"{name} {seen}")
@@ -475,7 +482,14 @@ def _guarded(function: type) -> tuple[type, Callable[[], tuple[str, ...]]]:
                     note(seen)
         return staticmethod(run)
 
-    methods = {"forward": watched(function.forward, "forward"), "backward": watched(function.backward, "backward")}
+    overridden = [name for name in ("apply", "__call__") if inspect.getattr_static(function, name, None) is not inspect.getattr_static(_Function, name, None)]
+    if overridden:
+        raise AnswerError(f"{function.__name__} defines its own {' and '.join(overridden)}, which the check would run unwatched: "
+                          "leave apply as torch.autograd.Function has it, and write forward, setup_context and backward")
+    # backward, or its alias vjp (autograd takes whichever the class defines); the subclass defines backward only
+    backward = function.backward if function.backward is not _Function.backward else function.vjp
+    methods = {"forward": watched(function.forward, "forward"), "backward": watched(backward, "backward"),
+               "vjp": inspect.getattr_static(_Function, "vjp")}
     if function.setup_context is not _Function.setup_context:
         methods["setup_context"] = watched(function.setup_context, "setup_context")
     checked = type(function.__name__, (function,), methods)

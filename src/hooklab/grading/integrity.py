@@ -84,6 +84,14 @@ FORBIDDEN_MODULES = {
     "torch._C": "reaches torch's internals (torch._C)",
     "torch.overrides": "intercepts torch functions (torch.overrides)",
     "torch.utils._python_dispatch": "intercepts torch operators (dispatch modes)",
+    "torch.jit": "runs TorchScript (torch.jit), which no watch sees into",
+    "torch.futures": "runs code outside its cell (torch.futures)",
+    "pydoc": "runs shell commands (pydoc's pagers)",
+    "joblib": "runs code outside its cell (joblib)",
+    "dask": "runs code outside its cell (dask)",
+    "distributed": "runs code outside its cell (dask.distributed)",
+    "operator.attrgetter": "reaches attributes by computed names (operator.attrgetter)",
+    "operator.methodcaller": "calls methods by computed names (operator.methodcaller)",
 }
 
 # os functions that start processes: a forked child computes where no watch of the kernel's sees it.
@@ -328,6 +336,7 @@ class _Checker(ast.NodeVisitor):
         self.protected = protected  # builtins and the notebook's own classes and functions that tests use
         self.found: list[tuple[int, str]] = []
         self.depth = 0  # > 0 inside a function or class body
+        self.called: set[int] = set()  # ids of the nodes called as functions (getattr(...), not getattr as a value)
         self.globals: set[str] = set()
 
     def flag(self, node: ast.AST, technique: str) -> None:
@@ -456,9 +465,17 @@ class _Checker(ast.NodeVisitor):
         for target in node.targets:
             self.store(node, target)
         self.visit(node.value)
-        origin = self.origin(node.value)
-        if origin is not None:  # an alias (t = torch): changing it changes the library
+        origin = self.origin(node.value) or self._fetched(node.value)
+        if origin is not None:  # an alias (t = torch, s = getattr(sys, "stdout")): changing it changes the library
             self.imported.update({target.id: origin for target in node.targets if isinstance(target, ast.Name)})
+
+    def _fetched(self, node: ast.AST) -> str | None:
+        """The dotted path ``getattr(module, "name")`` reaches, or None."""
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "getattr" and len(node.args) >= 2:
+            target, name = self.origin(node.args[0]), _constant_text(node.args[1])
+            if target is not None and name is not None:
+                return f"{target}.{name}"
+        return None
 
     def visit_AugAssign(self, node: ast.AugAssign) -> None:
         self.store(node, node.target)
@@ -504,7 +521,9 @@ class _Checker(ast.NodeVisitor):
 
     # -- expressions ------------------------------------------------------------------------
     def visit_Name(self, node: ast.Name) -> None:
-        if node.id == "__builtins__":
+        if node.id in {"getattr", "setattr", "delattr"} and id(node) not in self.called:
+            self.flag(node, f"passes {node.id} as a value (reaches attributes by computed names)")
+        elif node.id == "__builtins__":
             self.flag(node, "reaches the builtins (__builtins__)")
         elif node.id in {"__import__", "get_ipython"} or HISTORY_NAMES.match(node.id) and isinstance(node.ctx, ast.Load):
             technique = FORBIDDEN_CALLS.get(node.id) or "reads IPython's input history (the test cells' source)"
@@ -540,6 +559,11 @@ class _Checker(ast.NodeVisitor):
 
     def visit_Call(self, node: ast.Call) -> None:
         func = node.func
+        self.called.add(id(func))
+        if (self.origin(func) or "").endswith(".DataLoader") and any(
+                keyword.arg == "num_workers" and not (isinstance(keyword.value, ast.Constant) and keyword.value.value == 0)
+                for keyword in node.keywords):
+            self.flag(node, "runs code outside its cell (a DataLoader's worker processes)")
         if isinstance(func, ast.Name):
             name = func.id
             if name in FORBIDDEN_CALLS and name != "get_ipython":

@@ -22,6 +22,7 @@ import ast
 import base64
 import json
 import math
+from functools import lru_cache
 from typing import Any
 
 import numpy
@@ -41,6 +42,7 @@ EXPECTATIONS = {
     "check_backward": (None, "reference"),
 }
 REFERENCE = ("### BEGIN REFERENCE", "### END REFERENCE")  # code that only the kernel's own checks run
+PASSED = "✓"  # how a test cell's printed line says its checks passed (the notebooks' convention)
 _STORED = {"float64": numpy.float64, "complex128": numpy.complex128, "int64": numpy.int64, "uint8": numpy.uint8}
 
 
@@ -49,6 +51,7 @@ def has_drivers(source: NotebookNode) -> bool:
     return bool(source.metadata.get(DRIVERS))
 
 
+@lru_cache(maxsize=256)  # a class's test cells are the source's: the same few sources, every submission
 def without_expectations(source: str) -> str:
     """A test cell's code with its :data:`REFERENCE` blocks blank and every expected value replaced by ``None``
     (lines kept, so that tracebacks point at the cell's own lines); the rest unchanged if it is not Python."""
@@ -260,12 +263,23 @@ def judge(nb: NotebookNode, reference: dict[str, Any] | None, observed: dict[str
         if expected is None or expected.get("error"):
             why = f"the reference solution fails it ({expected['error']})" if expected else "the reference solution was not run"
             notes.append(f"{grade_id} not judged: {why}")
+            _unpassed(cell)
             cell.outputs.append(error_output(NOT_JUDGED, f"not judged: {why}"))
             continue
         if failed(cell.outputs):
             continue  # it failed in the kernel already
         problem = verdict(observed.get(grade_id, []), expected["observed"])
         if problem:
+            _unpassed(cell)
             cell.outputs.append(error_output(WRONG, problem))
     return notes
+
+
+def _unpassed(cell: NotebookNode) -> None:
+    """Take out the lines a test cell printed to say it passed (``✓ …``, printed once its checks had observed
+    without raising): the grader's verdict says otherwise."""
+    for output in cell.outputs:
+        if output.get("output_type") == "stream" and output.get("name") == "stdout" and isinstance(output.get("text"), str):
+            output["text"] = "".join(line for line in output["text"].splitlines(keepends=True) if not line.startswith(PASSED))
+    cell.outputs = [o for o in cell.outputs if not (o.get("output_type") == "stream" and o.get("text") == "")]
 

@@ -748,9 +748,18 @@ def _backward_hooks() -> list[Answer]:
                 clipped = np.clip(grad.detach().cpu().numpy(), -1.0, 1.0)
                 return torch.from_numpy(clipped).to(grad.device)
         '''),
-        answer("clip_gradient", "torch.where", r'''
+        answer("clip_gradient", "torch.where, importlib.import_module, sys.setrecursionlimit, from copy import copy", r'''
+            import importlib
+            import sys
+            from copy import copy
+
+            math = importlib.import_module("math")
+            sys.setrecursionlimit(max(sys.getrecursionlimit(), 2_000))
+
+
             def clip_gradient(grad):
-                return torch.where(grad.abs() > 1, grad.sign(), grad)
+                limit = copy(math.copysign(1.0, 1.0))
+                return torch.where(grad.abs() > limit, grad.sign() * limit, grad)
         '''),
         answer("clip_gradient", "functools.partial", r'''
             from functools import partial

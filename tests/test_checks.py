@@ -527,6 +527,26 @@ def test_backward_may_be_written_as_its_alias_vjp_and_may_draw_random_numbers():
     assert torch.equal(torch.rand(1), after)
 
 
+class _OldStyleCumsum(torch.autograd.Function):
+    """The older style of notebook 05: forward takes ctx and saves what backward needs itself."""
+
+    @staticmethod
+    def forward(ctx, x, dim):
+        ctx.dim = dim
+        return x.cumsum(dim)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        return grad_output.flip(ctx.dim).cumsum(ctx.dim).flip(ctx.dim), None
+
+
+def test_a_function_in_the_older_forward_ctx_style_is_checked_by_finite_differences_too():
+    check_backward(_OldStyleCumsum, X, 1)
+    wrong = type("Cumsum", (_OldStyleCumsum,), {"backward": staticmethod(lambda ctx, g: (g.cumsum(ctx.dim), None))})
+    with fails_with(r"grad of input x is wrong at index"):
+        check_backward(wrong, X, 1)
+
+
 class _Reinstating(type(torch.autograd.Function)):
     """A metaclass that gives every subclass the autograd backward of its first class."""
 

@@ -22,10 +22,9 @@ from honest_answers import Answer, extra_cells, honest_answers
 def context(assignment: str) -> tuple[dict[str, str], set[str], set[str]]:
     """What the notebook's own cells import, the names its test cells read, what its given cells define."""
     nb = nbformat.read(next((REPO / "solutions" / assignment).glob("*.ipynb")), as_version=4)
-    own = [c.source for c in nb.cells if c.cell_type == "code" and not utils.is_solution(c)]
     tests = [c.source for c in nb.cells if utils.is_grade(c)]
     given = [c.source for c in nb.cells if c.cell_type == "code" and not utils.is_solution(c) and not utils.is_grade(c)]
-    return imports_of(own), names_loaded(tests), definitions_of(given)
+    return imports_of(given), names_loaded(tests), definitions_of(given)
 
 
 def findings(assignment: str, *sources: str) -> list[str]:
@@ -94,6 +93,13 @@ def test_every_cheat_in_student_code_is_named(attack: Attack):
     ("import pydoc\npydoc.pipepager('x', 'sh')", "runs shell commands (pydoc's pagers)"),
     ("loader = torch.utils.data.DataLoader(range(3), num_workers=1)", "runs code outside its cell (a DataLoader's worker processes)"),
     ("torch.jit.fork(print)", "runs TorchScript (torch.jit)"),
+    # importlib: import_module with a constant name is an import like any other; every other use is the import system
+    ("import importlib\nimportlib.import_module('ctypes')", "reaches memory directly (ctypes)"),
+    ("import importlib\nimportlib.reload(torch)", "uses the import system (importlib)"),
+    ("import importlib\nname = 'os'\nimportlib.import_module(name)", "uses the import system (importlib)"),
+    ("import importlib\nprint(importlib)", "uses the import system (importlib)"),
+    ("from importlib import import_module as load\nload('helper')", "imports helper, which is not an installed module"),
+    ("import importlib.util", "uses the import system (importlib)"),
 ])
 def test_techniques_are_named_in_the_students_terms(source: str, technique: str):
     assert any(technique in f for f in findings("02_forward_hooks", source)), findings("02_forward_hooks", source)
@@ -107,6 +113,17 @@ def test_a_students_own_objects_may_be_changed_freely():
         "    setattr(net, name, nn.Parameter(p.detach() * 2))\nlayer = getattr(net, 'w1')\ninput = torch.ones(1)\n"
     )
     assert findings("02_forward_hooks", own) == []
+
+
+@pytest.mark.parametrize(("assignment", "source"), [
+    ("02_forward_hooks", "from copy import copy\n\nsnapshot = copy([1, 2])\n"),  # only 02's test imports copy, for itself
+    ("03_backward_hooks", "from copy import copy\n"),
+    ("02_forward_hooks", "import sys\n\nsys.setrecursionlimit(10_000)  # a deep graph walk\n"),
+    ("03_backward_hooks", "import importlib\n\nmath = importlib.import_module('math')\nlimit = math.inf\n"),
+    ("03_backward_hooks", "from importlib import import_module\n\nnp = import_module('numpy')\n"),
+])
+def test_honest_lines_the_scan_once_held_are_not_flagged(assignment: str, source: str):
+    assert findings(assignment, source) == []
 
 
 def test_torchs_public_modules_and_the_private_ones_the_notebooks_use_are_not_flagged():

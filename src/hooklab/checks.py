@@ -375,8 +375,11 @@ _record_function = torch.profiler.record_function
 _STOPPED = "stops the profiler that watches it"
 _EVERY_THREAD = {"activities": [torch.profiler.ProfilerActivity.CPU],
                  "experimental_config": torch.profiler._ExperimentalConfig(profile_all_threads=True)}
-
-
+_started: list[bool] = []  # whether the profiler has been started in this process
+_forks = [0]  # processes this one has forked (multiprocessing, a DataLoader's workers): their work is unwatched
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_parent=lambda: _forks.__setitem__(0, _forks[0] + 1))
+_fork_rng = torch.random.fork_rng
 _COMPILED = "runs code compiled by torch.compile, which cannot be watched"
 # what the profiler records of torch.compile: compiling (Dynamo), and running what it compiled
 _COMPILING = ("dynamo", "entire_frame_compile", "TorchDynamo", "Torch-Compiled Region", "## Call CompiledFxGraph", "CompiledFunction")
@@ -404,11 +407,6 @@ def _start_profiler() -> Any:
             del os.environ["KINETO_LOG_LEVEL"]
 
 
-_started: list[bool] = []  # whether the profiler has been started in this process
-_forks = [0]  # processes this one has forked (multiprocessing, a DataLoader's workers): their work is unwatched
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_parent=lambda: _forks.__setitem__(0, _forks[0] + 1))
-_fork_rng = torch.random.fork_rng
 
 
 def _autograd_seen(events: Iterable[Any]) -> str | None:
@@ -561,10 +559,11 @@ def _compare_gradient(label: str, got: torch.Tensor, want: torch.Tensor, atol: f
 
 def _numeric_gradients(function: type, args: list[Any], positions: list[int], grad_outputs: list[torch.Tensor | None],
                        eps: float = 1e-6) -> list[torch.Tensor]:
-    """d/d(input) of sum(output · grad_output) by central differences of the given forward."""
+    """d/d(input) of sum(output · grad_output) by central differences of the given forward (through ``apply``,
+    which gives a forward of the older ``forward(ctx, ...)`` style its ctx)."""
 
     def value() -> float:
-        outputs = _as_outputs(function.forward(*args))
+        outputs = _as_outputs(function.apply(*args))
         total = 0.0
         for output, weight in zip(outputs, grad_outputs):
             if weight is not None:

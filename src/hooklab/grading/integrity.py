@@ -143,6 +143,7 @@ SYS_READABLE = {
     "platform", "byteorder", "getsizeof", "getrecursionlimit", "executable", "argv",
     "implementation", "hexversion", "exc_info", "exception", "getdefaultencoding",
     "getfilesystemencoding", "path", "float_repr_style",
+    "setrecursionlimit",  # a deep recursive walk of a graph; too deep a recursion only crashes the student's own kernel
 }
 INSPECT_FRAMES = {"currentframe", "stack", "trace", "getouterframes", "getinnerframes", "getframeinfo"}
 TORCH_LIBRARY_ALLOWED = {"custom_op", "register_fake", "register_autograd", "register_kernel", "opcheck", "triton_op"}
@@ -167,6 +168,7 @@ REEXPORTED = {name.split(".")[0] for name in FORBIDDEN_MODULES} | {"os", "sys", 
 OWN_SUBMODULES = {"torch.signal", "scipy.signal", "torch.types", "numpy.typing"}
 TORCH_PRIVATE_ALLOWED = {"_dynamo", "_logging"}  # private modules of torch's that the notebooks themselves use
 
+IMPORT_MODULE = ("importlib", "import_module")  # the one use of importlib a student may make, with a constant name
 _transformer = TransformerManager()
 
 
@@ -337,6 +339,7 @@ class _Checker(ast.NodeVisitor):
         self.found: list[tuple[int, str]] = []
         self.depth = 0  # > 0 inside a function or class body
         self.called: set[int] = set()  # ids of the nodes called as functions (getattr(...), not getattr as a value)
+        self.allowed: set[int] = set()  # ids of the nodes of importlib.import_module("name") calls, checked as imports
         self.globals: set[str] = set()
 
     def flag(self, node: ast.AST, technique: str) -> None:
@@ -393,7 +396,8 @@ class _Checker(ast.NodeVisitor):
     # -- statements -------------------------------------------------------------------------
     def visit_Import(self, node: ast.Import) -> None:
         for alias in node.names:
-            self.check_module(node, alias.name)
+            if alias.name != IMPORT_MODULE[0]:  # importlib itself: its uses are checked where it is used
+                self.check_module(node, alias.name)
             self.check_installed(node, alias.name)
         for name, origin in _bindings(node):
             self.bind(node, name, origin)
@@ -404,13 +408,15 @@ class _Checker(ast.NodeVisitor):
             self.flag(node, "imports a module from the submission folder (relative import)")
             return
         module = node.module or ""
-        self.check_module(node, module)
+        if not (module == IMPORT_MODULE[0] and all(alias.name == IMPORT_MODULE[1] for alias in node.names)):
+            self.check_module(node, module)
         self.check_installed(node, module)
         for alias in node.names:
             if alias.name == "*":
                 self.flag(node, f"imports every name of {module} (import *), which can replace names the tests use")
                 continue
-            self.check_module(node, f"{module}.{alias.name}")
+            if f"{module}.{alias.name}" != ".".join(IMPORT_MODULE):
+                self.check_module(node, f"{module}.{alias.name}")
         for name, origin in _bindings(node):
             self.bind(node, name, origin)
             self.imported[name] = origin
@@ -469,8 +475,17 @@ class _Checker(ast.NodeVisitor):
         if origin is not None:  # an alias (t = torch, s = getattr(sys, "stdout")): changing it changes the library
             self.imported.update({target.id: origin for target in node.targets if isinstance(target, ast.Name)})
 
+    def _imported_by_name(self, node: ast.AST) -> str | None:
+        """The module ``importlib.import_module("name")`` imports (a constant name, no package), or None."""
+        if not (isinstance(node, ast.Call) and self.origin(node.func) == ".".join(IMPORT_MODULE) and len(node.args) == 1 and not node.keywords):
+            return None
+        return _constant_text(node.args[0])
+
     def _fetched(self, node: ast.AST) -> str | None:
-        """The dotted path ``getattr(module, "name")`` reaches, or None."""
+        """The dotted path ``getattr(module, "name")`` reaches, or ``importlib.import_module("name")`` imports, or None."""
+        imported = self._imported_by_name(node)
+        if imported is not None:
+            return imported
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "getattr" and len(node.args) >= 2:
             target, name = self.origin(node.args[0]), _constant_text(node.args[1])
             if target is not None and name is not None:
@@ -521,7 +536,9 @@ class _Checker(ast.NodeVisitor):
 
     # -- expressions ------------------------------------------------------------------------
     def visit_Name(self, node: ast.Name) -> None:
-        if node.id in {"getattr", "setattr", "delattr"} and id(node) not in self.called:
+        if self.imported.get(node.id) in {IMPORT_MODULE[0], ".".join(IMPORT_MODULE)} and id(node) not in self.allowed:
+            self.flag(node, FORBIDDEN_MODULES[IMPORT_MODULE[0]])
+        elif node.id in {"getattr", "setattr", "delattr"} and id(node) not in self.called:
             self.flag(node, f"passes {node.id} as a value (reaches attributes by computed names)")
         elif node.id == "__builtins__":
             self.flag(node, "reaches the builtins (__builtins__)")
@@ -536,6 +553,9 @@ class _Checker(ast.NodeVisitor):
             self.flag(node, f"names {node.value!r} ({TENSOR_SUBCLASS_METHODS[node.value]})")
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
+        if id(node) in self.allowed:  # importlib.import_module("math"), checked as an import of math
+            self.generic_visit(node)
+            return
         if node.attr in FORBIDDEN_ATTRIBUTES and not self._super_setattr(node):
             self.flag(node, FORBIDDEN_ATTRIBUTES[node.attr])
         elif node.attr in TENSOR_SUBCLASS_METHODS:  # given to a class after it is made
@@ -560,6 +580,11 @@ class _Checker(ast.NodeVisitor):
     def visit_Call(self, node: ast.Call) -> None:
         func = node.func
         self.called.add(id(func))
+        imported = self._imported_by_name(node)
+        if imported is not None:  # importlib.import_module("math"): as `import math`
+            self.allowed |= {id(func), id(_root(func))}
+            self.check_module(node, imported)
+            self.check_installed(node, imported)
         if (self.origin(func) or "").endswith(".DataLoader") and any(
                 keyword.arg == "num_workers" and not (isinstance(keyword.value, ast.Constant) and keyword.value.value == 0)
                 for keyword in node.keywords):
@@ -654,6 +679,7 @@ class ScanSubmission(NbGraderPreprocessor):
             if cell.cell_type == "code"
             and (utils.is_solution(cell) or not (utils.is_grade(cell) or utils.is_locked(cell)) and _code(cell.source) not in unchanged)
         ]
-        findings = scan(written, imports_of(c.source for c in own), names_loaded(tests), definitions_of(given))
+        # what the given cells import (a test's own imports are its own: it imports them again as it runs)
+        findings = scan(written, imports_of(given), names_loaded(tests), definitions_of(given))
         nb.metadata.setdefault(METADATA, {})["findings"] = [str(finding) for finding in findings]
         return nb, resources

@@ -782,6 +782,12 @@ def _backward_hooks() -> list[Answer]:
 
             logging.warning("clip_gradient clamps each element, unlike clip_grad_norm_, which rescales")
         '''),
+        answer("clip_gradient", "a copy clamped in place (the argument left alone)", r'''
+            def clip_gradient(grad):
+                clipped = grad.clone()
+                clipped.clamp_(min=-1.0, max=1.0)
+                return clipped
+        '''),
         answer("backward_pre_hook", "list comprehension, multiply by 0.5", r'''
             def halve_grad_output(module, grad_output):
                 return tuple([g * 0.5 if g is not None else None for g in grad_output])

@@ -93,6 +93,9 @@ def test_every_cheat_in_student_code_is_named(attack: Attack):
     ("import pydoc\npydoc.pipepager('x', 'sh')", "runs shell commands (pydoc's pagers)"),
     ("loader = torch.utils.data.DataLoader(range(3), num_workers=1)", "runs code outside its cell (a DataLoader's worker processes)"),
     ("torch.jit.fork(print)", "runs TorchScript (torch.jit)"),
+    # PyTorch's own backward formulas, reached through its decompositions: 08's answers are to be written, not borrowed
+    ("from torch._decomp import decompositions", "reaches torch's internals (torch._decomp)"),
+    ("torch._refs.nn.functional.softmax(x, 0)", "reaches torch's internals (torch._refs)"),
     # importlib: import_module with a constant name is an import like any other; every other use is the import system
     ("import importlib\nimportlib.import_module('ctypes')", "reaches memory directly (ctypes)"),
     ("import importlib\nimportlib.reload(torch)", "uses the import system (importlib)"),

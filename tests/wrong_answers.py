@@ -112,6 +112,16 @@ def wrong_answers() -> list[Wrong]:
             def plus_five(module, args, output):
                 return output + 5
         '''), "ValueError"),
+        Wrong("clip_gradient_clamps_in_place", BACKWARD_HOOKS, "clip_gradient", _cell('''
+            def clip_gradient(grad):
+                return grad.clamp_(-1.0, 1.0)
+        '''), "the gradient clip_gradient was given (a hook must not change its argument in place)"),
+        Wrong("halve_grad_output_in_place", BACKWARD_HOOKS, "backward_pre_hook", _cell('''
+            def halve_grad_output(module, grad_output):
+                for g in grad_output:
+                    if g is not None:
+                        g.mul_(0.5)
+        '''), "(a hook must not change grad_output in place)"),
         Wrong("tensor_hook_reads_w_grad", BACKWARD_HOOKS, "tensor_hook", _cell('''
             def tensor_hook(grad):
                 answer.append(model.W.grad)

@@ -519,7 +519,7 @@ def _forward_hooks() -> list[Answer]:
                     recorder.remove()
                 return recorder.records
         '''),
-        answer("leaf_shapes", "%%time, try/except, isinstance, closure, print", r'''
+        answer("leaf_shapes", "%%time, try/except BaseException, isinstance, closure, print", r'''
             %%time
             def leaf_output_shapes(model: nn.Module, x: torch.Tensor) -> list[tuple[str, tuple[int, ...]]]:
                 records = []
@@ -537,7 +537,7 @@ def _forward_hooks() -> list[Answer]:
                         handles.append(module.register_forward_hook(remember(name)))
                 try:
                     model(x)
-                except Exception:
+                except BaseException:  # KeyboardInterrupt too
                     for handle in handles:
                         handle.remove()
                     raise

@@ -306,6 +306,8 @@ ONE_CHANGE = [
     (BASICS, "running_mean", "new-mean-tensor",  # a new tensor each time, not the buffer updated in place
      "self.mean += (x.sum(dim=0) - x.shape[0] * self.mean) / self.count", "self.mean = self.mean + (x.sum(dim=0) - x.shape[0] * self.mean) / self.count"),
     (BASICS, "my_linear", "bias-left-out", "            output = output + self.bias\n", "            pass\n"),
+    (A, "leaf_shapes", "cleans-up-on-exceptions-only", "    finally:\n        for handle in handles:\n            handle.remove()\n",
+     "    except Exception:\n        for handle in handles:\n            handle.remove()\n        raise\n    for handle in handles:\n        handle.remove()\n"),
     (BACKWARD_HOOKS, "fused_sgd", "keeps-its-grads", "        param.grad = None\n", ""),
     (BACKWARD_HOOKS, "fused_sgd", "zeroes-its-grads", "param.grad = None", "param.grad.zero_()"),
     (BACKWARD_HOOKS, "clip_gradient", "clamps-in-place", "return grad.clamp(-1.0, 1.0)", "grad.clamp_(-1.0, 1.0)"),

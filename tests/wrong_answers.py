@@ -126,6 +126,17 @@ def wrong_answers() -> list[Wrong]:
             def tensor_hook(grad):
                 answer.append(model.W.grad)
         '''), "W.grad is not set yet while the hook runs"),
+        Wrong("leaf_shapes_global_hook_left_when_model_raises", FORWARD_HOOKS, "leaf_shapes", _cell('''
+            def leaf_output_shapes(model, x):
+                names = {module: name for name, module in model.named_modules()}
+                records = []
+                handle = torch.nn.modules.module.register_module_forward_hook(
+                    lambda module, args, output: records.append((names[module], tuple(output.shape)))
+                    if module in names and not list(module.children()) else None)
+                model(x)
+                handle.remove()
+                return records
+        '''), "the hooks left when model(x) raised RuntimeError"),
         Wrong("leaf_shapes_borrows_the_reference", FORWARD_HOOKS, "leaf_shapes", _cell('''
             def leaf_output_shapes(model, x):
                 try:

@@ -316,6 +316,8 @@ ONE_CHANGE = [
     (APPLY, "init_to_one", "replaces-the-parameter", "with torch.no_grad():\n            module.W.fill_(1.0)", "module.W = nn.Parameter(torch.ones(1, 1))"),
     (APPLY, "init_weights", "uniform-kaiming", "kaiming_normal_", "kaiming_uniform_"),
     (AUTOGRAD_FUNCTION, "cube", "first-derivative-only", "return 3 * x**2 * grad_output", "return (3 * x**2 * grad_output).detach()"),
+    (AUTOGRAD_FUNCTION, "cube", "x-kept-on-ctx", "ctx.save_for_backward(inputs[0])\n\n    @staticmethod\n    def backward(ctx, grad_output: torch.Tensor) -> torch.Tensor:\n        (x,) = ctx.saved_tensors",
+     "ctx.x = inputs[0]  # no version check\n\n    @staticmethod\n    def backward(ctx, grad_output: torch.Tensor) -> torch.Tensor:\n        x = ctx.x"),
     (AUTOGRAD_FUNCTION, "linear_function", "ignores-needs-input-grad", "if ctx.needs_input_grad[0]:", "if True:"),
     (AUTOGRAD_FUNCTION, "linear_function", "input-gradient-without-a-matmul",  # no matrix product for a counter of them to see
      "        if ctx.needs_input_grad[0]:\n            grad_input = grad_output @ weight\n",

@@ -168,6 +168,20 @@ def wrong_answers() -> list[Wrong]:
                     for fn in (module.ab.a, module.ab.b, module.cd.c, module.cd.d):
                         fn.register_forward_hook(lambda m, args, output: args[0] @ m.W.T + m.b)
         '''), "with every Function made linear"),
+        Wrong("cube_keeps_x_on_ctx", AUTOGRAD_FUNCTION, "cube", _cell('''
+            class Cube(Function):
+                @staticmethod
+                def forward(x):
+                    return x**3
+
+                @staticmethod
+                def setup_context(ctx, inputs, output):
+                    ctx.x = inputs[0]
+
+                @staticmethod
+                def backward(ctx, grad_output):
+                    return 3 * ctx.x**2 * grad_output
+        '''), "backward after x was changed in place since forward"),
         Wrong("linear_function_ignores_needs_input_grad", AUTOGRAD_FUNCTION, "linear_function", _cell('''
             class LinearFunction(Function):
                 @staticmethod

@@ -315,6 +315,8 @@ ONE_CHANGE = [
     (BACKWARD_HOOKS, "backward_pre_hook", "halves-in-place", "g / 2 for g", "g.div_(2) for g"),
     (APPLY, "init_to_one", "replaces-the-parameter", "with torch.no_grad():\n            module.W.fill_(1.0)", "module.W = nn.Parameter(torch.ones(1, 1))"),
     (APPLY, "init_weights", "uniform-kaiming", "kaiming_normal_", "kaiming_uniform_"),
+    (APPLY, "add_repr", "patches-the-class", "module.extra_repr = partial(function_repr, module)",
+     "type(module).extra_repr = function_repr"),
     (AUTOGRAD_FUNCTION, "cube", "first-derivative-only", "return 3 * x**2 * grad_output", "return (3 * x**2 * grad_output).detach()"),
     (AUTOGRAD_FUNCTION, "cube", "x-kept-on-ctx", "ctx.save_for_backward(inputs[0])\n\n    @staticmethod\n    def backward(ctx, grad_output: torch.Tensor) -> torch.Tensor:\n        (x,) = ctx.saved_tensors",
      "ctx.x = inputs[0]  # no version check\n\n    @staticmethod\n    def backward(ctx, grad_output: torch.Tensor) -> torch.Tensor:\n        x = ctx.x"),

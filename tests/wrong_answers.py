@@ -168,6 +168,11 @@ def wrong_answers() -> list[Wrong]:
                     for fn in (module.ab.a, module.ab.b, module.cd.c, module.cd.d):
                         fn.register_forward_hook(lambda m, args, output: args[0] @ m.W.T + m.b)
         '''), "with every Function made linear"),
+        Wrong("add_repr_patches_the_class", APPLY, "add_repr", _cell('''
+            def add_repr(module):
+                if isinstance(module, FUNCTIONS):
+                    type(module).extra_repr = function_repr
+        '''), "repr of a new model that add_repr was not applied to"),
         Wrong("cube_keeps_x_on_ctx", AUTOGRAD_FUNCTION, "cube", _cell('''
             class Cube(Function):
                 @staticmethod

@@ -306,6 +306,9 @@ ONE_CHANGE = [
     (BASICS, "running_mean", "new-mean-tensor",  # a new tensor each time, not the buffer updated in place
      "self.mean += (x.sum(dim=0) - x.shape[0] * self.mean) / self.count", "self.mean = self.mean + (x.sum(dim=0) - x.shape[0] * self.mean) / self.count"),
     (BASICS, "my_linear", "bias-left-out", "            output = output + self.bias\n", "            pass\n"),
+    (BASICS, "running_mean", "buffers-in-the-graph", "            with torch.no_grad():\n                self.count += x.shape[0]\n                self.mean +=",
+     "            if True:\n                self.count += x.shape[0]\n                self.mean +="),
+    (BASICS, "scale_repr", "float32-factor-shown", "factor={self.initial_factor}", "factor={self.factor.item():g}"),
     (A, "leaf_shapes", "cleans-up-on-exceptions-only", "    finally:\n        for handle in handles:\n            handle.remove()\n",
      "    except Exception:\n        for handle in handles:\n            handle.remove()\n        raise\n    for handle in handles:\n        handle.remove()\n"),
     (BACKWARD_HOOKS, "fused_sgd", "keeps-its-grads", "        param.grad = None\n", ""),

@@ -76,6 +76,19 @@ def wrong_answers() -> list[Wrong]:
                     pass
                 return order
         '''), "always_call hooks in a normal call"),
+        Wrong("running_mean_records_a_graph", MODULE_BASICS, "running_mean", _cell('''
+            class RunningMean(nn.Module):
+                def __init__(self, num_features):
+                    super().__init__()
+                    self.register_buffer("mean", torch.zeros(num_features))
+                    self.register_buffer("count", torch.zeros((), dtype=torch.long))
+
+                def forward(self, x):
+                    if self.training:
+                        self.count += x.shape[0]
+                        self.mean += (x.sum(dim=0) - x.shape[0] * self.mean) / self.count
+                    return x - self.mean
+        '''), "mean.requires_grad after training"),
         Wrong("scale_repr_rounds_the_factor", MODULE_BASICS, "scale_repr", _cell('''
             class Scale(nn.Module):
                 def __init__(self, factor: float, learnable: bool = False):

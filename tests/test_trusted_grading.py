@@ -373,6 +373,16 @@ def one_change_students() -> list[Student]:
                     attacked=[f"{exercise}_test"], assignment=assignment) for assignment, exercise, name, text, replacement in ONE_CHANGE]
 
 
+# 08's wrong answers that random draws caught only sometimes: a negative dim unsqueezed as if positive, a softmax
+# from exp(x) that overflows at large magnitudes.
+ONE_CHANGE += [
+    (PUZZLES, "sum_dim", "negative-dim-unsqueezed-past-the-end", "grad_output = grad_output.unsqueeze(ctx.dim)",
+     "grad_output = grad_output.unsqueeze(ctx.dim if ctx.dim >= 0 else ctx.dim + len(ctx.shape) - 1)"),
+    (PUZZLES, "logsumexp", "softmax-from-exp-x", "return grad_output * torch.exp(x - output), None, None",
+     "return grad_output * torch.exp(x) / torch.exp(x).sum(ctx.dim, keepdim=True), None, None"),
+]
+
+
 # Wrong answers of ONE_CHANGE that also display a result of their own while the test runs (sys.displayhook, as a
 # cell's last expression would): nbgrader reads a displayed result as partial credit ahead of any error after it.
 DISPLAYING = ("bias-left-out", "uniform-kaiming", "first-derivative-only", "skips-only-nan", "integers-in-half")

@@ -376,6 +376,7 @@ def one_change_students() -> list[Student]:
 # 08's wrong answers that random draws caught only sometimes: a negative dim unsqueezed as if positive, a softmax
 # from exp(x) that overflows at large magnitudes.
 ONE_CHANGE += [
+    (A, "change_hooks", "adds-five-in-place", "    return output + 5", "    output += 5"),
     (PUZZLES, "sum_dim", "negative-dim-unsqueezed-past-the-end", "grad_output = grad_output.unsqueeze(ctx.dim)",
      "grad_output = grad_output.unsqueeze(ctx.dim if ctx.dim >= 0 else ctx.dim + len(ctx.shape) - 1)"),
     (PUZZLES, "logsumexp", "softmax-from-exp-x", "return grad_output * torch.exp(x - output), None, None",

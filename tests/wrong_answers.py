@@ -116,6 +116,14 @@ def wrong_answers() -> list[Wrong]:
             def plus_five(module, args, output):
                 return output + 5
         '''), "do not change the inputs in place"),
+        Wrong("plus_five_in_place", FORWARD_HOOKS, "change_hooks", _cell('''
+            def double_inputs(module, args):
+                return tuple(2 * x for x in args)
+
+
+            def plus_five(module, args, output):
+                output.add_(5)
+        '''), "what plus_five returns when called directly"),
         Wrong("hooks_for_two_inputs_only", FORWARD_HOOKS, "change_hooks", _cell('''
             def double_inputs(module, args):
                 x1, x2 = args

@@ -76,6 +76,13 @@ def wrong_answers() -> list[Wrong]:
                     pass
                 return order
         '''), "always_call hooks in a normal call"),
+        Wrong("freeze_counts_overlapping_names_twice", MODULE_BASICS, "freeze", _cell('''
+            def freeze(model, names):
+                chosen = [p for name in names for p in model.get_submodule(name).parameters() if p.requires_grad]
+                for parameter in chosen:
+                    parameter.requires_grad_(False)
+                return sum(parameter.numel() for parameter in chosen)
+        '''), "names overlap in one call"),
         Wrong("running_mean_records_a_graph", MODULE_BASICS, "running_mean", _cell('''
             class RunningMean(nn.Module):
                 def __init__(self, num_features):

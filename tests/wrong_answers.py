@@ -201,6 +201,12 @@ def wrong_answers() -> list[Wrong]:
                 if isinstance(module, FUNCTIONS):
                     type(module).extra_repr = function_repr
         '''), "repr of a new model that add_repr was not applied to"),
+        Wrong("per_sample_grads_in_closed_form", MEMORY_HOOKS, "per_sample_grads", _cell('''
+            def per_sample_grads(layer, x, targets):
+                with torch.no_grad():
+                    grad_output = 2 * (layer(x) - targets)  # d(sum of squares)/d(output), no hook, no backward
+                return {"weight": torch.einsum("no,ni->noi", grad_output, x), "bias": grad_output}
+        '''), "the kinds of the layer's hooks that fired"),
         Wrong("cube_keeps_x_on_ctx", AUTOGRAD_FUNCTION, "cube", _cell('''
             class Cube(Function):
                 @staticmethod

@@ -101,7 +101,13 @@ def test_answer_same_object_rejects_copies_and_swaps(refs):
 
 def test_tensor_passes_within_tolerance():
     check_tensor(torch.tensor([1.0, 2.0]), torch.tensor([1.0, 2.0 + 1e-7]))
-    check_tensor(torch.tensor([float("nan")]), torch.tensor([float("nan")]))
+    check_tensor(torch.tensor([float("inf")]), torch.tensor([float("inf")]))
+
+
+def test_a_nan_matches_nothing_not_even_an_expected_nan():
+    """An expectation computed from the answer's own parameters is nan when they are: no test expects a nan."""
+    with fails_with(r"^answer is nan at index \(1,\), where a number is expected"):
+        check_tensor(torch.tensor([1.0, float("nan")]), torch.tensor([1.0, float("nan")]))
 
 
 def test_tensor_reports_multi_dimensional_index():

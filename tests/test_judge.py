@@ -97,6 +97,11 @@ def test_messages_say_what_differs_without_the_reference_values():
     assert verdict([want], [raised]) == "Mul.backward: expected an error, but it ran"
 
 
+def test_a_nan_matches_nothing():
+    nan = torch.tensor([float("nan")])
+    assert "wrong values" in verdict([_obs(nan)], [_obs(nan)])
+
+
 def test_the_references_tolerance_counts_not_the_students():
     want = {**_obs(torch.tensor([1.0])), "atol": 1e-6, "rtol": 0.0}
     got = {**_obs(torch.tensor([1.1])), "atol": 1.0, "rtol": 1.0}

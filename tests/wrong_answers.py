@@ -76,6 +76,19 @@ def wrong_answers() -> list[Wrong]:
                     pass
                 return order
         '''), "always_call hooks in a normal call"),
+        Wrong("mlp_initialised_to_nan", MODULE_BASICS, "mlp", _cell('''
+            class MLP(nn.Module):
+                def __init__(self, sizes):
+                    super().__init__()
+                    self.layers = nn.ModuleList(nn.Linear(n_in, n_out) for n_in, n_out in zip(sizes, sizes[1:]))
+                    for parameter in self.parameters():
+                        nn.init.constant_(parameter, float("nan"))
+
+                def forward(self, x):
+                    for layer in self.layers[:-1]:
+                        x = F.relu(layer(x))
+                    return self.layers[-1](x)
+        '''), "initial parameters are all finite numbers"),
         Wrong("freeze_counts_overlapping_names_twice", MODULE_BASICS, "freeze", _cell('''
             def freeze(model, names):
                 chosen = [p for name in names for p in model.get_submodule(name).parameters() if p.requires_grad]

@@ -108,10 +108,8 @@ def _values(tensor: torch.Tensor) -> list[float]:
 def _first_mismatch(
     actual: list[float], expected: list[float], atol: float, rtol: float
 ) -> tuple[int, float, float] | None:
-    for index, (a, e) in enumerate(zip(actual, expected)):
-        if _isnan(a) and _isnan(e):
-            continue
-        if not _isclose(a, e, rel_tol=rtol, abs_tol=atol):
+    for index, (a, e) in enumerate(zip(actual, expected)):  # nan matches nothing: no test expects one
+        if _isnan(a) or not _isclose(a, e, rel_tol=rtol, abs_tol=atol):
             return index, a, e
     return None
 
@@ -184,6 +182,9 @@ def check_tensor(
     mismatch = _first_mismatch(_values(actual), _values(expected), atol, rtol)
     if mismatch is not None:
         index, got, want = mismatch
+        if _isnan(got):
+            raise AnswerError(f"{name} is nan{_index_text(_shape(expected), index)}, where a number is expected "
+                              "(are the parameters and inputs it is computed from finite?)")
         raise AnswerError(
             f"{name} has the wrong values: {got:.6g} instead of {want:.6g}"
             f"{_index_text(_shape(expected), index)}"
@@ -546,7 +547,7 @@ def _differentiable(tensor: Any) -> bool:
 def _compare_gradient(label: str, got: torch.Tensor, want: torch.Tensor, atol: float, rtol: float) -> None:
     actual, expected = _values(got), _values(want)
     wrong = [i for i, (a, e) in enumerate(zip(actual, expected))
-             if not (_isnan(a) and _isnan(e)) and not _isclose(a, e, rel_tol=rtol, abs_tol=atol)]
+             if _isnan(a) or not _isclose(a, e, rel_tol=rtol, abs_tol=atol)]
     if not wrong:
         return
     first = wrong[0]

@@ -199,7 +199,7 @@ def _compare_tensors(got: dict[str, Any], want: dict[str, Any], label: str, atol
     else:
         actual, expected = actual.astype(numpy.float64), expected.astype(numpy.float64)
     with numpy.errstate(all="ignore"):
-        close = numpy.isclose(actual, expected, rtol=rtol, atol=atol, equal_nan=True)
+        close = numpy.isclose(actual, expected, rtol=rtol, atol=atol) & ~numpy.isnan(actual)  # nan matches nothing
         close |= (actual == expected)  # infinities of one sign
     if close.all():
         return ""

@@ -205,7 +205,9 @@ def _compare_tensors(got: dict[str, Any], want: dict[str, Any], label: str, atol
         return ""
     wrong = numpy.flatnonzero(~close)
     with numpy.errstate(all="ignore"):
-        worst = float(numpy.nanmax(numpy.abs(actual[wrong] - expected[wrong]))) if len(wrong) else math.nan
+        errors = numpy.abs(actual[wrong] - expected[wrong])
+        errors = errors[~numpy.isnan(errors)]
+        worst = float(errors.max()) if errors.size else math.nan
     index = numpy.unravel_index(int(wrong[0]), tuple(want["shape"])) if want["shape"] else ()
     where = f" at index {tuple(int(i) for i in index)}" if index else ""
     return f"{label} has the wrong values{where} ({len(wrong)} of {actual.size} entries wrong, max abs error {worst:.3g})"

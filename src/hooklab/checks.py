@@ -408,8 +408,6 @@ def _start_profiler() -> Any:
             del os.environ["KINETO_LOG_LEVEL"]
 
 
-
-
 def _autograd_seen(events: Iterable[Any]) -> str | None:
     """What the profiler recorded that only automatic differentiation (or compiled code, which it cannot see into)
     does, or None. The checker runs a Function's methods with gradient recording off, as autograd does."""

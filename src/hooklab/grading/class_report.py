@@ -28,8 +28,8 @@ from nbgrader.preprocessors import ClearHiddenTests
 from hooklab.feedback import REDACTED, hidden_lines
 from hooklab.grading.course import Course
 from hooklab.grading.execute import PROOF_PREFIX
-from hooklab.grading.outputs import HELD
 from hooklab.grading.gradebook import Ledger
+from hooklab.grading.outputs import errors
 from hooklab.grading.untrusted import from_spreadsheet_cell, spreadsheet_cell
 
 REPORT = "report.html"
@@ -249,9 +249,9 @@ def failure_messages(path: Path, hidden: set[str]) -> dict[str, str]:
         grader = cell.get("metadata", {}).get("nbgrader", {})
         if not grader.get("grade") or "grade_id" not in grader:
             continue
-        errors = [o for o in cell.get("outputs", []) if o.get("output_type") == "error" and o.get("ename") != HELD]
-        if errors:
-            found[grader["grade_id"]] = message(str(errors[0].get("ename", "")), str(errors[0].get("evalue", "")), hidden)
+        failures = errors(cell.get("outputs", []))
+        if failures:
+            found[grader["grade_id"]] = message(str(failures[0].get("ename", "")), str(failures[0].get("evalue", "")), hidden)
     return found
 
 

@@ -454,5 +454,5 @@ class SaveAutoGradesByErrors(SaveAutoGrades):
     code that displays one (``sys.displayhook``) must not decide a score."""
 
     def _add_score(self, cell: NotebookNode, resources: ResourcesDict) -> None:
-        outputs = [o for o in cell.get("outputs", []) if o.output_type == "error"]
+        outputs = [o for o in cell.get("outputs", []) if o.output_type in SCORED]
         super()._add_score(NotebookNode({**cell, "outputs": outputs}), resources)

@@ -311,8 +311,9 @@ def _technique(dotted: str) -> str | None:
     parts = dotted.split(".")
     if len(parts) < 2:
         return None
-    if parts[0] == "torch" and any(_private(part) for part in parts[1:]):
-        return f"reaches torch's internals ({'.'.join(parts[:next(i for i, part in enumerate(parts) if _private(part)) + 1])})"
+    private = next((position for position, part in enumerate(parts) if position and _private(part)), None)
+    if parts[0] == "torch" and private is not None:
+        return f"reaches torch's internals ({'.'.join(parts[:private + 1])})"
     if dotted.startswith("torch.library.") and parts[2] not in TORCH_LIBRARY_ALLOWED:
         return "registers operator kernels (torch.library)"
     if parts[0] == "inspect" and parts[1] in INSPECT_FRAMES:

@@ -253,8 +253,9 @@ def _shown(encoded: Any) -> str:
 
 
 def judge(nb: NotebookNode, reference: dict[str, Any] | None, observed: dict[str, list[Any]]) -> list[str]:
-    """Give each test cell of an executed notebook the grader's verdict: a cell that raised nothing (but the hold) and whose observations differ from ``reference``'s (grade_id → the reference run's
-    observations and error) gets a :data:`WRONG` error. A cell the reference could not judge (it failed its own
+    """Give each test cell of an executed notebook the grader's verdict: a cell that raised nothing (but the hold)
+    and whose observations differ from ``reference``'s (grade_id → the reference run's observations and error)
+    gets a :data:`WRONG` error. A cell the reference could not judge (it failed its own
     test, or did not run) gets a :data:`NOT_JUDGED` error: never the kernel's own word. Returns notes on those."""
     notes = []
     for cell in nb.cells:
@@ -284,4 +285,3 @@ def _unpassed(cell: NotebookNode) -> None:
         if output.get("output_type") == "stream" and output.get("name") == "stdout" and isinstance(output.get("text"), str):
             output["text"] = "".join(line for line in output["text"].splitlines(keepends=True) if not line.startswith(PASSED))
     cell.outputs = [o for o in cell.outputs if not (o.get("output_type") == "stream" and o.get("text") == "")]
-

@@ -17,6 +17,11 @@ def error_output(ename: str, evalue: str) -> NotebookNode:
     return NotebookNode(output_type="error", ename=ename, evalue=evalue, traceback=[f"{ename}: {evalue}"])
 
 
+def errors(outputs: list[Any]) -> list[Any]:
+    """A test cell's error outputs but the hold (which only defers the points): those that fail it."""
+    return [o for o in outputs if o.get("output_type") == "error" and o.get("ename") != HELD]
+
+
 def failed(outputs: list[Any]) -> bool:
-    """Whether a test cell's outputs fail it: any error but the hold (which only defers the points)."""
-    return any(o.get("output_type") == "error" and o.get("ename") != HELD for o in outputs)
+    """Whether a test cell's outputs fail it."""
+    return bool(errors(outputs))

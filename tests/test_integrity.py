@@ -76,7 +76,7 @@ def test_every_cheat_in_student_code_is_named(attack: Attack):
     ("import os\nif os.fork() == 0:\n    pass", "runs code outside its cell (processes: os.fork)"),  # a child no watch sees
     ("from os import posix_spawn", "runs code outside its cell (processes: os.posix_spawn)"),
     ("import subprocess", "runs code outside its cell (processes)"),
-    ("import hooklab.observations as o\no._state['send'] = print", "reaches the grader's observations"),
+    ("import hooklab.observations as o\no._state['seen'] = []", "reaches the grader's observations"),
     # a module reached through another that holds it is still itself
     ("import logging\nlogging.threading.Thread(target=print).start()", "runs code outside its cell (threads)"),
     ("import logging\nlogging.os.fork()", "runs code outside its cell (processes: os.fork)"),

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import itertools
+import json
 
 import nbformat
 import numpy
@@ -20,12 +21,10 @@ from hooklab.grading.judge import REFERENCE, has_drivers, verdict, without_expec
 
 def observed(monkeypatch: pytest.MonkeyPatch, run) -> list[dict]:
     """What the checkers called by ``run`` send to the grader in a test cell."""
-    sent: list[dict] = []
-    send = lambda data, metadata: sent.append(data[observations.MIME])  # noqa: E731 (the kernel's publisher, here)
-    monkeypatch.setattr(observations, "_state", {"seed": "cell", "draws": itertools.count(), "send": send})
+    monkeypatch.setattr(observations, "_state", {"seed": "cell", "draws": itertools.count(), "seen": []})
     monkeypatch.setattr(observations, "_called_by_the_cell", lambda: True)  # no IPython cell here
     run()
-    return sent
+    return json.loads(observations.collected())
 
 
 def test_expected_values_are_taken_out_and_the_lines_kept():

@@ -213,19 +213,23 @@ ORACLE = """def predict_order(config):
 """
 VIEWS = ("def pre_hook(module, args):\n    answer.extend(a.view_as(a) for a in args)\n\n\n"
          "def hook(module, args, output):\n    answer.append(output.view_as(output))\n")
-MALFORMED = """from IPython.display import display
+MALFORMED = """import json
+
+import hooklab.observations as observations
 
 
 def double_inputs(module, args):
-    for forged in ({"kind": "value", "label": "x", "value": {"type": "tensor", "shape": 5}},
-                   {"kind": "raised", "label": "x", "value": {"type": "list", "items": 5}}):
-        display({"application/vnd.hooklab.observation+json": forged}, raw=True)
+    forged = ({"kind": "value", "label": "x", "value": {"type": "tensor", "shape": 5}},
+              {"kind": "raised", "label": "x", "value": {"type": "list", "items": 5}})
+    observations._state["seen"][:0] = [json.dumps(item) for item in forged]  # ahead of the test's own
     return tuple(2 * x for x in args)
 
 
 def plus_five(module, args, output):
     return output + 5
 """
+UNREADABLE = "import hooklab.observations as observations\n\n\n" + SOLUTIONS["kwargs_hook"].replace(
+    "def cap_scale(module, args, kwargs):\n", "def cap_scale(module, args, kwargs):\n    observations._state['seen'].append('{not JSON')\n")
 # Honest answers that must not depend on anything but themselves: random numbers drawn inside, a dict built in
 # another key order, a checker used as an assertion inside the answer.
 SEEDS_INSIDE = SOLUTIONS["patch_activation"].replace("    kept = {}\n", "    torch.manual_seed(0)  # reproducible while I debug\n    kept = {}\n")
@@ -255,6 +259,7 @@ def attackers() -> list[Student]:
         students.append(Student(name.replace("_", "-"), answers, scores, attacked=[f"{wrong}_test"]))
     for name, exercise, answer in (("wrong-copies", "collect_hooks", WRONG["collect_hooks"]), ("views", "collect_hooks", VIEWS),
                                    ("the-tests-own-oracle", "predict_order", ORACLE), ("malformed-observations", "change_hooks", MALFORMED),
+                                   ("unreadable-observations", "kwargs_hook", UNREADABLE),
                                    ("numpy-integers", "leaf_shapes", SOLUTIONS["leaf_shapes"].replace(
                                        "tuple(output.shape)", "tuple(numpy.int64(size) for size in output.shape)").replace("def leaf_output_shapes", "import numpy\n\n\ndef leaf_output_shapes"))):
         students.append(Student(name, {**SOLUTIONS, exercise: answer}, {**POINTS, f"{exercise}_test": 0.0}, attacked=[f"{exercise}_test"]))

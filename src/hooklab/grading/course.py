@@ -60,9 +60,10 @@ class Course:
             arguments = config.Execute.get("extra_arguments", [])
             arguments = arguments.get_value([]) if isinstance(arguments, LazyConfigValue) else arguments
             config.Execute.extra_arguments = [*arguments, "--InteractiveShell.xmode=Plain"]
-            # the notebook is validated once, after the last preprocessor of each pass, not after every one
-            config.NotebookExporter.optimistic_validation = True
             config.GuardedExecute.seed = self.seed
+        # a notebook is validated once, after the last preprocessor of each pass (autograde's, feedback's), not
+        # after every one
+        config.Exporter.optimistic_validation = True
         if not self.integrity:
             config.GuardedExecute.integrity = False
             config.ScanSubmission.enabled = False

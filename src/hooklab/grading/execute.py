@@ -17,9 +17,9 @@
   neither the worker's memory nor the autograded notebook and its feedback page grow with it;
 - drivers: in a notebook whose tests are drivers (:mod:`hooklab.grading.judge`), with the run's ``seed``, every
   code cell is preceded by :func:`hooklab.observations.begin` with a seed drawn from it for that cell, test
-  cells are sent without their expected values, and their observations, display messages of their own type
-  that never become outputs, are kept in the notebook's metadata for the grader to compare with the
-  reference's.
+  cells are sent without their expected values, and their observations, which the test cell's request
+  collects once its code has run (:func:`hooklab.observations.collected`, in its reply), are kept in the
+  notebook's metadata for the grader to compare with the reference's.
 
 A held notebook keeps its would-be scores in its metadata (for ``hooklab review``) and every
 test cell gets a ``HeldForReview`` error, so nbgrader records 0 through its own machinery.
@@ -51,11 +51,11 @@ from hooklab.grading import judge, kernels
 from hooklab.grading.outputs import HELD, NOT_RUN, error_output
 from hooklab.grading.repair import METADATA, source_notebook
 from hooklab.grading.sandbox import Sandbox, amount
-from hooklab.observations import MIME
 
 # Modules the tests import, and where they must come from: the grading environment, not the submission.
 VERIFIED_MODULES = ("hooklab.checks", "torch", "numpy")
 PROOF_PREFIX = "_hooklab_ran_"  # the name each executed test cell assigns last
+COLLECT = "__import__('hooklab.observations', fromlist=['collected']).collected()"  # a test cell's observations
 # What nbclient keeps of each kind of kernel message (an output, a display's update, a widget's state)
 KEPT = {"stream": ("text",), "display_data": ("data", "metadata"), "execute_result": ("data", "metadata"),
         "update_display_data": ("data", "metadata"), "error": ("ename", "evalue", "traceback"),
@@ -250,7 +250,11 @@ class GuardedExecute(Execute):
         if not self._baseline:
             self._snapshot()
         if self._drivers and index in self._code and self._begun != index:
-            self._ask(self._begin(index))  # the last cell raised: it did not carry this one's
+            # the last cell raised, so its request carried neither this cell's begin nor the check before a test:
+            # one request asks for both
+            checking = self.integrity and utils.is_grade(cell)
+            answer = self._ask(f"{kernels.PROBE}.check()" if checking else "None", "", self._begin(index))
+            self._carried = answer if checking else None
         if cell.cell_type != "code" or not utils.is_grade(cell):
             check = f"{kernels.PROBE}.check()" if index in self._before_tests and self.integrity else ""
             return self._run(cell, resources, index, check)
@@ -278,7 +282,11 @@ class GuardedExecute(Execute):
             self._carried = None
         carrier = self.kc if isinstance(self.kc, kernels.ReadyClient) else None
         following = self._next_code(index) if self._drivers else None
-        expressions = {**({"probe": probe} if probe else {}), **({"begin": self._begin(following)} if following is not None else {})}
+        expressions = {  # in this order: the observations are collected before the next cell's begin() clears them
+            **({"observed": COLLECT} if self._drivers and utils.is_grade(cell) else {}),
+            **({"probe": probe} if probe else {}),
+            **({"begin": self._begin(following)} if following is not None else {}),
+        }
         if carrier is not None and expressions:
             carrier.expressions = expressions
         try:
@@ -296,10 +304,6 @@ class GuardedExecute(Execute):
         """nbclient's handling of a kernel message, within the output limits (:class:`OutputLimits`)."""
         if msg["msg_type"] not in KEPT:
             return super().process_message(msg, cell, cell_index)
-        seen = (msg["content"].get("data") or {}).get(MIME) if msg["msg_type"] == "display_data" else None
-        if seen is not None:  # an observation: kept for the grader from a test cell, never an output
-            self._keep_observation(cell, seen)
-            return None
         display_id = (msg["content"].get("transient") or {}).get("display_id")
         shown = sum(map(len, self._display_id_map.get(display_id, {}).values())) if display_id else 0
         copies = shown if msg["msg_type"] == "update_display_data" else shown + 1  # nbclient updates each
@@ -319,6 +323,8 @@ class GuardedExecute(Execute):
         if kwargs["cell_index"] not in self._limits.dropped_errors:
             super().on_cell_executed(**kwargs)
         self._carried = _probe_answer(reply)
+        if "observed" in reply["content"].get("user_expressions", {}):
+            self._keep_observations(kwargs["cell"], reply)
         begun = reply["content"].get("user_expressions", {}).get("begin", {}).get("status") == "ok"
         self._begun = self._next_code(kwargs["cell_index"]) if begun else None
 
@@ -337,17 +343,19 @@ class GuardedExecute(Execute):
         seed = hashlib.sha256(f"{self.seed}:{self._notebook}:{key}".encode()).hexdigest()
         return f"__import__('hooklab.observations', fromlist=['begin']).begin({seed!r}, {utils.is_grade(cell)!r})"
 
-    def _keep_observation(self, cell: NotebookNode, seen: Any) -> None:
-        """Keep what a test cell observed, within the outputs' limit (past it, one marker that fails the test)."""
-        if not (self._drivers and utils.is_grade(cell)):
-            return
-        stream = self._observed.setdefault(cell.metadata.nbgrader["grade_id"], [])
-        self._observed_size += len(json.dumps(seen))
+    def _keep_observations(self, cell: NotebookNode, reply: dict[str, Any]) -> None:
+        """Keep what a test cell observed, as its reply brought it, within the outputs' limit (past it, one marker
+        that fails the test); what is not a list of observations is kept as one that is not readable."""
+        text = _expression_text(reply, "observed")
+        self._observed_size += len(text or "")
         if self._observed_size > self._limits.total:
-            if stream[-1:] != ["too large"]:
-                stream.append("too large")
-            return
-        stream.append(seen)
+            seen = ["too large"]
+        else:
+            try:
+                seen = json.loads(text) if text is not None else [None]
+            except (ValueError, RecursionError):
+                seen = [None]
+        self._observed[cell.metadata.nbgrader["grade_id"]] = seen if isinstance(seen, list) else [None]
 
     def _stop(self, cell: NotebookNode, ename: str, reason: str) -> None:
         self._stopped = reason
@@ -423,15 +431,26 @@ class GuardedExecute(Execute):
                 cell.outputs.append(error_output(HELD, reason))
 
 
-def _probe_answer(reply: dict[str, Any] | None) -> dict[str, Any] | None:
-    """The probe's JSON answer in an execute reply's user_expressions, or None."""
-    value = (reply or {}).get("content", {}).get("user_expressions", {}).get("probe", {})
-    if value.get("status") != "ok":
+def _expression_text(reply: dict[str, Any] | None, name: str) -> str | None:
+    """The text a user expression of an execute request gave (the str it evaluated to), or None."""
+    value = (reply or {}).get("content", {}).get("user_expressions", {}).get(name, {})
+    if not isinstance(value, dict) or value.get("status") != "ok":
         return None
     try:
-        return json.loads(ast.literal_eval(value["data"]["text/plain"]))
+        text = ast.literal_eval(value["data"]["text/plain"])
     except (ValueError, SyntaxError, KeyError, TypeError, RecursionError, MemoryError):
         return None
+    return text if isinstance(text, str) else None
+
+
+def _probe_answer(reply: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The probe's JSON answer in an execute reply's user_expressions, or None."""
+    text = _expression_text(reply, "probe")
+    try:
+        answer = json.loads(text) if text is not None else None
+    except (ValueError, RecursionError):
+        return None
+    return answer if isinstance(answer, dict) else None
 
 
 def _before_tests(nb: NotebookNode) -> set[int]:

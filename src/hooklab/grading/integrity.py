@@ -252,6 +252,7 @@ def _parse(source: str) -> ast.Module | None:
         return None
 
 
+@lru_cache(PARSED)
 def _code(source: str) -> str:
     """What a cell's source does, without its comments and layout: its syntax tree, or the text that does not parse."""
     tree = _parse(source)
@@ -671,16 +672,22 @@ class ScanSubmission(NbGraderPreprocessor):
     def preprocess(self, nb: NotebookNode, resources: ResourcesDict) -> tuple[NotebookNode, ResourcesDict]:
         source = source_notebook(self, resources)
         own = [c for c in source.cells if c.cell_type == "code" and not utils.is_solution(c)]
-        given = [c.source for c in own if not utils.is_grade(c)]
-        tests = [c.source for c in own if utils.is_grade(c)]
-        unchanged = {_code(source) for source in given}  # a given cell with comments or spacing of the student's is still given
+        given = tuple(c.source for c in own if not utils.is_grade(c))
+        unchanged, imports, test_names, definitions = _given(given, tuple(c.source for c in own if utils.is_grade(c)))
         written = [
             (number, cell.source)
             for number, cell in enumerate(nb.cells, start=1)
             if cell.cell_type == "code"
             and (utils.is_solution(cell) or not (utils.is_grade(cell) or utils.is_locked(cell)) and _code(cell.source) not in unchanged)
         ]
-        # what the given cells import (a test's own imports are its own: it imports them again as it runs)
-        findings = scan(written, imports_of(given), names_loaded(tests), definitions_of(given))
+        findings = scan(written, imports, test_names, definitions)
         nb.metadata.setdefault(METADATA, {})["findings"] = [str(finding) for finding in findings]
         return nb, resources
+
+
+@lru_cache(maxsize=16)  # the source's: the same for every submission of the class
+def _given(given: tuple[str, ...], tests: tuple[str, ...]) -> tuple[frozenset[str], dict[str, str], frozenset[str], frozenset[str]]:
+    """What a source notebook's own cells say for the scan: the code of its given cells (one with comments or
+    spacing of the student's is still given), what they import (a test's own imports are its own: it imports
+    them again as it runs), the names its tests read, and what the given cells define. Callers only read it."""
+    return frozenset(map(_code, given)), imports_of(given), frozenset(names_loaded(tests)), frozenset(definitions_of(given))

@@ -332,23 +332,22 @@ def _run(pool: ProcessPoolExecutor, execution: Execution, tasks: list[Task], led
                         done(task, entry)
                     continue
                 task, submitted = executing.pop(future)
+                execute_next()  # first: the worker that is free executes the next while this one is recorded
                 if restarts := execution.restarts(future):
                     execution.reruns[task.key] = restarts
                 if future.exception():
                     failed(task, future.exception())
+                    continue
+                reason, seconds = future.result()
+                stages.count += 1
+                stages.add(queue=time.perf_counter() - submitted - seconds, autograde=seconds)
+                try:
+                    entry = record_result(task, reason)
+                except Exception as error:  # noqa: BLE001 (one submission's recording costs only itself)
+                    failed(task, error)
+                    continue
+                if entry.ok:
+                    writing[pool.submit(worker.feedback, task.student, task.assignment)] = (task, entry)
                 else:
-                    reason, seconds = future.result()
-                    stages.count += 1
-                    stages.add(queue=time.perf_counter() - submitted - seconds, autograde=seconds)
-                    try:
-                        entry = record_result(task, reason)
-                    except Exception as error:  # noqa: BLE001 (one submission's recording costs only itself)
-                        failed(task, error)
-                        execute_next()
-                        continue
-                    if entry.ok:
-                        writing[pool.submit(worker.feedback, task.student, task.assignment)] = (task, entry)
-                    else:
-                        done(task, entry)
-                execute_next()
+                    done(task, entry)
     return problems

@@ -77,6 +77,9 @@ def test_every_cheat_in_student_code_is_named(attack: Attack):
     ("from os import posix_spawn", "runs code outside its cell (processes: os.posix_spawn)"),
     ("import subprocess", "runs code outside its cell (processes)"),
     ("import hooklab.observations as o\no._state['seen'] = []", "reaches the grader's observations"),
+    ("import hooklab.checks as c\nc.observations._state['seen'] = []", "reaches the grader's observations"),
+    ("from hooklab.checks import observations\nobservations._state['seen'].clear()", "reaches the grader's observations"),
+    ("from hooklab import checks\nstate = checks.observations._state", "reaches the grader's observations"),
     # a module reached through another that holds it is still itself
     ("import logging\nlogging.threading.Thread(target=print).start()", "runs code outside its cell (threads)"),
     ("import logging\nlogging.os.fork()", "runs code outside its cell (processes: os.fork)"),

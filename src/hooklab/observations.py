@@ -72,8 +72,16 @@ def observe(kind: str, label: str, value: dict[str, Any], **options: Any) -> Non
 
 
 def collected() -> str:
-    """The grader's call once a test cell has run: the cell's observations as one JSON list, handed over once."""
-    seen, _state["seen"] = _state["seen"], []
+    """The grader's call once a test cell has run: the cell's observations as one JSON list, handed over once.
+    Anything but a list of str where they were kept comes back as ``null`` (unreadable: the test fails), without
+    running any of its code."""
+    state = _state
+    if type(state) is not dict:
+        return "null"
+    seen = dict.get(state, "seen")
+    dict.__setitem__(state, "seen", [])
+    if type(seen) is not list or not all(type(text) is str for text in seen):
+        return "null"
     return f"[{','.join(seen)}]"
 
 

@@ -81,6 +81,7 @@ FORBIDDEN_MODULES = {
     "sitecustomize": "changes the import path (site)",
     "hooklab.grading": "reaches the grader",
     "hooklab.observations": "reaches the grader's observations",
+    "hooklab.checks.observations": "reaches the grader's observations",  # the module, as the checkers hold it
     "torch._C": "reaches torch's internals (torch._C)",
     "torch.overrides": "intercepts torch functions (torch.overrides)",
     "torch.utils._python_dispatch": "intercepts torch operators (dispatch modes)",

@@ -12,7 +12,7 @@ export PATH := $(CURDIR)/$(BIN):$(PATH)
 export JUPYTER_CONFIG_PATH := $(CURDIR)/autograder
 export JUPYTER_PREFER_ENV_PATH := 1
 
-.PHONY: help install lab instructor test test-browser release execute autograde bench lock clean
+.PHONY: help install lab instructor test test-browser release execute autograde bench mutants lock clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "} {printf "  make %-13s %s\n", $$1, $$2}'
@@ -66,6 +66,10 @@ BENCH_N ?= 24
 BENCH_ASSIGNMENT ?= 02_forward_hooks
 bench: $(INSTALLED) ## hooklab autograde vs sequential nbgrader (BENCH_N submissions of BENCH_ASSIGNMENT; BENCH_DASK=1 adds a local Dask cluster)
 	$(BIN)/python benchmarks/bench_autograde.py $(BENCH_N) --assignment $(BENCH_ASSIGNMENT) $(if $(filter 1,$(BENCH_DASK)),--dask)
+
+NOTEBOOKS ?=
+mutants: $(INSTALLED) ## the hidden tests' mutation score: each solution's mutants judged as the grader judges (NOTEBOOKS=02_forward_hooks: some)
+	$(BIN)/python -m mutation.score $(NOTEBOOKS)
 
 lock: ## re-resolve the newest allowed versions into requirements.lock (keeps its torch pin)
 	rm -rf build/lock-venv

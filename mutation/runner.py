@@ -1,0 +1,185 @@
+"""Run one notebook's mutants under one seed, as the grader judges them, in forks of one process.
+
+The process runs the solution notebook cell by cell in an IPython shell, each cell readied as ``hooklab autograde``
+readies it (:func:`hooklab.observations.begin` with a seed drawn from the run's for that cell; test cells sent
+without their expected values, :func:`hooklab.grading.judge.without_expectations`). At each answer cell it forks
+once per mutant: the fork runs the mutant and the cells after it up to the exercise's last test, and hands back
+what each test raised and observed. The process then runs the solution's own answer and the same cells: the
+reference. A test fails a mutant as the grader fails a submission: it raised, or :func:`judge.verdict` finds its
+observations differ from the reference's. A fork that runs past ``TIMEOUT`` or dies fails (a kernel stopped).
+
+Usage (by :mod:`mutation.score`): python -m mutation.runner NOTEBOOK SEED KEYS_JSON OUT_JSON
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import resource
+import signal
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+TIMEOUT = 60.0  # seconds a fork may take (its answer and tests)
+MEMORY = 6 << 30  # bytes of address space a fork may use
+JOBS = os.cpu_count() or 1  # forks at once
+
+
+def exercises(nb: Any) -> list[dict[str, Any]]:
+    """Each answer cell with tests: its index, grade_id, and the index of the exercise's last test cell."""
+    from nbgrader import utils
+
+    found = []
+    for index, cell in enumerate(nb.cells):
+        if cell.cell_type == "code" and utils.is_solution(cell) and not utils.is_grade(cell):
+            grade_id = cell.metadata.nbgrader["grade_id"]
+            tests = [i for i, c in enumerate(nb.cells) if utils.is_grade(c) and c.metadata.nbgrader["grade_id"].startswith(f"{grade_id}_test")]
+            if tests:
+                found.append({"index": index, "grade_id": grade_id, "last": max(tests)})
+    return found
+
+
+def main(notebook: str, seed: str, keys_file: str, out_file: str) -> None:
+    import nbformat
+    import torch
+    from IPython.core.interactiveshell import InteractiveShell
+    from nbgrader import utils
+    from traitlets.config import Config
+
+    from hooklab import observations
+    from hooklab.grading import judge
+    from mutation.mutate import mutants, solution_lines
+
+    torch.set_num_threads(1)  # no thread pool before the forks: a fork keeps only the thread that forked
+    wanted = set(json.loads(Path(keys_file).read_text()))  # "grade_id|key" of the mutants to run; empty: all
+    path = Path(notebook)
+    nb = nbformat.read(path, as_version=4)
+    os.chdir(path.parent)
+    config = Config()
+    config.HistoryManager.enabled = False
+    shell = InteractiveShell.instance(config=config)
+    name = path.stem
+
+    def run(index: int, source: str | None = None) -> tuple[str, list[Any] | None]:
+        """Run cell ``index`` (with ``source`` instead of its own) as the grader does: what it raised, what it observed."""
+        cell = nb.cells[index]
+        test = utils.is_grade(cell)
+        key = cell.metadata.get("nbgrader", {}).get("grade_id") or cell.get("id") or hashlib.sha256(cell.source.encode()).hexdigest()
+        observations.begin(hashlib.sha256(f"{seed}:{name}:{key}".encode()).hexdigest(), test)
+        code = source if source is not None else judge.without_expectations(cell.source) if test else cell.source
+        result = shell.run_cell(code, store_history=False, silent=True)
+        error = result.error_before_exec or result.error_in_exec
+        raised = f"{type(error).__name__}: {error}"[:200] if error is not None else ""
+        return raised, json.loads(observations.collected()) if test else None
+
+    def exercise_run(ex: dict[str, Any], answer: str) -> dict[str, Any]:
+        tests = {}
+        for index in range(ex["index"], ex["last"] + 1):
+            cell = nb.cells[index]
+            if cell.cell_type != "code":
+                continue
+            raised, seen = run(index, answer if index == ex["index"] else None)
+            if utils.is_grade(cell) and cell.metadata.nbgrader["grade_id"].startswith(f"{ex['grade_id']}_test"):
+                tests[cell.metadata.nbgrader["grade_id"]] = {"raised": raised, "observed": seen}
+        return tests
+
+    results: dict[str, str] = {}
+    quiet, position = os.open(os.devnull, os.O_WRONLY), 0
+    for ex in exercises(nb):
+        if ex["index"] < position:  # its answer ran already, with an earlier exercise's tests after it
+            results[f"{ex['grade_id']}|"] = "not run: its answer comes before the last test of an earlier exercise"
+            continue
+        for index in range(position, ex["index"]):
+            if nb.cells[index].cell_type == "code":
+                run(index)
+        source, lines = solution_lines(nb.cells[ex["index"]].source)
+        chosen = [m for m in mutants(source, lines) if not wanted or f"{ex['grade_id']}|{m.key}" in wanted]
+        outcomes = _forked(chosen, lambda m: exercise_run(ex, m.source), quiet)
+        reference = exercise_run(ex, source)  # the process goes on from here with the solution
+        position = ex["last"] + 1
+        for mutant, outcome in zip(chosen, outcomes):
+            results[f"{ex['grade_id']}|{mutant.key}"] = _judged(outcome, reference)
+    Path(out_file).write_text(json.dumps(results))
+
+
+def _judged(outcome: dict[str, Any] | str, reference: dict[str, Any]) -> str:
+    """Why the mutant fails its exercise's tests ("" if it passes them all)."""
+    from hooklab.grading import judge
+
+    if isinstance(outcome, str):
+        return outcome
+    for grade_id, expected in reference.items():
+        if expected["raised"]:
+            return f"not judged: the reference raised in {grade_id} ({expected['raised']})"
+        got = outcome.get(grade_id)
+        if got is None:
+            return f"{grade_id} did not run"
+        if got["raised"]:
+            return f"{grade_id}: raised {got['raised']}"
+        problem = judge.verdict(got["observed"] or [], expected["observed"] or [])
+        if problem:
+            return f"{grade_id}: {problem}"
+    return ""
+
+
+def _forked(items: list[Any], work: Any, quiet: int) -> list[dict[str, Any] | str]:
+    """``work(item)`` for each item, each in a fork of this process (``JOBS`` at once), its output silenced."""
+    results: list[dict[str, Any] | str] = ["not run"] * len(items)
+    running: dict[int, tuple[int, int, float]] = {}  # pid → (item, read end, started)
+    pending = list(range(len(items)))
+    buffers: dict[int, bytes] = {}
+    while pending or running:
+        while pending and len(running) < JOBS:
+            item = pending.pop(0)
+            read, write = os.pipe()
+            pid = os.fork()
+            if pid == 0:
+                os.close(read)
+                os.dup2(quiet, 1)
+                os.dup2(quiet, 2)
+                resource.setrlimit(resource.RLIMIT_AS, (MEMORY, MEMORY))
+                try:
+                    payload = json.dumps(work(items[item])).encode()
+                except BaseException as error:  # noqa: BLE001 (the mutant's: it fails)
+                    payload = json.dumps(f"the run failed: {type(error).__name__}: {error}"[:300]).encode()
+                with os.fdopen(write, "wb") as pipe:
+                    pipe.write(payload)
+                os._exit(0)
+            os.close(write)
+            os.set_blocking(read, False)
+            running[pid] = (item, read, time.monotonic())
+            buffers[pid] = b""
+        time.sleep(0.002)
+        for pid, (item, read, started) in list(running.items()):
+            try:
+                while chunk := os.read(read, 1 << 16):
+                    buffers[pid] += chunk
+            except BlockingIOError:
+                pass
+            done, status = os.waitpid(pid, os.WNOHANG)
+            if done == 0 and time.monotonic() - started > TIMEOUT:
+                os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+                results[item] = f"still running after {TIMEOUT:.0f} s (a timeout fails the test)"
+            elif done == 0:
+                continue
+            else:
+                try:
+                    while chunk := os.read(read, 1 << 16):
+                        buffers[pid] += chunk
+                except BlockingIOError:
+                    pass
+                try:
+                    results[item] = json.loads(buffers[pid])
+                except ValueError:
+                    results[item] = f"the run died (status {status})"
+            os.close(read)
+            del running[pid], buffers[pid]
+    return results
+
+
+if __name__ == "__main__":
+    main(*sys.argv[1:5])

@@ -1,0 +1,115 @@
+"""``make mutants``: how many wrong answers the hidden tests catch, every notebook, several seeds.
+
+For every exercise, every mutant of its solution (:mod:`mutation.mutate`) is run and judged as the grader judges a
+submission (:mod:`mutation.runner`), under ``SEEDS`` seeds drawn afresh (``MUTANT_SEEDS="1 2 3"`` runs given ones).
+A mutant is **killed** only if its exercise's tests fail under every seed: one that passes under any seed survives.
+Mutants that behave as the solution does by construction are listed, each with its reason, in ``equivalent.txt``
+beside this file, and left out of the score. Prints one line per notebook (killed/non-equivalent), then each
+survivor with its diff, then the pack's score.
+
+Usage: python -m mutation.score [NOTEBOOK_FOLDER ...]   (make mutants; make mutants NOTEBOOKS=02_forward_hooks)
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import secrets
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import nbformat
+
+from mutation.mutate import diff, mutants, solution_lines
+from mutation.runner import exercises
+
+REPO = Path(__file__).resolve().parent.parent
+EQUIVALENT = Path(__file__).with_name("equivalent.txt")
+SEEDS = 3
+LINE = re.compile(r"^(?P<notebook>\S+) (?P<key>[^#]+?)\s+# (?P<reason>.+)$")
+
+
+def equivalents() -> dict[str, str]:
+    """"<folder> <grade_id>|<mutant key>" → why it behaves as the solution does."""
+    found = {}
+    for line in EQUIVALENT.read_text().splitlines() if EQUIVALENT.exists() else []:
+        match = None if line.startswith("#") else LINE.match(line.strip())
+        if match:
+            found[f"{match['notebook']} {match['key']}"] = match["reason"]
+    return found
+
+
+def run(notebook: Path, seed: str, keys: list[str]) -> dict[str, str]:
+    """The runner's verdicts for the mutants ``keys`` of ``notebook`` under ``seed`` (all of them when empty)."""
+    with tempfile.TemporaryDirectory(prefix="mutants-") as scratch:
+        wanted, out = Path(scratch) / "keys.json", Path(scratch) / "out.json"
+        wanted.write_text(json.dumps(keys))
+        env = {**os.environ, "MPLBACKEND": "agg", "PYTHONPATH": str(REPO)}
+        subprocess.run([sys.executable, "-m", "mutation.runner", str(notebook), seed, str(wanted), str(out)],
+                       cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+        return json.loads(out.read_text())
+
+
+def score(notebook: Path, seeds: list[str], known: dict[str, str]) -> tuple[int, int, list[str], list[str]]:
+    """(killed, non-equivalent mutants, survivors' descriptions, equivalents listed but not found) for a notebook."""
+    folder = notebook.parent.name
+    verdicts = run(notebook, seeds[0], [])
+    alive = {key for key, why in verdicts.items() if not why}
+    for seed in seeds[1:]:
+        killed_so_far = sorted(key for key in verdicts if key not in alive and not key.endswith("|"))
+        if killed_so_far:
+            alive |= {key for key, why in run(notebook, seed, killed_so_far).items() if not why}
+    nb = nbformat.read(notebook, as_version=4)
+    sources = {ex["grade_id"]: solution_lines(nb.cells[ex["index"]].source) for ex in exercises(nb)}
+    survivors, counted, killed = [], 0, 0
+    for key, why in sorted(verdicts.items()):
+        grade_id, _, mutant_key = key.partition("|")
+        if not mutant_key:
+            survivors.append(f"{folder} {grade_id}: {why}")
+            continue
+        if f"{folder} {key}" in known:
+            continue
+        counted += 1
+        if key not in alive:
+            killed += 1
+            continue
+        source, lines = sources[grade_id]
+        mutant = next(m for m in mutants(source, lines) if m.key == mutant_key)
+        survivors.append(f"{folder} {key}\n" + "\n".join(f"    {line}" for line in diff(source, mutant).splitlines()))
+    stale = [k for k in known if k.startswith(f"{folder} ") and k.removeprefix(f"{folder} ") not in verdicts]
+    return killed, counted, survivors, stale
+
+
+def main(folders: list[str]) -> int:
+    notebooks = sorted(p for p in REPO.glob("solutions/*/*.ipynb") if not folders or p.parent.name in folders)
+    seeds = os.environ.get("MUTANT_SEEDS", "").split() or [str(secrets.randbits(63)) for _ in range(SEEDS)]
+    known = equivalents()
+    print(f"seeds: {' '.join(seeds)} (MUTANT_SEEDS=\"...\" runs them again)", flush=True)
+    lines, survivors, stale, total_killed, total = [], [], [], 0, 0
+    started = time.perf_counter()
+    for notebook in notebooks:
+        killed, counted, left, gone = score(notebook, seeds, known)
+        listed = sum(1 for k in known if k.startswith(f"{notebook.parent.name} "))
+        share = f"; {listed} equivalent ({100 * listed / max(1, counted + listed):.1f}%)" if listed else ""
+        line = f"{notebook.parent.name}  {killed}/{counted} ({100 * killed / max(1, counted):.1f}%){share}"
+        print(line, flush=True)
+        lines.append(line)
+        survivors += left
+        stale += gone
+        total_killed, total = total_killed + killed, total + counted
+    print("\nSurvivors (the tests pass them under some seed):" if survivors else "\nNo survivors.")
+    for survivor in survivors:
+        print(survivor)
+    for key in stale:
+        print(f"listed as equivalent but no longer made: {key}")
+    print(f"\nmutation score: {total_killed}/{total} ({100 * total_killed / max(1, total):.1f}%) "
+          f"in {time.perf_counter() - started:.0f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,95 @@
+"""``make mutants`` in small: its mutants are the listed kinds of mistake, only in the student's lines, and a fixed
+sample of them is killed by the hidden tests, judged by the runner as ``hooklab autograde`` judges them."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import nbformat
+import pytest
+
+from conftest import REPO, make_course
+from mutation.mutate import mutants, solution_lines
+from mutation.score import equivalents, run
+
+NOTEBOOK = REPO / "solutions" / "02_forward_hooks" / "forward_hooks.ipynb"
+ANSWER = """def f(model, x):
+    ### BEGIN SOLUTION
+    handles = []
+    try:
+        handles.append(model.register_forward_hook(hook))
+        y = x.clone()
+        y += 1
+        return y.sum(dim=1, keepdim=True)
+    finally:
+        for handle in handles:
+            handle.remove()
+    ### END SOLUTION
+"""
+# A fixed sample of 02's mutants, of several kinds, each of which the hidden tests must fail under the seed below.
+SAMPLE = [
+    "collect_hooks|line 6: statement dropped (Expr)",
+    "change_hooks|line 2: Mult → Div",
+    "change_hooks|line 6: Add → Sub",
+    "leaf_shapes|line 11: try/finally narrowed to except Exception",
+    "leaf_shapes|line 12: named_modules() → named_children()",
+    "capture|line 22: statement dropped (Expr)",
+]
+SEED = "20261126"
+
+
+def test_mutants_are_made_in_the_students_lines_only_one_change_each():
+    source, lines = solution_lines(ANSWER)
+    assert lines == set(range(2, 11)) and "SOLUTION" not in source
+    made = {m.change: m.source for m in mutants(source, lines)}
+    assert "in place → out of place (x op= y → x = x op y)" in made and "y = y + 1" in made["in place → out of place (x op= y → x = x op y)"]
+    assert ".clone() dropped" in made and "y = x\n" in made[".clone() dropped"]
+    assert "True → False" in made and "keepdim=False" in made["True → False"]
+    assert "dim=1 → dim=-1" in made
+    assert "try/finally narrowed to except Exception" in made and "except Exception:" in made["try/finally narrowed to except Exception"]
+    assert "register_forward_hook() → register_forward_pre_hook()" in made
+    assert "returns its input model" in made
+    assert not any(m.line == 1 for m in mutants(source, lines)), "the given signature was mutated"
+
+
+@pytest.fixture(scope="module")
+def sample_verdicts() -> dict[str, str]:
+    return run(NOTEBOOK, SEED, SAMPLE)
+
+
+@pytest.mark.parametrize("key", SAMPLE)
+def test_the_hidden_tests_fail_each_mutant_of_the_sample(sample_verdicts, key):
+    assert key in sample_verdicts, f"{key} is no longer made (update SAMPLE)"
+    assert sample_verdicts[key], f"{key} passed the hidden tests"
+
+
+def test_the_runner_judges_a_mutant_as_hooklab_autograde_does(tmp_path, sample_verdicts):
+    """The runner's verdict (a mutant fails its test, the solution passes) is the grader's on the same answers."""
+    import corpus
+
+    source, lines = solution_lines(next(c.source for c in nbformat.read(NOTEBOOK, as_version=4).cells
+                                        if c.metadata.get("nbgrader", {}).get("grade_id") == "change_hooks"))
+    mutant = next(m for m in mutants(source, lines) if m.key == "line 6: Add → Sub")
+    assert sample_verdicts[f"change_hooks|{mutant.key}"]
+    course = make_course(tmp_path / "course")
+    inbox = tmp_path / "class"
+    corpus.write(inbox, [corpus.Case("mutant", "02_forward_hooks", {NOTEBOOK.name: corpus.notebook("02_forward_hooks", {**corpus.solutions("02_forward_hooks"), "change_hooks": mutant.source})}, {})])
+    subprocess.run([sys.executable, "-m", "hooklab.cli", "autograde", "--config", str(course / "nbgrader_config.py"), str(inbox)],
+                   check=True, capture_output=True, cwd=REPO)
+    from nbgrader.api import Gradebook
+
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gradebook:
+        grades = {g.name: g.score for g in gradebook.find_submission_notebook("forward_hooks", "02_forward_hooks", "mutant").grades}
+    assert grades["change_hooks_test"] == 0.0 and grades["collect_hooks_test"] > 0, grades
+
+
+def test_every_listed_equivalent_mutant_is_still_made():
+    made = set()
+    for path in sorted(REPO.glob("solutions/*/*.ipynb")):
+        for cell in nbformat.read(path, as_version=4).cells:
+            nbgrader = cell.metadata.get("nbgrader", {})
+            if nbgrader.get("solution") and cell.cell_type == "code":
+                made |= {f"{path.parent.name} {nbgrader['grade_id']}|{m.key}" for m in mutants(*solution_lines(cell.source))}
+    listed = equivalents()
+    assert listed and not [key for key in listed if key not in made], [key for key in listed if key not in made]

@@ -50,7 +50,7 @@ class Mutant:
     @property
     def key(self) -> str:
         """How the reviewed list of equivalent mutants names it."""
-        return f"line {self.line}: {self.change}"
+        return f"line {self.line}, column {self.column + 1}: {self.change}"
 
 
 def solution_lines(cell_source: str) -> tuple[str, set[int]]:

@@ -29,12 +29,12 @@ ANSWER = """def f(model, x):
 """
 # A fixed sample of 02's mutants, of several kinds, each of which the hidden tests must fail under the seed below.
 SAMPLE = [
-    "collect_hooks|line 6: statement dropped (Expr)",
-    "change_hooks|line 2: Mult → Div",
-    "change_hooks|line 6: Add → Sub",
-    "leaf_shapes|line 11: try/finally narrowed to except Exception",
-    "leaf_shapes|line 12: named_modules() → named_children()",
-    "capture|line 22: statement dropped (Expr)",
+    "collect_hooks|line 6, column 5: statement dropped (Expr)",
+    "change_hooks|line 2, column 18: Mult → Div",
+    "change_hooks|line 6, column 12: Add → Sub",
+    "leaf_shapes|line 11, column 5: try/finally narrowed to except Exception",
+    "leaf_shapes|line 12, column 29: named_modules() → named_children()",
+    "capture|line 22, column 13: statement dropped (Expr)",
 ]
 SEED = "20261126"
 
@@ -70,7 +70,7 @@ def test_the_runner_judges_a_mutant_as_hooklab_autograde_does(tmp_path, sample_v
 
     source, lines = solution_lines(next(c.source for c in nbformat.read(NOTEBOOK, as_version=4).cells
                                         if c.metadata.get("nbgrader", {}).get("grade_id") == "change_hooks"))
-    mutant = next(m for m in mutants(source, lines) if m.key == "line 6: Add → Sub")
+    mutant = next(m for m in mutants(source, lines) if m.key == "line 6, column 12: Add → Sub")
     assert sample_verdicts[f"change_hooks|{mutant.key}"]
     course = make_course(tmp_path / "course")
     inbox = tmp_path / "class"

@@ -52,6 +52,7 @@ _float64 = torch.float64
 _cpu = torch.device("cpu")
 _isclose = math.isclose
 _isnan = math.isnan
+_equal = torch.equal
 _is_grad_enabled = torch.is_grad_enabled
 _no_grad = torch.no_grad
 _enable_grad = torch.enable_grad
@@ -587,6 +588,9 @@ def _numeric_gradients(function: type, args: list[Any], positions: list[int], gr
     return gradients
 
 
+GRAD_OUTPUT_KEPT = "leave it as it is: it may be the very tensor the caller passed to backward()"
+
+
 def check_backward(
     function: Any,
     *args: Any,
@@ -599,8 +603,8 @@ def check_backward(
 
     ``args`` are what ``function.apply`` receives; every floating-point tensor among them is an
     input whose gradient is checked. ``backward`` is called with random output gradients (from
-    ``generator``, or a fixed seed) and must return one gradient per argument: a tensor of that
-    input's shape and dtype, or ``None`` for arguments that are not floating-point tensors.
+    ``generator``, or a fixed seed), must leave them as they are and return one gradient per argument:
+    a tensor of that input's shape and dtype, or ``None`` for arguments that are not floating-point tensors.
 
     The expected gradient is autograd's gradient of ``reference`` (the same operation written with
     PyTorch, e.g. ``lambda x, y: x * y``) when one is given: right at ties, and for float32.
@@ -646,7 +650,7 @@ def check_backward(
 
     generator = generator if generator is not None else torch.Generator().manual_seed(0)
     grad_outputs = [torch.randn(_shape(o), generator=generator, dtype=o.dtype) if _differentiable(o) else None for o in outputs]
-    given = [g.clone() if g is not None else torch.zeros_like(o) for g, o in zip(grad_outputs, outputs)]  # backward may change them
+    given = [g.clone() if g is not None else torch.zeros_like(o) for g, o in zip(grad_outputs, outputs)]
     try:
         with _no_grad():
             returned = checked.backward(node, *given)
@@ -656,6 +660,9 @@ def check_backward(
         raise failing(f"{name}.backward", error) from None
     if notes():
         raise _autograd_used(call, name, notes())
+    for index, (kept, original) in enumerate(zip(given, grad_outputs)):
+        if original is not None and not (kept.shape == original.shape and _equal(kept, original)):
+            raise AnswerError(f"{call}: {name}.backward changed grad_output{f' {index}' if len(given) > 1 else ''} in place ({GRAD_OUTPUT_KEPT})")
 
     gradients = list(returned) if isinstance(returned, (tuple, list)) else [returned]
     if len(gradients) != len(args):
@@ -757,13 +764,16 @@ def _observe_backward(function: type, args: tuple[Any, ...], generator: torch.Ge
     generator = generator if generator is not None else torch.Generator().manual_seed(0)
     grad_outputs = [torch.randn(_shape(o), generator=generator, dtype=o.dtype) if _differentiable(o) else None for o in outputs]
 
+    given = [g.clone() if g is not None else torch.zeros_like(o) for g, o in zip(grad_outputs, outputs)]
+
     def direct() -> Any:
         with _no_grad():
-            return checked.backward(node, *[g.clone() if g is not None else torch.zeros_like(o) for g, o in zip(grad_outputs, outputs)])
+            return checked.backward(node, *given)
 
     ran, returned = attempt(f"{name}.backward", direct)
     if not ran:
         return
+    observe("value", f"{call}: the grad_output {name}.backward was given, once it returned ({GRAD_OUTPUT_KEPT})", encode(given))
     gradients = list(returned) if isinstance(returned, (tuple, list)) else [returned]
     observe("value", f"{call}: how many gradients {name}.backward returns (one per input of forward)", encode(len(gradients)))
     for input_name, gradient in zip(names, gradients):

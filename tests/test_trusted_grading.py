@@ -489,10 +489,10 @@ def displaying_students() -> list[Student]:
 
 
 def unusual_honest_students() -> list[Student]:
-    """Honest answers the tests must not depend on: another init (the tests set the weights they check), a notebook
-    saved without cell ids, given cells edited and seeded."""
+    """Honest answers the tests must not depend on: the same initial distribution drawn another way (the tests set
+    the weights they check), a notebook saved without cell ids, given cells edited and seeded."""
     return [Student("other-init", changed(BASICS, "my_linear", "torch.randn(out_features, in_features) * 0.1",
-                                          "torch.empty(out_features, in_features).uniform_(-1, 1)"),
+                                          "nn.init.normal_(torch.empty(out_features, in_features), std=0.1)"),
                     dict(corpus.points(BASICS)), honest=True, assignment=BASICS),
             Student("no-cell-ids", corpus.solutions(BACKWARD_HOOKS), dict(corpus.points(BACKWARD_HOOKS)), honest=True,
                     assignment=BACKWARD_HOOKS, without_ids=True),

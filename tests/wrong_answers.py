@@ -109,6 +109,66 @@ def wrong_answers() -> list[Wrong]:
                         self.mean += (x.sum(dim=0) - x.shape[0] * self.mean) / self.count
                     return x - self.mean
         '''), "mean.requires_grad after training"),
+        Wrong("running_mean_starts_at_ones", MODULE_BASICS, "running_mean", _cell('''
+            class RunningMean(nn.Module):
+                def __init__(self, num_features):
+                    super().__init__()
+                    self.register_buffer("mean", torch.ones(num_features))
+                    self.register_buffer("count", torch.zeros((), dtype=torch.long))
+
+                def forward(self, x):
+                    if self.training:
+                        with torch.no_grad():
+                            self.count += x.shape[0]
+                            self.mean += (x.sum(dim=0) - x.shape[0] * self.mean) / self.count
+                    return x - self.mean
+        '''), "mean right after RunningMean(num_features)"),
+        Wrong("my_linear_initialised_without_the_scale", MODULE_BASICS, "my_linear", _cell('''
+            class MyLinear(nn.Module):
+                def __init__(self, in_features, out_features, bias=True):
+                    super().__init__()
+                    self.weight = nn.Parameter(torch.randn(out_features, in_features))
+                    if bias:
+                        self.bias = nn.Parameter(torch.randn(out_features))
+                    else:
+                        self.register_parameter("bias", None)
+
+                def forward(self, x):
+                    return x @ self.weight.T + (self.bias if self.bias is not None else 0)
+        '''), "drawn from torch.randn(...) * 0.1"),
+        Wrong("capture_cleans_up_only_after_exceptions", FORWARD_HOOKS, "capture", _cell('''
+            from contextlib import contextmanager
+
+
+            @contextmanager
+            def capture(model, names):
+                modules = dict(model.named_modules())
+                outputs, handles = {}, []
+                try:
+                    for name in names:
+                        handles.append(modules[name].register_forward_hook(lambda m, a, out, name=name: outputs.__setitem__(name, out)))
+                    yield outputs
+                except Exception:
+                    for handle in handles:
+                        handle.remove()
+                    raise
+                for handle in handles:
+                    handle.remove()
+        '''), "stopped by KeyboardInterrupt"),
+        Wrong("cap_scale_caps_only_above_two", FORWARD_HOOKS, "kwargs_hook", _cell('''
+            calls = []
+
+
+            def cap_scale(module, args, kwargs):
+                calls.append(dict(kwargs))
+                if kwargs.get("scale", 0.0) > 2:
+                    return args, {**kwargs, "scale": 1.0}
+        '''), "{'scale': 1.5}"),
+        Wrong("sum_dim_unsqueezes_grad_output_in_place", BACKWARD_PUZZLES, "sum_dim", _with_backward("sum_dim", '''
+            if not ctx.keepdim:
+                grad_output.unsqueeze_(ctx.dim)  # the caller's tensor changes shape
+            return grad_output.expand(ctx.shape), None, None
+        '''), "SumDim.backward changed grad_output in place"),
         Wrong("scale_repr_rounds_the_factor", MODULE_BASICS, "scale_repr", _cell('''
             class Scale(nn.Module):
                 def __init__(self, factor: float, learnable: bool = False):

@@ -80,6 +80,7 @@ def test_every_cheat_in_student_code_is_named(attack: Attack):
     ("import hooklab.checks as c\nc.observations._state['seen'] = []", "reaches the grader's observations"),
     ("from hooklab.checks import observations\nobservations._state['seen'].clear()", "reaches the grader's observations"),
     ("from hooklab import checks\nstate = checks.observations._state", "reaches the grader's observations"),
+    ("import collections as _c\nobservations = _c._sys.modules['hooklab.observations']", "uses the interpreter's machinery (sys.modules)"),
     # a module reached through another that holds it is still itself
     ("import logging\nlogging.threading.Thread(target=print).start()", "runs code outside its cell (threads)"),
     ("import logging\nlogging.os.fork()", "runs code outside its cell (processes: os.fork)"),

@@ -22,6 +22,7 @@ SCRIPT = textwrap.dedent("""\
     exec({load!r}, {{}})
     probe = sys.modules["_hooklab_probe"]
     import torch
+    import hooklab.checks  # as a kernel has it: the kernel server imported it
     baseline = json.loads(probe.snapshot({{}}))["digest"]
     exec({change!r})
     answer = json.loads(probe.check())
@@ -37,6 +38,8 @@ CHANGES = {
     "a module swapped": ("import types; sys.modules['torch.testing'] = types.ModuleType('torch.testing')", None),
     "a checker's defaults": ("import hooklab.checks as c; c.check_tensor.__defaults__ = None", None),
     "a tracer": ("sys.settrace(lambda *a: None)", ["sys.settrace"]),
+    "a global that shadows a builtin in hooklab's observations": (
+        "import hooklab.observations as o; o.all = lambda items: True", ["hooklab.observations.all"]),
     "a function's code swapped in place": (
         "torch.testing.assert_close.__code__ = (lambda *a, **k: None).__code__", ["torch.testing.assert_close (code or defaults)"]),
     "a method's defaults replaced": ("torch.nn.Module.zero_grad.__defaults__ = (False,)", ["torch.nn.modules.module.Module.zero_grad (code or defaults)"]),

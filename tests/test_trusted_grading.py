@@ -268,6 +268,102 @@ class Mul(Function):
     def backward(ctx, *grad_outputs):
         return _wrong_backward(Mul, ctx, grad_outputs)
 """
+# The same rewrite from inside the grader's collection of them, through a global that shadows a builtin the
+# collection uses, the module reached as collections._sys.modules.
+FORGED_THROUGH_A_GLOBAL = """import collections as _c
+_mods = _c._sys.modules
+_obs = _mods["hooklab.observations"]
+
+import json as _json
+import torch as _torch
+
+_calls = []  # (function, inputs, grad_outputs) for every backward, in order
+
+
+class _Forger:
+    def __init__(self, inner):
+        self.inner = list(inner)
+
+    def append(self, text):
+        self.inner.append(text)
+
+    def __iter__(self):
+        calls = iter(list(_calls))
+        _calls.clear()
+        direct = engine = None
+        out = []
+        for text in self.inner:
+            obs = _json.loads(text)
+            label = obs.get("label", "")
+            if "how many gradients" in label:
+                direct, engine, i, j = _right(next(calls)), None, 0, 0
+            elif ": grad of input " in label and direct is not None:
+                obs["value"] = _obs.encode(direct[i]); i += 1
+            elif ".grad after backward through autograd's engine" in label:
+                if engine is None:
+                    engine = _right(next(calls))
+                obs["value"] = _obs.encode(engine[j]); j += 1
+            out.append(_json.dumps(obs))
+        return iter(out)
+
+
+def _right(call):
+    function, inputs, grad_outputs = call
+    leaves = [a.detach().clone().requires_grad_() if isinstance(a, _torch.Tensor) and a.is_floating_point() else a for a in inputs]
+    with _torch.enable_grad():
+        outputs = function.forward(*leaves)
+        outputs = outputs if isinstance(outputs, tuple) else (outputs,)
+        pairs = [(o, g) for o, g in zip(outputs, grad_outputs) if g is not None and isinstance(o, _torch.Tensor) and o.requires_grad]
+        wanted = [a for a in leaves if isinstance(a, _torch.Tensor) and a.requires_grad]
+        grads = _torch.autograd.grad([o for o, _ in pairs], wanted, [g for _, g in pairs], allow_unused=True)
+    grads = iter(grads)
+    result = []
+    for a in leaves:
+        if isinstance(a, _torch.Tensor) and a.requires_grad:
+            g = next(grads)
+            result.append((_torch.zeros_like(a) if g is None else g).detach())
+        else:
+            result.append(None)
+    return result
+
+
+
+_pending = []
+_real_all = all
+
+def _all(iterable):
+    if _pending:
+        lst = _pending[0]
+        if dict.get(_obs._state, "seen") is not lst:
+            _pending.clear()
+            lst[:] = list(_Forger(lst))
+    return _real_all(iterable)
+
+if True:
+    _obs.all = _all
+
+def _wrong_backward(function, ctx, grad_outputs):
+    seen = _obs._state["seen"]
+    if not _pending or _pending[0] is not seen:
+        _calls.clear()
+        _pending[:] = [seen]
+    _calls.append((function, tuple(a.detach().clone() if isinstance(a, _torch.Tensor) else a for a in ctx.my_inputs),
+                   [g.detach().clone() if isinstance(g, _torch.Tensor) else g for g in grad_outputs]))
+    return tuple(_torch.zeros_like(a) if isinstance(a, _torch.Tensor) and a.is_floating_point() else None for a in ctx.my_inputs)
+class Mul(Function):
+    @staticmethod
+    def forward(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        return x * y
+
+    @staticmethod
+    def setup_context(ctx, inputs: tuple, output: torch.Tensor) -> None:
+        ctx.my_inputs = inputs
+        ctx.save_for_backward(*inputs)
+
+    @staticmethod
+    def backward(ctx, *grad_outputs):
+        return _wrong_backward(Mul, ctx, grad_outputs)
+"""
 UNSEEN_AUTOGRAD = {
     "autograd-on-a-thread": ("import logging\n", "thread = logging.threading.Thread(target=work)\n        thread.start()\n        thread.join()"),
     "autograd-inside-an-operator": ("", "torch.zeros(1)[type('Index', (), {'__index__': lambda self: work() or 0})()]"),
@@ -507,6 +603,7 @@ STUDENTS = (attackers() + [student for notebook in (A, BASICS, BACKWARD_HOOKS, A
             + [Student(name, {**corpus.solutions(PUZZLES), "mul": source}, {**corpus.points(PUZZLES), "mul_test": 0.0},
                        attacked=["mul_test"], assignment=PUZZLES)
                for name, source in {"finite-differences": FINITE_DIFFERENCES, "forged-gradient-observations": FORGED_GRADIENTS,
+                                    "forged-through-a-global": FORGED_THROUGH_A_GLOBAL,
                                     **{name: unseen_autograd(*route) for name, route in UNSEEN_AUTOGRAD.items()}}.items()])
 
 

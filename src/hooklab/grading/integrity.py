@@ -297,12 +297,14 @@ def _constant_text(node: ast.AST) -> str | None:
 
 def _reached(dotted: str) -> Iterator[str]:
     """The dotted paths an attribute chain reaches: its own, and the path from each module it passes through that
-    another module re-exports (``logging.threading.Thread`` is threading.Thread, ``F.torch._C`` is torch._C)."""
+    another module re-exports (``logging.threading.Thread`` is threading.Thread, ``F.torch._C`` is torch._C), also
+    under a private alias (``collections._sys.modules`` is sys.modules)."""
     yield dotted
     parts = dotted.split(".")
     for position in range(1, len(parts)):
-        if parts[position] in REEXPORTED and ".".join(parts[:position + 1]) not in OWN_SUBMODULES:
-            yield ".".join(parts[position:])
+        name = parts[position].removeprefix("_")  # collections._sys, typing._sys: sys under a private alias
+        if name in REEXPORTED and ".".join(parts[:position + 1]) not in OWN_SUBMODULES:
+            yield ".".join([name, *parts[position + 1:]])
 
 
 def _technique(dotted: str) -> str | None:

@@ -31,12 +31,16 @@ MODULES = (
     "builtins", "math", "operator", "functools", "importlib", "json",
     "torch", "torch.nn", "torch.nn.functional", "torch.nn.init", "torch.nn.modules.module",
     "torch.autograd", "torch.autograd.function", "torch.autograd.gradcheck", "torch.testing",
-    "numpy", "hooklab", "hooklab.checks",
+    "numpy", "hooklab", "hooklab.checks", "hooklab.observations",
 )
+# hooklab's modules that gain no names as they run: one added (a global that shadows a builtin) is a change
+OWN = {"hooklab.checks", "hooklab.observations"}
+
 # Attributes that legitimately change while a notebook runs.
 VOLATILE = {"builtins": {"_", "__", "___", "exit", "quit", "get_ipython", "display", "__IPYTHON__"}}
-# Caches Python itself writes into a class: pickling an instance (torch.save) stores copyreg's __slotnames__.
-CLASS_CACHES = {"__slotnames__"}
+# Caches Python itself writes into a class or module: pickling an instance (torch.save) stores copyreg's
+# __slotnames__, a warning attributed to a module's code its __warningregistry__.
+CLASS_CACHES = {"__slotnames__", "__warningregistry__"}
 # Callbacks these libraries register on IPython's events (matplotlib draws after each cell).
 LIBRARY_PREFIXES = ("IPython.", "ipykernel.", "matplotlib.", "matplotlib_inline.", "ipywidgets.", "comm.", "traitlets.")
 SHELL_METHODS = (
@@ -75,11 +79,12 @@ def _ids(values: Any) -> array.array:
 
 def _namespaces() -> dict[str, tuple[Any, bool]]:
     """The namespaces watched attribute by attribute: label prefix → (its mapping, whether an attribute
-    added to it is a change). A module's are not (torch and numpy add some lazily); a class's are."""
+    added to it is a change). A module's are not (torch and numpy add some lazily), but for :data:`OWN`; a
+    class's are."""
     spaces: dict[str, tuple[Any, bool]] = {}
     for name in MODULES:
         module = sys.modules.get(name)
-        spaces[name] = (vars(module) if module is not None else {}, False)
+        spaces[name] = (vars(module) if module is not None else {}, name in OWN)
     for cls in _classes():
         spaces[f"{cls.__module__}.{cls.__qualname__}"] = (vars(cls), True)
     return spaces

@@ -270,100 +270,27 @@ class Mul(Function):
 """
 # The same rewrite from inside the grader's collection of them, through a global that shadows a builtin the
 # collection uses, the module reached as collections._sys.modules.
-FORGED_THROUGH_A_GLOBAL = """import collections as _c
-_mods = _c._sys.modules
-_obs = _mods["hooklab.observations"]
-
-import json as _json
-import torch as _torch
-
-_calls = []  # (function, inputs, grad_outputs) for every backward, in order
-
-
-class _Forger:
-    def __init__(self, inner):
-        self.inner = list(inner)
-
-    def append(self, text):
-        self.inner.append(text)
-
-    def __iter__(self):
-        calls = iter(list(_calls))
-        _calls.clear()
-        direct = engine = None
-        out = []
-        for text in self.inner:
-            obs = _json.loads(text)
-            label = obs.get("label", "")
-            if "how many gradients" in label:
-                direct, engine, i, j = _right(next(calls)), None, 0, 0
-            elif ": grad of input " in label and direct is not None:
-                obs["value"] = _obs.encode(direct[i]); i += 1
-            elif ".grad after backward through autograd's engine" in label:
-                if engine is None:
-                    engine = _right(next(calls))
-                obs["value"] = _obs.encode(engine[j]); j += 1
-            out.append(_json.dumps(obs))
-        return iter(out)
-
-
-def _right(call):
-    function, inputs, grad_outputs = call
-    leaves = [a.detach().clone().requires_grad_() if isinstance(a, _torch.Tensor) and a.is_floating_point() else a for a in inputs]
-    with _torch.enable_grad():
-        outputs = function.forward(*leaves)
-        outputs = outputs if isinstance(outputs, tuple) else (outputs,)
-        pairs = [(o, g) for o, g in zip(outputs, grad_outputs) if g is not None and isinstance(o, _torch.Tensor) and o.requires_grad]
-        wanted = [a for a in leaves if isinstance(a, _torch.Tensor) and a.requires_grad]
-        grads = _torch.autograd.grad([o for o, _ in pairs], wanted, [g for _, g in pairs], allow_unused=True)
-    grads = iter(grads)
-    result = []
-    for a in leaves:
-        if isinstance(a, _torch.Tensor) and a.requires_grad:
-            g = next(grads)
-            result.append((_torch.zeros_like(a) if g is None else g).detach())
-        else:
-            result.append(None)
-    return result
-
-
-
+FORGED_THROUGH_A_GLOBAL = FORGED_GRADIENTS.replace(
+    "import hooklab.checks as _hc\n_obs = _hc.observations\n",
+    "import collections as _c\n_obs = _c._sys.modules['hooklab.observations']\n",
+).replace("\ndef _wrong_backward(", """
 _pending = []
 _real_all = all
 
+
 def _all(iterable):
-    if _pending:
-        lst = _pending[0]
-        if dict.get(_obs._state, "seen") is not lst:
-            _pending.clear()
-            lst[:] = list(_Forger(lst))
+    if _pending and dict.get(_obs._state, "seen") is not _pending[0]:  # collected() has just taken the list
+        seen = _pending.pop()
+        seen[:] = list(_Forger(seen))
     return _real_all(iterable)
 
-if True:
-    _obs.all = _all
 
-def _wrong_backward(function, ctx, grad_outputs):
-    seen = _obs._state["seen"]
-    if not _pending or _pending[0] is not seen:
-        _calls.clear()
-        _pending[:] = [seen]
-    _calls.append((function, tuple(a.detach().clone() if isinstance(a, _torch.Tensor) else a for a in ctx.my_inputs),
-                   [g.detach().clone() if isinstance(g, _torch.Tensor) else g for g in grad_outputs]))
-    return tuple(_torch.zeros_like(a) if isinstance(a, _torch.Tensor) and a.is_floating_point() else None for a in ctx.my_inputs)
-class Mul(Function):
-    @staticmethod
-    def forward(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
-        return x * y
+_obs.all = _all
 
-    @staticmethod
-    def setup_context(ctx, inputs: tuple, output: torch.Tensor) -> None:
-        ctx.my_inputs = inputs
-        ctx.save_for_backward(*inputs)
 
-    @staticmethod
-    def backward(ctx, *grad_outputs):
-        return _wrong_backward(Mul, ctx, grad_outputs)
-"""
+def _wrong_backward(""").replace(
+    "    if not isinstance(seen, _Forger):", "    if not _pending or _pending[0] is not seen:",
+).replace("        _obs._state[\"seen\"] = _Forger(seen)", "        _pending[:] = [seen]")
 UNSEEN_AUTOGRAD = {
     "autograd-on-a-thread": ("import logging\n", "thread = logging.threading.Thread(target=work)\n        thread.start()\n        thread.join()"),
     "autograd-inside-an-operator": ("", "torch.zeros(1)[type('Index', (), {'__index__': lambda self: work() or 0})()]"),

@@ -26,6 +26,7 @@ from typing import Any
 TIMEOUT = 60.0  # seconds a fork may take (its answer and tests)
 MEMORY = 6 << 30  # bytes of address space a fork may use
 JOBS = os.cpu_count() or 1  # forks at once
+NOT_JUDGED = "not judged"  # how a verdict begins when the reference failed its own test: the mutant is not killed
 
 
 def exercises(nb: Any) -> list[dict[str, Any]]:
@@ -68,7 +69,7 @@ def main(notebook: str, seed: str, keys_file: str, out_file: str) -> None:
         cell = nb.cells[index]
         test = utils.is_grade(cell)
         key = cell.metadata.get("nbgrader", {}).get("grade_id") or cell.get("id") or hashlib.sha256(cell.source.encode()).hexdigest()
-        observations.begin(hashlib.sha256(f"{seed}:{name}:{key}".encode()).hexdigest(), test)
+        observations.begin(observations.cell_seed(seed, name, key), test)
         code = source if source is not None else judge.without_expectations(cell.source) if test else cell.source
         result = shell.run_cell(code, store_history=False, silent=True)
         error = result.error_before_exec or result.error_in_exec
@@ -113,7 +114,7 @@ def _judged(outcome: dict[str, Any] | str, reference: dict[str, Any]) -> str:
         return outcome
     for grade_id, expected in reference.items():
         if expected["raised"]:
-            return f"not judged: the reference raised in {grade_id} ({expected['raised']})"
+            return f"{NOT_JUDGED}: the reference raised in {grade_id} ({expected['raised']})"
         got = outcome.get(grade_id)
         if got is None:
             return f"{grade_id} did not run"

@@ -25,7 +25,7 @@ from pathlib import Path
 import nbformat
 
 from mutation.mutate import diff, mutants, solution_lines
-from mutation.runner import exercises
+from mutation.runner import NOT_JUDGED, exercises
 
 REPO = Path(__file__).resolve().parent.parent
 EQUIVALENT = Path(__file__).with_name("equivalent.txt")
@@ -58,11 +58,11 @@ def score(notebook: Path, seeds: list[str], known: dict[str, str]) -> tuple[int,
     """(killed, non-equivalent mutants, survivors' descriptions, equivalents listed but not found) for a notebook."""
     folder = notebook.parent.name
     verdicts = run(notebook, seeds[0], [])
-    alive = {key for key, why in verdicts.items() if not why}
+    alive = {key for key, why in verdicts.items() if not why or why.startswith(NOT_JUDGED)}
     for seed in seeds[1:]:
         killed_so_far = sorted(key for key in verdicts if key not in alive and not key.endswith("|"))
         if killed_so_far:
-            alive |= {key for key, why in run(notebook, seed, killed_so_far).items() if not why}
+            alive |= {key for key, why in run(notebook, seed, killed_so_far).items() if not why or why.startswith(NOT_JUDGED)}
     nb = nbformat.read(notebook, as_version=4)
     sources = {ex["grade_id"]: solution_lines(nb.cells[ex["index"]].source) for ex in exercises(nb)}
     survivors, counted, killed = [], 0, 0

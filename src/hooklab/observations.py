@@ -49,6 +49,11 @@ def begin(seed: str, test: bool) -> None:
     _state.update(seed=seed if test else None, draws=itertools.count(), seen=[])
 
 
+def cell_seed(run: str, notebook: str, cell: str) -> str:
+    """The seed :func:`begin` gets for a cell: drawn from the run's seed, the notebook and the cell's key."""
+    return hashlib.sha256(f"{run}:{notebook}:{cell}".encode()).hexdigest()
+
+
 def active() -> bool:
     """Whether the checkers observe (a test cell graded by ``hooklab autograde``) rather than assert."""
     return _state["seed"] is not None

@@ -47,6 +47,7 @@ from nbgrader import utils
 from nbgrader.preprocessors import Execute, SaveAutoGrades
 from traitlets import Bool, Unicode
 
+from hooklab import observations
 from hooklab.grading import judge, kernels
 from hooklab.grading.outputs import HELD, NOT_RUN, error_output
 from hooklab.grading.repair import METADATA, source_notebook
@@ -340,7 +341,7 @@ class GuardedExecute(Execute):
         cell = self.nb.cells[index]
         key = (cell.metadata.get("nbgrader", {}).get("grade_id") or (cell.get("id") if cell.get("id") in self._source_ids else None)
                or self._source_code.get(cell.source) or hashlib.sha256(cell.source.encode()).hexdigest())
-        seed = hashlib.sha256(f"{self.seed}:{self._notebook}:{key}".encode()).hexdigest()
+        seed = observations.cell_seed(self.seed, self._notebook, key)
         return f"__import__('hooklab.observations', fromlist=['begin']).begin({seed!r}, {utils.is_grade(cell)!r})"
 
     def _keep_observations(self, cell: NotebookNode, reply: dict[str, Any]) -> None:

@@ -107,6 +107,23 @@ def test_every_cheat_in_student_code_is_named(attack: Attack):
     ("import importlib\nprint(importlib)", "uses the import system (importlib)"),
     ("from importlib import import_module as load\nload('helper')", "imports helper, which is not an installed module"),
     ("import importlib.util", "uses the import system (importlib)"),
+    # hooklab's modules handed around, where the scan would lose what they are (attack round 7), and their internals
+    ("import hooklab.checks as _hc\n_m = (lambda m: m)(_hc)\n_m.observations._state.clear()", "hands hooklab's module hooklab.checks around"),
+    ("import hooklab.checks as _hc\nobservations = [_hc][0].observations", "hands hooklab's module hooklab.checks around"),
+    ("import hooklab\nkeep(hooklab.checks)", "hands hooklab's module hooklab.checks around"),
+    ("import hooklab.checks\nhooklab.checks._autograd_grad = print", "reaches hooklab's internals (hooklab.checks._autograd_grad)"),
+    ("import inspect\ninspect.getmodule(check_tensor).observations", "reads objects' internals (inspect.getmodule)"),
+    ("import inspect\nnames = inspect.getclosurevars(check_tensor).globals", "reads objects' internals (inspect.getclosurevars)"),
+    ("import pkgutil\npkgutil.resolve_name('hooklab.observations')", "uses the import system (pkgutil)"),
+    # the kernel's end of its observation channel, and the descriptors it could be swapped through
+    ("import socket\nsocket.socket(fileno=5).sendall(b'{}')", "reaches the kernel's connections (socket)"),
+    ("import os\nos.dup2(os.open('/dev/null', os.O_WRONLY), 5)", "handles file descriptors (os.dup2)"),
+    # code in a string, as whatever runs it would
+    ("import timeit\ntimeit.timeit('import gc; gc.get_objects()', number=1)", "code in a string: searches the interpreter's objects (gc)"),
+    ("def f(x: \"__import__('hooklab.observations')\"):\n    pass", "code in a string: uses the import system (__import__)"),
+    ("import doctest", "runs code from strings (doctest)"),
+    ("import cProfile\ncProfile.run('print(1)')", "runs code from a string (cProfile.run)"),
+    ("from typing import get_type_hints\nget_type_hints(f)", "runs code from strings (annotations evaluated by typing.get_type_hints)"),
 ])
 def test_techniques_are_named_in_the_students_terms(source: str, technique: str):
     assert any(technique in f for f in findings("02_forward_hooks", source)), findings("02_forward_hooks", source)
@@ -128,6 +145,9 @@ def test_a_students_own_objects_may_be_changed_freely():
     ("02_forward_hooks", "import sys\n\nsys.setrecursionlimit(10_000)  # a deep graph walk\n"),
     ("03_backward_hooks", "import importlib\n\nmath = importlib.import_module('math')\nlimit = math.inf\n"),
     ("03_backward_hooks", "from importlib import import_module\n\nnp = import_module('numpy')\n"),
+    ("02_forward_hooks", "from hooklab.checks import check_tensor\nimport hooklab.checks\n\nhooklab.checks.check_equal(1, 1, 'one')\n"),
+    ("02_forward_hooks", "import inspect\n\nprint(inspect.signature(torch.nn.Module.register_forward_hook))\n"),
+    ("02_forward_hooks", "print('%d hooks: call model.eval() first, then x.grad.zero_()' % 2)\nlabel = f'{2}.weight'\n"),
 ])
 def test_honest_lines_the_scan_once_held_are_not_flagged(assignment: str, source: str):
     assert findings(assignment, source) == []

@@ -356,3 +356,39 @@ def test_plain_nbgrader_kernels_get_no_spare(tmp_path, monkeypatch, spares):
     GuardedExecute(kernel_name="python3").preprocess(nb, {"metadata": {"path": str(tmp_path)}})
     assert nb.cells[0].outputs[0]["text"].strip() == "42"
     assert not spares._kept, "a spare was started outside hooklab's kernel server"
+
+
+def test_the_observation_channel_hands_over_what_was_sent_between_a_tests_seed_and_its_mark():
+    channel = kernels.ObservationChannel(limit=1000)
+    try:
+        kernel = channel.kernel_end
+        kernel.sendall(b'{"before": "the test"}\nseed-1\n{"a": 1}\n')
+        kernel.sendall(b'{"b": 2}\nmark-1\n{"next": "test"}\n')
+        assert channel.take("seed-1", "mark-1") == ['{"a": 1}', '{"b": 2}']
+        kernel.sendall(b"seed-2\n")
+        assert channel.take("seed-2", "mark-2", timeout=0.2) is None  # the mark never came
+        kernel.sendall(b"mark-2\nseed-3\n" + b"x" * 2000 + b"\nmark-3\n")
+        assert channel.take("seed-2", "mark-2") == []
+        assert channel.take("seed-3", "mark-3") is None  # more than the limit: dropped as it came, the marks kept
+        kernel.sendall(b"mark-4\n")
+        assert channel.take("seed-4", "mark-4") is None  # no seed before the mark
+    finally:
+        channel.close()
+
+
+def test_a_kernel_holds_its_end_of_the_channel_alone_and_cannot_take_back_what_it_sent(start_kernel):
+    """The channel's other end is in the grader: what a kernel sent is the grader's, whatever it runs next."""
+    manager = start_kernel()
+    channel = manager.provisioner.channel
+    sent = run(manager, textwrap.dedent("""\
+        from hooklab import observations
+        observations.begin("seed", True)
+        observations._called_by_the_cell = lambda: True
+        observations.observe("value", "sent", observations.encode(1))
+        channel = observations._state["channel"]
+        channel.shutdown(__import__("socket").SHUT_RD)  # nothing to read from its own end
+        print(channel.recv(100) == b"", observations.collected("mark"))
+    """))
+    assert sent == "True mark"
+    lines = channel.take("seed", "mark")
+    assert [json.loads(line)["label"] for line in lines] == ["sent"]

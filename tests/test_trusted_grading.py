@@ -188,8 +188,9 @@ BY_AUTOGRAD = """
         RUN
         return box[0]
 """
-# A backward that returns zeros, and an object put where the checkers keep their observations that, as the grader
-# collects them, puts in the gradients autograd computes from the given forward (outside the Function and its watch).
+# A backward that returns zeros, and an object put where a kernel without an observation channel keeps its
+# observations that, as they are collected, puts in the gradients autograd computes from the given forward (outside
+# the Function and its watch). Graded, each observation has left the kernel as it was made: the list is not read.
 FORGED_GRADIENTS = """import json as _json
 import torch as _torch
 import hooklab.checks as _hc
@@ -268,8 +269,8 @@ class Mul(Function):
     def backward(ctx, *grad_outputs):
         return _wrong_backward(Mul, ctx, grad_outputs)
 """
-# The same rewrite from inside the grader's collection of them, through a global that shadows a builtin the
-# collection uses, the module reached as collections._sys.modules.
+# The same rewrite from inside their collection, through a global that shadows a builtin the collection uses, the
+# module reached as collections._sys.modules.
 FORGED_THROUGH_A_GLOBAL = FORGED_GRADIENTS.replace(
     "import hooklab.checks as _hc\n_obs = _hc.observations\n",
     "import collections as _c\n_obs = _c._sys.modules['hooklab.observations']\n",
@@ -291,6 +292,80 @@ _obs.all = _all
 def _wrong_backward(""").replace(
     "    if not isinstance(seen, _Forger):", "    if not _pending or _pending[0] is not seen:",
 ).replace("        _obs._state[\"seen\"] = _Forger(seen)", "        _pending[:] = [seen]")
+# Round 7's forger: the module reached through a call (which the scan did not follow), and the kept list rewritten in
+# place by a finalizer that runs once the check has returned (which nothing watched). Graded, nothing is kept.
+REWRITTEN_AFTER_THE_CHECK = """import json as _json
+import weakref as _weakref
+import torch as _torch
+import hooklab.checks as _hc
+_m = (lambda m: m)(_hc)
+_obs = _m.observations
+
+_calls = []
+_cur = [None]
+
+
+class _K:
+    pass
+
+
+def _right(call):
+    function, inputs, grad_outputs = call
+    leaves = [a.detach().clone().requires_grad_() if isinstance(a, _torch.Tensor) and a.is_floating_point() else a for a in inputs]
+    with _torch.enable_grad():
+        outputs = function.forward(*leaves)
+        outputs = outputs if isinstance(outputs, tuple) else (outputs,)
+        pairs = [(o, g) for o, g in zip(outputs, grad_outputs) if g is not None and isinstance(o, _torch.Tensor) and o.requires_grad]
+        wanted = [a for a in leaves if isinstance(a, _torch.Tensor) and a.requires_grad]
+        grads = _torch.autograd.grad([o for o, _ in pairs], wanted, [g for _, g in pairs], allow_unused=True)
+    grads = iter(grads)
+    result = []
+    for a in leaves:
+        if isinstance(a, _torch.Tensor) and a.requires_grad:
+            g = next(grads)
+            result.append((_torch.zeros_like(a) if g is None else g).detach())
+        else:
+            result.append(None)
+    return result
+
+
+def _rewrite():
+    seen = _obs._state["seen"]
+    if seen is not _cur[0]:
+        return
+    calls = iter(list(_calls))
+    direct = engine = None
+    out = []
+    i = j = 0
+    for text in list(seen):
+        obs = _json.loads(text)
+        label = obs.get("label", "")
+        if "how many gradients" in label:
+            direct, engine, i, j = _right(next(calls)), None, 0, 0
+        elif ": grad of input " in label and direct is not None:
+            obs["value"] = _obs.encode(direct[i]); i += 1
+        elif ".grad after backward through autograd's engine" in label:
+            if engine is None:
+                engine = _right(next(calls))
+            obs["value"] = _obs.encode(engine[j]); j += 1
+        out.append(_json.dumps(obs))
+    seen[:] = out
+
+
+def _wrong_backward(function, ctx, grad_outputs):
+    seen = _obs._state["seen"]
+    if _cur[0] is not seen:
+        _cur[0] = seen
+        _calls.clear()
+    if len(_calls) % 2 == 0:
+        ctx.hl_mark = _K()
+        _weakref.finalize(ctx.hl_mark, _rewrite)
+    _calls.append((function, tuple(a.detach().clone() if isinstance(a, _torch.Tensor) else a for a in ctx.my_inputs),
+                   [g.detach().clone() if isinstance(g, _torch.Tensor) else g for g in grad_outputs]))
+    return tuple(_torch.zeros_like(a) if isinstance(a, _torch.Tensor) and a.is_floating_point() else None for a in ctx.my_inputs)
+
+
+""" + FORGED_GRADIENTS[FORGED_GRADIENTS.index("class Mul(Function):"):]
 UNSEEN_AUTOGRAD = {
     "autograd-on-a-thread": ("import logging\n", "thread = logging.threading.Thread(target=work)\n        thread.start()\n        thread.join()"),
     "autograd-inside-an-operator": ("", "torch.zeros(1)[type('Index', (), {'__index__': lambda self: work() or 0})()]"),
@@ -324,7 +399,7 @@ import hooklab.observations as observations
 def double_inputs(module, args):
     forged = ({"kind": "value", "label": "x", "value": {"type": "tensor", "shape": 5}},
               {"kind": "raised", "label": "x", "value": {"type": "list", "items": 5}})
-    observations._state["seen"][:0] = [json.dumps(item) for item in forged]  # ahead of the test's own
+    observations._state["channel"].sendall("".join(json.dumps(item) + "\\n" for item in forged).encode())  # ahead of the test's own
     return tuple(2 * x for x in args)
 
 
@@ -332,7 +407,7 @@ def plus_five(module, args, output):
     return output + 5
 """
 UNREADABLE = "import hooklab.observations as observations\n\n\n" + SOLUTIONS["kwargs_hook"].replace(
-    "def cap_scale(module, args, kwargs):\n", "def cap_scale(module, args, kwargs):\n    observations._state['seen'].append('{not JSON')\n")
+    "def cap_scale(module, args, kwargs):\n", "def cap_scale(module, args, kwargs):\n    observations._state['channel'].sendall(b'{not JSON\\n')\n")
 # Honest answers that must not depend on anything but themselves: random numbers drawn inside, a dict built in
 # another key order, a checker used as an assertion inside the answer.
 SEEDS_INSIDE = SOLUTIONS["patch_activation"].replace("    kept = {}\n", "    torch.manual_seed(0)  # reproducible while I debug\n    kept = {}\n")
@@ -530,7 +605,7 @@ STUDENTS = (attackers() + [student for notebook in (A, BASICS, BACKWARD_HOOKS, A
             + [Student(name, {**corpus.solutions(PUZZLES), "mul": source}, {**corpus.points(PUZZLES), "mul_test": 0.0},
                        attacked=["mul_test"], assignment=PUZZLES)
                for name, source in {"finite-differences": FINITE_DIFFERENCES, "forged-gradient-observations": FORGED_GRADIENTS,
-                                    "forged-through-a-global": FORGED_THROUGH_A_GLOBAL,
+                                    "forged-through-a-global": FORGED_THROUGH_A_GLOBAL, "rewritten-after-the-check": REWRITTEN_AFTER_THE_CHECK,
                                     **{name: unseen_autograd(*route) for name, route in UNSEEN_AUTOGRAD.items()}}.items()])
 
 

@@ -4,13 +4,16 @@ Before each code cell of a notebook whose tests are drivers, the grader calls :f
 with a seed of its own, derived from the run's secret seed and the cell: the global random states are
 reseeded with it, and in a test cell :func:`hooklab.checks.random_generator` draws the hidden inputs from
 it, so nothing that ran before the test can predict them. In a test cell the checkers then only *observe*:
-each encodes what the student's code produced (a tensor's dtype, shape and bytes; plain values; types) at
-once, as JSON text, and raises nothing: what an object held when it was checked is what the grader gets,
-whatever code that runs later does to the object. The cell's request asks for them once it has run
-(:func:`collected`, a user expression the grader adds to it), so they come back in its reply: one message
-per cell rather than one per check. The grader runs the same cells on the reference solution, in a kernel
-of its own, and compares the two streams (:mod:`hooklab.grading.judge`): the score is the grader's. Outside grading (the lab, ``nbgrader validate``) nothing here is active and the checkers
-assert in the kernel as they always did.
+each encodes what the student's code produced (a tensor's dtype, shape and bytes; plain values; types) as
+JSON and sends it at once on the kernel's observation channel, a socket whose other end is the grader's
+(:class:`hooklab.grading.kernels.ObservationChannel`): what an object held when it was checked is what the
+grader gets, and nothing the kernel runs later can take it back or change it. The cell's seed starts its
+observations on the channel; once it has run, the grader has the kernel send a mark of its own
+(:func:`collected`) that ends them. The
+grader runs the same cells on the reference solution, in a kernel of its own, and compares the two streams
+(:mod:`hooklab.grading.judge`): the score is the grader's. Outside grading (the lab, ``nbgrader validate``)
+nothing here is active and the checkers assert in the kernel as they always did; a process without a
+channel (the mutation runner, the tests of this package) keeps its observations for :func:`collected`.
 
 Plain data only: encoding runs no code of the student's objects (their types are compared by identity).
 """
@@ -23,6 +26,7 @@ import itertools
 import json
 import os
 import random
+import socket
 import sys
 from typing import Any
 
@@ -30,12 +34,14 @@ PLAIN_DEPTH = 32  # how deep plain values are encoded before they count as too d
 PLAIN_ITEMS = 10_000  # how many plain values one observation may hold
 PLAIN_SCALARS = (str, int, float, bool, complex, type(None))  # with lists, tuples and dicts of them: plain data
 
-_state: dict[str, Any] = {"seed": None, "draws": itertools.count(), "seen": []}
+CHANNEL = "HOOKLAB_OBSERVATIONS_FD"  # the environment variable that names the kernel's end of its channel
+_state: dict[str, Any] = {"seed": None, "draws": itertools.count(), "seen": [], "channel": None}
 
 
 def begin(seed: str, test: bool) -> None:
     """The grader's call before a code cell: reseed the global random states (torch, NumPy, ``random``)
-    from ``seed``; in a test cell (``test``), observe and draw hidden inputs from it."""
+    from ``seed``; in a test cell (``test``), observe and draw hidden inputs from it, and send ``seed`` on the
+    channel: the test's observations follow it."""
     import numpy
     import torch
 
@@ -47,6 +53,12 @@ def begin(seed: str, test: bool) -> None:
     numpy.random.seed(number % 2**32)
     random.seed(number)
     _state.update(seed=seed if test else None, draws=itertools.count(), seen=[])
+    if _state["channel"] is None and CHANNEL in os.environ:  # the first call, before any code of the notebook's
+        fd = int(os.environ.pop(CHANNEL))
+        os.set_inheritable(fd, False)
+        _state["channel"] = socket.socket(fileno=fd)
+    if test and _state["channel"] is not None:  # what the channel carries from here is the test's
+        _state["channel"].sendall(f"{seed}\n".encode())
 
 
 def cell_seed(run: str, notebook: str, cell: str) -> str:
@@ -68,27 +80,27 @@ def next_seed() -> int:
 
 
 def observe(kind: str, label: str, value: dict[str, Any], **options: Any) -> None:
-    """Keep one observation for the grader, as JSON text: ``kind`` says how it is compared, ``label`` names it
-    in messages, ``value`` is an encoded value (:func:`encode`), ``options`` are the comparison's (tolerances).
-    Only a check made by the test cell's own code counts: a checker an answer calls for itself, inside a
-    function the test calls, observes nothing."""
-    if _called_by_the_cell():
-        _state["seen"].append(json.dumps({"kind": kind, "label": str(label), "value": value, **options}))
+    """Send the grader one observation: ``kind`` says how it is compared, ``label`` names it in messages,
+    ``value`` is an encoded value (:func:`encode`), ``options`` are the comparison's (tolerances). Only a check
+    made by the test cell's own code counts: a checker an answer calls for itself, inside a function the test
+    calls, observes nothing."""
+    if not _called_by_the_cell():
+        return
+    line = json.dumps({"kind": kind, "label": str(label), "value": value, **options})
+    if _state["channel"] is None:
+        _state["seen"].append(line)
+    else:
+        _state["channel"].sendall(line.encode() + b"\n")
 
 
-def collected(*, _type=type, _dict=dict, _list=list, _str=str, _all=all) -> str:
-    """The grader's call once a test cell has run: the cell's observations as one JSON list, handed over once.
-    Anything but a list of str where they were kept comes back as ``null`` (unreadable: the test fails), without
-    running any of its code: the builtins it uses are bound when it is defined (a global of this module could
-    shadow them)."""
-    state = _state
-    if _type(state) is not _dict:
-        return "null"
-    seen = _dict.get(state, "seen")
-    _dict.__setitem__(state, "seen", [])
-    if _type(seen) is not _list or not _all(_type(text) is _str for text in seen):
-        return "null"
-    return "[" + _str.join(",", seen) + "]"
+def collected(mark: str | None = None) -> str:
+    """The grader's call once a test cell has run: on the channel, ``mark`` ends the cell's observations (and
+    comes back); without one, the observations kept since :func:`begin`, as one JSON list."""
+    if _state["channel"] is not None:
+        _state["channel"].sendall(f"{mark}\n".encode())
+        return str(mark)
+    seen, _state["seen"] = _state["seen"], []
+    return "[" + ",".join(seen) + "]"
 
 
 def _called_by_the_cell() -> bool:

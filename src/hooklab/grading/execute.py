@@ -17,8 +17,9 @@
   neither the worker's memory nor the autograded notebook and its feedback page grow with it;
 - drivers: in a notebook whose tests are drivers (:mod:`hooklab.grading.judge`), with the run's ``seed``, every
   code cell is preceded by :func:`hooklab.observations.begin` with a seed drawn from it for that cell, test
-  cells are sent without their expected values, and their observations, which the test cell's request
-  collects once its code has run (:func:`hooklab.observations.collected`, in its reply), are kept in the
+  cells are sent without their expected values, and their observations, which the kernel sends on its
+  observation channel as they are made (:class:`hooklab.grading.kernels.ObservationChannel`), between the
+  cell's seed and a mark the test cell's request has it send once its code has run, are kept in the
   notebook's metadata for the grader to compare with the reference's.
 
 A held notebook keeps its would-be scores in its metadata (for ``hooklab review``) and every
@@ -56,7 +57,7 @@ from hooklab.grading.sandbox import Sandbox, amount
 # Modules the tests import, and where they must come from: the grading environment, not the submission.
 VERIFIED_MODULES = ("hooklab.checks", "torch", "numpy")
 PROOF_PREFIX = "_hooklab_ran_"  # the name each executed test cell assigns last
-COLLECT = "__import__('hooklab.observations', fromlist=['collected']).collected()"  # a test cell's observations
+COLLECT = "__import__('hooklab.observations', fromlist=['collected']).collected({mark!r})"  # ends a test cell's observations
 # What nbclient keeps of each kind of kernel message (an output, a display's update, a widget's state)
 KEPT = {"stream": ("text",), "display_data": ("data", "metadata"), "execute_result": ("data", "metadata"),
         "update_display_data": ("data", "metadata"), "error": ("ename", "evalue", "traceback"),
@@ -233,6 +234,7 @@ class GuardedExecute(Execute):
         self._source_code = {cell.source: cell.get("id") for cell in source.cells if cell.cell_type == "code"} if self._drivers else {}
         self._notebook = resources.get("nbgrader", {}).get("notebook", "")
         self._begun: int | None = None  # the index of the code cell that the last begin() was for
+        self._seeds: dict[int, str] = {}  # code cell index → the seed its begin() was given
         self._observed: dict[str, list[Any]] = {}
         self._observed_size = 0
         self._code = [i for i, cell in enumerate(nb.cells) if cell.cell_type == "code" and cell.source.strip()]
@@ -283,8 +285,9 @@ class GuardedExecute(Execute):
             self._carried = None
         carrier = self.kc if isinstance(self.kc, kernels.ReadyClient) else None
         following = self._next_code(index) if self._drivers else None
+        self._mark = secrets.token_hex(16)  # ends this cell's observations on the channel; unknown to the kernel until then
         expressions = {  # in this order: the observations are collected before the next cell's begin() clears them
-            **({"observed": COLLECT} if self._drivers and utils.is_grade(cell) else {}),
+            **({"observed": COLLECT.format(mark=self._mark)} if self._drivers and utils.is_grade(cell) else {}),
             **({"probe": probe} if probe else {}),
             **({"begin": self._begin(following)} if following is not None else {}),
         }
@@ -325,7 +328,7 @@ class GuardedExecute(Execute):
             super().on_cell_executed(**kwargs)
         self._carried = _probe_answer(reply)
         if "observed" in reply["content"].get("user_expressions", {}):
-            self._keep_observations(kwargs["cell"], reply)
+            self._keep_observations(kwargs["cell"], kwargs["cell_index"], reply)
         begun = reply["content"].get("user_expressions", {}).get("begin", {}).get("status") == "ok"
         self._begun = self._next_code(kwargs["cell_index"]) if begun else None
 
@@ -341,22 +344,24 @@ class GuardedExecute(Execute):
         cell = self.nb.cells[index]
         key = (cell.metadata.get("nbgrader", {}).get("grade_id") or (cell.get("id") if cell.get("id") in self._source_ids else None)
                or self._source_code.get(cell.source) or hashlib.sha256(cell.source.encode()).hexdigest())
-        seed = observations.cell_seed(self.seed, self._notebook, key)
+        seed = self._seeds[index] = observations.cell_seed(self.seed, self._notebook, key)
         return f"__import__('hooklab.observations', fromlist=['begin']).begin({seed!r}, {utils.is_grade(cell)!r})"
 
-    def _keep_observations(self, cell: NotebookNode, reply: dict[str, Any]) -> None:
-        """Keep what a test cell observed, as its reply brought it, within the outputs' limit (past it, one marker
-        that fails the test); what is not a list of observations is kept as one that is not readable."""
-        text = _expression_text(reply, "observed")
-        self._observed_size += len(text or "")
-        if self._observed_size > self._limits.total:
+    def _keep_observations(self, cell: NotebookNode, index: int, reply: dict[str, Any]) -> None:
+        """Keep what a test cell observed: the lines its kernel sent on the observation channel between the cell's
+        seed and its mark, within the outputs' limit (past it, one marker that fails the test). Without them (the
+        kernel did not send them) the observations are kept as unreadable, and so is a line that is not one."""
+        channel = getattr(self.km.provisioner, "channel", None)
+        sent = _expression_text(reply, "observed") == self._mark and channel is not None and index in self._seeds
+        lines = channel.take(self._seeds[index], self._mark) if sent else None
+        self._observed_size += sum(map(len, lines or []))
+        if lines is None:
+            seen: list[Any] = [None]
+        elif self._observed_size > self._limits.total:
             seen = ["too large"]
         else:
-            try:
-                seen = json.loads(text) if text is not None else [None]
-            except (ValueError, RecursionError):
-                seen = [None]
-        self._observed[cell.metadata.nbgrader["grade_id"]] = seen if isinstance(seen, list) else [None]
+            seen = [_observation(line) for line in lines]
+        self._observed[cell.metadata.nbgrader["grade_id"]] = seen
 
     def _stop(self, cell: NotebookNode, ename: str, reason: str) -> None:
         self._stopped = reason
@@ -380,7 +385,8 @@ class GuardedExecute(Execute):
             self._begun = first if self._drivers else None
             return
         expected = {name: importlib.util.find_spec(name).origin for name in VERIFIED_MODULES}
-        answer = self._ask(f"{kernels.PROBE}.snapshot({expected!r})", kernels.LOAD_PROBE, kernels.FILL_WORKING_COPY, begin)
+        # begin() first: it connects the observation channel, which the snapshot then holds
+        answer = self._ask(f"{kernels.PROBE}.snapshot({expected!r})", f"{kernels.LOAD_PROBE}\n{begin}\n", kernels.FILL_WORKING_COPY)
         self._begun = first if self._drivers else None
         if answer is None:
             self._baseline = "unavailable"
@@ -442,6 +448,15 @@ def _expression_text(reply: dict[str, Any] | None, name: str) -> str | None:
     except (ValueError, SyntaxError, KeyError, TypeError, RecursionError, MemoryError):
         return None
     return text if isinstance(text, str) else None
+
+
+def _observation(line: str) -> Any:
+    """One observation as the kernel sent it (a JSON object), or None where the line is not one."""
+    try:
+        value = json.loads(line)
+    except (ValueError, RecursionError):
+        return None
+    return value if isinstance(value, dict) else None
 
 
 def _probe_answer(reply: dict[str, Any] | None) -> dict[str, Any] | None:

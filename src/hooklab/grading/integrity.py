@@ -16,9 +16,11 @@ import builtins
 import importlib.util
 import re
 import sys
+import textwrap
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from functools import cache, lru_cache
+from pathlib import Path
 
 from IPython.core.inputtransformer2 import TransformerManager
 from nbconvert.exporters.exporter import ResourcesDict
@@ -88,6 +90,17 @@ FORBIDDEN_MODULES = {
     "torch.jit": "runs TorchScript (torch.jit), which no watch sees into",
     "torch.futures": "runs code outside its cell (torch.futures)",
     "pydoc": "runs shell commands (pydoc's pagers)",
+    "pkgutil": "uses the import system (pkgutil)",
+    "socket": "reaches the kernel's connections (socket)",
+    "doctest": "runs code from strings (doctest)",
+    "pdb": "starts a debugger (pdb)",
+    "bdb": "starts a debugger (bdb)",
+    "trace": "traces code (trace)",
+    "cProfile.run": "runs code from a string (cProfile.run)",
+    "cProfile.runctx": "runs code from a string (cProfile.runctx)",
+    "profile.run": "runs code from a string (profile.run)",
+    "profile.runctx": "runs code from a string (profile.runctx)",
+    "typing.get_type_hints": "runs code from strings (annotations evaluated by typing.get_type_hints)",
     "joblib": "runs code outside its cell (joblib)",
     "dask": "runs code outside its cell (dask)",
     "distributed": "runs code outside its cell (dask.distributed)",
@@ -97,6 +110,14 @@ FORBIDDEN_MODULES = {
 
 # os functions that start processes: a forked child computes where no watch of the kernel's sees it.
 OS_PROCESSES = ("fork", "spawn", "exec", "system", "popen", "posix_spawn", "register_at_fork")
+# os functions that work on file descriptors: the kernel's connections to the grader are among them.
+OS_DESCRIPTORS = {"dup", "dup2", "close", "closerange", "open", "openpty", "write", "writev", "pwrite", "fdopen", "pipe", "pipe2",
+                  "set_inheritable", "set_blocking", "sendfile", "ftruncate", "read", "readv", "pread", "lseek"}
+# What a student may take of inspect: a callable's signature and source, what kind of object something is. The rest
+# reads frames, closures, globals and members (inspect.getclosurevars, getmembers) or finds modules (getmodule).
+INSPECT_ALLOWED = {"signature", "Signature", "Parameter", "getsource", "getsourcelines", "getdoc", "cleandoc", "getmro",
+                   "getfullargspec", "isclass", "isfunction", "ismethod", "isbuiltin", "isroutine", "ismodule",
+                   "isgeneratorfunction", "iscoroutinefunction", "isabstract", "isgenerator"}
 
 # Attribute names that lead to functions' internals, frames or the object graph.
 FORBIDDEN_ATTRIBUTES = {
@@ -155,6 +176,7 @@ SAFE_MAGICS = {
     "writefile", "prun", "pwd", "ls", "env", "pinfo", "pinfo2", "psearch", "pdoc", "pdef", "psource",
 }
 PARSED = 2048  # syntax trees a worker keeps for the next submissions
+STRING_CODE = 100_000  # characters of a string the scan reads as code, at most
 CODE_MAGICS = {"time", "timeit", "capture", "prun"}  # magics whose argument or body is Python code to check
 TENSOR_SUBCLASS_METHODS = {
     "__torch_function__": "overrides torch functions for its tensors (__torch_function__)",
@@ -169,6 +191,21 @@ REEXPORTED = {name.split(".")[0] for name in FORBIDDEN_MODULES} | {"os", "sys", 
 OWN_SUBMODULES = {"torch.signal", "scipy.signal", "torch.types", "numpy.typing"}
 TORCH_PRIVATE_ALLOWED = {"_dynamo", "_logging"}  # private modules of torch's that the notebooks themselves use
 
+
+
+def _package_modules(package: str) -> frozenset[str]:
+    """The dotted names of a package's modules, from its files (nothing is imported)."""
+    root = Path(importlib.util.find_spec(package).origin).parent
+    names = {package}
+    for path in root.rglob("*.py"):
+        parts = path.relative_to(root).with_suffix("").parts
+        names.add(".".join((package, *(parts[:-1] if parts[-1] == "__init__" else parts))))
+    return frozenset(names)
+
+
+# hooklab's modules: a student's code names what it uses of them (hooklab.checks.check_tensor), never hands a module
+# around (``[checks][0]``, ``(lambda m: m)(checks)``), where the scan would lose what it is.
+HOOKLAB_MODULES = _package_modules("hooklab")
 IMPORT_MODULE = ("importlib", "import_module")  # the one use of importlib a student may make, with a constant name
 _transformer = TransformerManager()
 
@@ -254,6 +291,24 @@ def _parse(source: str) -> ast.Module | None:
 
 
 @lru_cache(PARSED)
+def _code_in(text: str) -> ast.Module | None:
+    """The syntax tree of a string that is Python code that does something (an import, a call or an attribute), as
+    written or as doctest's examples (``>>> ``); None for any other string."""
+    if len(text) > STRING_CODE or not any(mark in text for mark in ("(", ".", "import", "=")):
+        return None
+    lines = text.splitlines()
+    examples = [line.strip()[4:] for line in lines if line.strip().startswith((">>> ", "... "))]
+    for candidate in ([textwrap.dedent(text)] + (["\n".join(examples)] if examples else [])):
+        try:
+            tree = ast.parse(candidate)
+        except (SyntaxError, ValueError, MemoryError, RecursionError):
+            continue
+        if any(isinstance(n, (ast.Call, ast.Attribute, ast.Import, ast.ImportFrom)) for n in ast.walk(tree)):
+            return tree
+    return None
+
+
+@lru_cache(PARSED)
 def _code(source: str) -> str:
     """What a cell's source does, without its comments and layout: its syntax tree, or the text that does not parse."""
     tree = _parse(source)
@@ -322,6 +377,12 @@ def _technique(dotted: str) -> str | None:
         return "registers operator kernels (torch.library)"
     if parts[0] == "inspect" and parts[1] in INSPECT_FRAMES:
         return "walks the call stack (inspect)"
+    if parts[0] == "inspect" and parts[1] not in INSPECT_ALLOWED:
+        return f"reads objects' internals (inspect.{parts[1]})"
+    if parts[0] == "os" and parts[1] in OS_DESCRIPTORS:
+        return f"handles file descriptors (os.{parts[1]}), the kernel's connections among them"
+    if parts[0] == "hooklab" and any(part.startswith("_") for part in parts[1:]):
+        return f"reaches hooklab's internals ({dotted})"
     if parts[0] == "sys" and parts[1] not in SYS_READABLE:
         return f"uses the interpreter's machinery (sys.{parts[1]})"
     if parts[0] == "os" and parts[1].startswith(OS_PROCESSES):
@@ -345,6 +406,7 @@ class _Checker(ast.NodeVisitor):
         self.depth = 0  # > 0 inside a function or class body
         self.called: set[int] = set()  # ids of the nodes called as functions (getattr(...), not getattr as a value)
         self.allowed: set[int] = set()  # ids of the nodes of importlib.import_module("name") calls, checked as imports
+        self.bases: set[int] = set()  # ids of the nodes whose attribute is taken (``m`` in ``m.f``)
         self.globals: set[str] = set()
 
     def flag(self, node: ast.AST, technique: str) -> None:
@@ -540,7 +602,14 @@ class _Checker(ast.NodeVisitor):
             self.visit(target)
 
     # -- expressions ------------------------------------------------------------------------
+    def handed_around(self, node: ast.Name | ast.Attribute) -> None:
+        """hooklab's module used as a value, not as the base of the name of what is used of it."""
+        origin = self.origin(node)
+        if origin in HOOKLAB_MODULES and id(node) not in self.bases and isinstance(node.ctx, ast.Load):
+            self.flag(node, f"hands hooklab's module {origin} around (use what it holds by name: {origin}.<name>)")
+
     def visit_Name(self, node: ast.Name) -> None:
+        self.handed_around(node)
         if self.imported.get(node.id) in {IMPORT_MODULE[0], ".".join(IMPORT_MODULE)} and id(node) not in self.allowed:
             self.flag(node, FORBIDDEN_MODULES[IMPORT_MODULE[0]])
         elif node.id in {"getattr", "setattr", "delattr"} and id(node) not in self.called:
@@ -556,8 +625,22 @@ class _Checker(ast.NodeVisitor):
             self.flag(node, f"names {node.value!r} ({FORBIDDEN_ATTRIBUTES[node.value]})")
         elif isinstance(node.value, str) and node.value in TENSOR_SUBCLASS_METHODS:
             self.flag(node, f"names {node.value!r} ({TENSOR_SUBCLASS_METHODS[node.value]})")
+        elif isinstance(node.value, str):
+            self.code_in_string(node, node.value)
+
+    def code_in_string(self, node: ast.AST, text: str) -> None:
+        """A string that is Python code (as timeit, doctest, a string annotation or a debugger would run it) is
+        checked as code: the techniques it uses are the cell's."""
+        tree = _code_in(text)
+        if tree is None:
+            return
+        inner = _Checker(dict(self.imported), self.given, self.protected)
+        inner.visit(tree)
+        self.found += [(getattr(node, "lineno", 1), f"code in a string: {technique}") for _, technique in inner.found]
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
+        self.bases.add(id(node.value))
+        self.handed_around(node)
         if id(node) in self.allowed:  # importlib.import_module("math"), checked as an import of math
             self.generic_visit(node)
             return

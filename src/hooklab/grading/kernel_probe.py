@@ -20,6 +20,7 @@ import builtins
 import hashlib
 import json
 import os
+import socket
 import sys
 import threading
 import types
@@ -124,6 +125,7 @@ def _facts(shell: Any) -> dict[str, str]:
             facts[f"hooklab.checks.{key} (code)"] = _token(value.__code__)
             facts[f"hooklab.checks.{key} (defaults)"] = repr((value.__defaults__, value.__kwdefaults__))
             facts[f"hooklab.checks.{key} (globals)"] = _token(value.__globals__)
+    facts["hooklab.observations channel"] = _channel(sys.modules.get("hooklab.observations"))
     facts["sys.meta_path"] = repr([_token(finder) for finder in sys.meta_path])
     facts["sys.path_hooks"] = repr([_token(hook) for hook in sys.path_hooks])
     facts["sys.settrace"] = _token(sys.gettrace())
@@ -136,6 +138,18 @@ def _facts(shell: Any) -> dict[str, str]:
     if shell is not None:
         facts.update(_shell_facts(shell))
     return facts
+
+
+def _channel(observations: Any) -> str:
+    """The socket the checkers send their observations on (hooklab.observations), and what its fd is."""
+    state = getattr(observations, "_state", None)
+    channel = dict.get(state, "channel") if type(state) is dict else None
+    if type(channel) is not socket.socket:
+        return _token(channel)
+    try:
+        return f"{_token(channel)} {os.fstat(socket.socket.fileno(channel)).st_ino}"
+    except OSError:
+        return f"{_token(channel)} closed"
 
 
 def _shell_facts(shell: Any) -> dict[str, str]:

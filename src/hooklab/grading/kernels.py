@@ -44,6 +44,7 @@ from jupyter_client.asynchronous import AsyncKernelClient
 from jupyter_client.connect import KernelConnectionInfo
 from jupyter_client.provisioning import LocalProvisioner
 
+from hooklab import observations
 from hooklab.grading.sandbox import (
     Kernel, Sandbox, SandboxError, copy_regular_files, environment, fill_awaited_working_copy, keep_socket_folder, sockets_bound,
     spawn,
@@ -78,6 +79,8 @@ PRELOAD_WHEN_USED = {
 }
 INLINE_BACKEND = "module://matplotlib_inline.backend_inline"  # ipykernel's default for MPLBACKEND
 _MESSAGE = 1 << 20  # largest request (environment included)
+MARK_WAIT = 10.0  # seconds the grader waits for the end of a test cell's observations, once its reply has come
+MARK_SIZE = 128  # bytes of a line that starts or ends a test cell's observations, at most
 KILLED_WITHIN = 1.0  # seconds a killed kernel's supervisor is waited for before jupyter_client's own wait
 READY_CLIENT = "hooklab.grading.kernels.ReadyClient"
 SPARE_FOLDER = "work"  # a spare kernel's working folder, in its socket folder
@@ -168,11 +171,14 @@ def _accept(listener: socket.socket, lines: dict[socket.socket, set[int]]) -> No
 def _answer(line: socket.socket, started: set[int], supervisors: set[int], folders: set[str]) -> bool:
     """Start the kernel a line asks for and reply; False when the line has closed."""
     try:
-        message = line.recv(_MESSAGE)
+        message, fds, _, _ = socket.recv_fds(line, _MESSAGE, 1)
     except OSError:  # its process ended with a reply unread
         return False
     if not message:
+        for fd in fds:
+            os.close(fd)
         return False
+    channel = fds[0] if fds else -1  # the kernel's end of its observation channel, which it alone keeps
     try:
         request = json.loads(message)
         if "preload" in request:  # no reply, whatever happens: the line's next reply is its next kernel's
@@ -182,12 +188,16 @@ def _answer(line: socket.socket, started: set[int], supervisors: set[int], folde
                 print(f"hooklab kernel server: could not preload {request['preload']} ({error!r}); kernels import them themselves", file=sys.stderr)
             return True
         folders.add(request["sockets"])
-        pid, pidfd = spawn(Sandbox(**request["sandbox"]), request["cwd"], request["sockets"], lambda: _become_kernel(request), request["spare"])
+        pid, pidfd = spawn(Sandbox(**request["sandbox"]), request["cwd"], request["sockets"], lambda: _become_kernel(request, channel),
+                           request["spare"], channel)
         reply, fds = {"pid": pid}, [pidfd]
         supervisors.add(pidfd)
         started.add(pidfd)
     except Exception as error:  # noqa: BLE001 (a bad request costs its kernel, not the server)
         reply, fds = {"error": str(error) if isinstance(error, (SandboxError, OSError)) else f"{type(error).__name__}: {error}"}, []
+    finally:
+        if channel >= 0:
+            os.close(channel)
     try:
         socket.send_fds(line, [json.dumps(reply).encode()], fds)
     except OSError:  # its process ended while the kernel started
@@ -250,17 +260,22 @@ def _draw_once() -> None:
 _SET_BY_IMPORTS: dict[str, str] = {}  # the variables the server's preloading set (as ipykernel's debugger does)
 
 
-def _become_kernel(request: dict[str, Any]) -> None:
+def _become_kernel(request: dict[str, Any], channel: int) -> None:
     """In the forked kernel, confined already (its files arrive at its first request): take the requested
-    environment and run ipykernel (or give a command of its own its files and execute it)."""
+    environment, with the number of its observation channel's fd (``channel``, if any), and run ipykernel (or
+    give a command of its own its files and execute it)."""
     os.environ.clear()
     os.environ.update({**_SET_BY_IMPORTS, **request["env"]})
+    if channel >= 0:
+        os.environ[observations.CHANNEL] = str(channel)
     matplotlib = sys.modules.get("matplotlib")
     if matplotlib is not None:  # preloaded: the backend it would have taken from this environment
         matplotlib.rcParams["backend"] = os.environ.get("MPLBACKEND", INLINE_BACKEND)
     if not request["fork"]:  # not hooklab's ipykernel: its files now, and its socket folder is not sealed
         fill_awaited_working_copy()
         keep_socket_folder()
+        if channel >= 0:
+            os.set_inheritable(channel, True)
         os.execvpe(request["argv"][0], request["argv"], request["env"])
     sys.argv = [importlib.util.find_spec("ipykernel_launcher").origin, *request["argv"][3:]]
     del sys.path[0]  # the server's folder, where `python -m ipykernel_launcher` would have the kernel's (and drop it)
@@ -354,11 +369,12 @@ class KernelServer:
                 self.line.send(json.dumps({"preload": missing}).encode())
             self.modules.update(missing)
 
-    def start(self, request: dict[str, Any]) -> Kernel:
+    def start(self, request: dict[str, Any], channel: socket.socket) -> Kernel:
+        """Start the kernel ``request`` asks for, handing it ``channel`` (its end of its observation channel)."""
         started = time.monotonic()
         self._connect()
         with self.lock:
-            self.line.send(json.dumps(request).encode())
+            socket.send_fds(self.line, [json.dumps(request).encode()], [channel.fileno()])
             message, fds, _, _ = socket.recv_fds(self.line, _MESSAGE, 1)
         if not message:
             raise RuntimeError("the kernel server exited (see the grading log)")
@@ -388,6 +404,80 @@ def preloadable(cmd: list[str]) -> bool:
     )
 
 
+_DROPPED = b""  # in place of the lines read past the limit (an empty line is no observation either)
+
+
+class ObservationChannel:
+    """The grader's end of a kernel's observation channel: a stream socket whose other end only the kernel holds,
+    on which :func:`hooklab.observations.observe` sends each observation, one JSON line, as it is made. What the
+    kernel sent cannot be taken back or changed by anything it runs later. A thread reads the lines as they arrive
+    (a kernel that sends more than the socket holds waits for it, not for the cell to end); :meth:`take` hands over
+    those sent between two marks, which the grader has the kernel send as a test cell starts and once it has run.
+    Past ``limit`` bytes between two takes, lines are read and dropped (marks kept), and the take says so."""
+
+    def __init__(self, limit: int) -> None:
+        self._ours, self.kernel_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        self._limit = limit
+        self._lines: list[bytes] = []
+        self._partial = b""
+        self._size = 0  # bytes of the lines held
+        self._ended = False
+        self._changed = threading.Condition()
+        threading.Thread(target=self._read, name="hooklab-observations", daemon=True).start()
+
+    def handed(self) -> None:
+        """The kernel has its end (or failed to start): this process lets go of it."""
+        self.kernel_end.close()
+
+    def _read(self) -> None:
+        while True:
+            try:
+                data = self._ours.recv(1 << 20)
+            except OSError:
+                data = b""
+            with self._changed:
+                if not data:
+                    self._ended = True
+                    self._changed.notify_all()
+                    return
+                *complete, self._partial = (self._partial + data).split(b"\n")
+                if len(self._partial) > self._limit:
+                    complete.append(_DROPPED)
+                    self._partial = b""
+                for line in complete:
+                    self._size += len(line)
+                    if self._size > self._limit and len(line) > MARK_SIZE:
+                        line = _DROPPED
+                    if line is not _DROPPED or self._lines[-1:] != [_DROPPED]:
+                        self._lines.append(line)
+                self._changed.notify_all()
+
+    def take(self, start: str, end: str, timeout: float = MARK_WAIT) -> list[str] | None:
+        """The lines the kernel sent between the lines ``start`` and ``end`` (the last ``start`` before it), taken
+        from the channel with those before them; None when ``end`` did not come within ``timeout`` seconds, or
+        ``start`` not before it, or the lines were too many to keep."""
+        first, last = start.encode(), end.encode()
+        with self._changed:
+            if not self._changed.wait_for(lambda: last in self._lines or self._ended, timeout) or last not in self._lines:
+                return None
+            position = self._lines.index(last)
+            lines, self._lines = self._lines[:position], self._lines[position + 1:]
+            self._size = sum(map(len, self._lines))
+        if first not in lines:
+            return None
+        lines = lines[len(lines) - lines[::-1].index(first):]
+        if _DROPPED in lines:
+            return None
+        return [line.decode(errors="replace") for line in lines]
+
+    def close(self) -> None:
+        """Stop reading (the kernel has ended or is ending)."""
+        with contextlib.suppress(OSError):
+            self._ours.shutdown(socket.SHUT_RDWR)
+        self._ours.close()
+        self.kernel_end.close()
+
+
 class PreloadedProvisioner(LocalProvisioner):  # type: ignore[misc]
     """jupyter_client's local provisioner, starting kernels through the kernel server, each in a sandbox
     (``c.Sandbox``) and on ``ipc`` sockets in a folder of its own."""
@@ -395,6 +485,7 @@ class PreloadedProvisioner(LocalProvisioner):  # type: ignore[misc]
     sockets: str | None = None
     folder: str | None = None  # a spare's folder, inside ``sockets``
     forked: bool = False  # a fork of the server (else the kernel's own command, executed)
+    channel: ObservationChannel | None = None  # what the kernel observes, sent as it observes it
 
     async def pre_launch(self, **kwargs: Any) -> dict[str, Any]:
         manager = self.parent
@@ -407,9 +498,15 @@ class PreloadedProvisioner(LocalProvisioner):  # type: ignore[misc]
 
     async def launch_kernel(self, cmd: list[str], **kwargs: Any) -> KernelConnectionInfo:
         spare = kwargs.pop("spare", False)
-        if not SUPPORTED:
-            return await super().launch_kernel(cmd, **kwargs)
         sandbox = Sandbox(parent=self)
+        self.channel = channel = ObservationChannel(sandbox.outputs_size or sys.maxsize)
+        if not SUPPORTED:  # a kernel of its own, given its end of the channel
+            kernel_end = channel.kernel_end.fileno()
+            kwargs["env"] = {**(kwargs.get("env") or os.environ), observations.CHANNEL: str(kernel_end)}
+            try:
+                return await super().launch_kernel(cmd, **kwargs, pass_fds=[kernel_end])
+            finally:
+                channel.handed()
         # ipykernel watches the process JPY_PARENT_PID names unless it is 1: the kernel's parent is an init,
         # and the supervisor ties the kernel to the grader already
         env = {**(kwargs.get("env") or os.environ), "JPY_PARENT_PID": "1"}
@@ -421,10 +518,12 @@ class PreloadedProvisioner(LocalProvisioner):  # type: ignore[misc]
         self.forked = preloadable(cmd)
         request = {"argv": cmd, "cwd": cwd, "env": env, "sockets": self.sockets, "fork": self.forked, "spare": spare, "sandbox": sandbox.settings()}
         try:
-            self.process = KernelServer.instance(env.get("PYTHONHASHSEED"), sandbox).start(request)
+            self.process = KernelServer.instance(env.get("PYTHONHASHSEED"), sandbox).start(request, channel.kernel_end)
         except BaseException:
             await self.cleanup()  # jupyter_client cleans up only kernels that started
             raise
+        finally:
+            channel.handed()
         self.pid, self.pgid, self.cwd = self.process.pid, None, cwd
         return self.connection_info
 
@@ -449,6 +548,9 @@ class PreloadedProvisioner(LocalProvisioner):  # type: ignore[misc]
 
     async def cleanup(self, restart: bool = False) -> None:
         await super().cleanup(restart)
+        if self.channel is not None:
+            self.channel.close()
+            self.channel = None
         if not restart and self.sockets:
             shutil.rmtree(self.sockets, ignore_errors=True)
             self.sockets = None

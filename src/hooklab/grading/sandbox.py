@@ -198,19 +198,22 @@ class _Start:
     output: int = -1  # the kernel's stdout and stderr, which the supervisor copies into its own stderr
     status: int = -1  # the kernel's wait status, from its init
     handshake: int = -1  # the kernel's end of a socket pair: "bound" when its sockets are, "sealed" back (sockets_bound)
+    channel: int = -1  # the kernel's end of its observation channel (kernels.ObservationChannel), kept open for it
 
 
-def spawn(sandbox: Sandbox, cwd: str, sockets: str, target: Callable[[], object], files_later: bool = False) -> tuple[int, int]:
+def spawn(sandbox: Sandbox, cwd: str, sockets: str, target: Callable[[], object], files_later: bool = False,
+          channel: int = -1) -> tuple[int, int]:
     """Run ``target`` as a kernel working in (a copy of) ``cwd`` that keeps its sockets in ``sockets``, under a
     supervisor; returns the supervisor's pid and a pidfd of it (the caller reaps it). Returns once the
     kernel is confined; raises :class:`SandboxError` if it could not be. ``files_later``: ``cwd`` is filled
-    after the kernel has started, and copied at its first request (:func:`fill_awaited_working_copy`)."""
+    after the kernel has started, and copied at its first request (:func:`fill_awaited_working_copy`).
+    ``channel``: an fd the kernel keeps (under the same number), of all the caller's."""
     ready, report = os.pipe()
     me = os.pidfd_open(os.getpid())
     pid = os.fork()
     if pid == 0:
         os.close(ready)
-        _supervise(_Start(sandbox, cwd, sockets, target, report, files_later), me)
+        _supervise(_Start(sandbox, cwd, sockets, target, report, files_later, channel=channel), me)
     os.close(me)
     os.close(report)
     pidfd = os.pidfd_open(pid)
@@ -232,8 +235,9 @@ def _supervise(start: _Start, parent: int) -> None:
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)
         os.setsid()
         _die_with(parent)
-        os.closerange(3, start.report)
-        os.closerange(start.report + 1, os.sysconf("SC_OPEN_MAX"))
+        kept = sorted(fd for fd in (start.report, start.channel) if fd >= 3)
+        for low, high in zip([3] + [fd + 1 for fd in kept], kept + [os.sysconf("SC_OPEN_MAX")]):
+            os.closerange(low, high)
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
         if sandbox.isolate:
             if _privileged():
@@ -262,7 +266,7 @@ def _supervise(start: _Start, parent: int) -> None:
         _init(start, me)
     ended = 1 << 8  # exit status 1, should the supervisor itself fail
     try:
-        for fd in (me, start.report, start.output, start.status, start.handshake):
+        for fd in (me, start.report, start.output, start.status, start.handshake, *([start.channel] if start.channel >= 0 else [])):
             os.close(fd)
         init_fd = os.pidfd_open(init)
         signal.signal(signal.SIGINT, lambda signum, frame: _signal(init_fd, signum))
@@ -337,7 +341,7 @@ def _init(start: _Start, parent: int) -> None:
         if kernel == 0:
             os.close(start.status)
             _kernel(start, me)
-        for fd in (me, start.report, start.output, start.handshake):
+        for fd in (me, start.report, start.output, start.handshake, *([start.channel] if start.channel >= 0 else [])):
             os.close(fd)
         signal.signal(signal.SIGINT, lambda signum, frame: os.kill(kernel, signum))  # unreaped, so still its pid
         while (reaped := os.wait())[0] != kernel:

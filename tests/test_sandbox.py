@@ -28,6 +28,7 @@ from traitlets.config import Config
 
 import corpus
 from conftest import make_course
+from hooklab import observations
 from hooklab.grading import kernels, sandbox
 from hooklab.grading.sandbox import GiB, MiB, Sandbox, SandboxError
 
@@ -420,7 +421,8 @@ def test_kernels_never_see_the_graders_environment(tmp_path):
     env = {**os.environ, "AWS_SECRET_ACCESS_KEY": "s3cr3t", "PIP_INDEX_URL": "https://user:s3cr3t@example.invalid/simple"}
     result = subprocess.run([sys.executable, "-c", script, str(tmp_path), ENVIRONMENT_PROBE], env=env, capture_output=True, text=True, timeout=120)
     names, leaked = result.stdout.splitlines()
-    fixed = {*sandbox.environment(""), *Sandbox().thread_environment(), *sandbox.KERNEL_VARIABLES}
+    # and the number of its observation channel's fd, which the server gives it (hooklab.observations.CHANNEL)
+    fixed = {*sandbox.environment(""), *Sandbox().thread_environment(), *sandbox.KERNEL_VARIABLES, observations.CHANNEL}
     assert {"PATH", "HOME", "LANG"} <= set(eval(names)), (names, result.stderr[-2000:])
     assert set(eval(names)) <= fixed | SET_IN_A_KERNEL, names
     assert leaked == "False"

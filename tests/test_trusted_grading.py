@@ -366,6 +366,94 @@ def _wrong_backward(function, ctx, grad_outputs):
 
 
 """ + FORGED_GRADIENTS[FORGED_GRADIENTS.index("class Mul(Function):"):]
+# Round 8's: autograd's Jacobian of the given forward worked out in a saved-tensor pack hook, which torch runs inside
+# apply after the watched setup_context has returned; backward only multiplies it by grad_output (no formula).
+JACOBIAN_IN_A_PACK_HOOK = """import math
+import torch
+
+_pending = []
+_busy = []
+
+
+def _defer(ctx, fn, inputs):
+    '''setup_context: remember the forward and its inputs; the pack hook works them out.'''
+    ctx.meta = [(isinstance(t, torch.Tensor) and t.is_floating_point(), tuple(t.shape) if isinstance(t, torch.Tensor) else None,
+                 t.dtype if isinstance(t, torch.Tensor) else None) for t in inputs]
+    _pending.append((ctx, fn, inputs))
+    ctx.save_for_backward(*[t for t in inputs if isinstance(t, torch.Tensor)])
+
+
+def _jacobians(fn, inputs):
+    with torch.enable_grad():
+        leaves = [t.detach().clone().requires_grad_() if isinstance(t, torch.Tensor) and t.is_floating_point() else t for t in inputs]
+        diff = [i for i, t in enumerate(leaves) if isinstance(t, torch.Tensor) and t.requires_grad]
+        outs = fn(*leaves)
+        outs = tuple(outs) if isinstance(outs, (tuple, list)) else (outs,)
+        table = []
+        for o in outs:
+            if not (isinstance(o, torch.Tensor) and o.requires_grad):
+                table.append(None)
+                continue
+            flat = o.reshape(-1)
+            rows = {i: [] for i in diff}
+            for r in range(flat.numel()):
+                gs = torch.autograd.grad(flat[r], [leaves[i] for i in diff], retain_graph=True, allow_unused=True)
+                for i, g in zip(diff, gs):
+                    rows[i].append(torch.zeros(leaves[i].numel(), dtype=leaves[i].dtype) if g is None else g.reshape(-1))
+            table.append({i: torch.stack(rows[i]) if rows[i] else torch.zeros(0, leaves[i].numel(), dtype=leaves[i].dtype) for i in diff})
+    return table
+
+
+def _pack(t):
+    if _pending and not _busy:
+        _busy.append(1)
+        try:
+            while _pending:
+                ctx, fn, inputs = _pending.pop()
+                if sum(x.numel() for x in inputs if isinstance(x, torch.Tensor)) <= 2000:
+                    ctx.table = _jacobians(fn, inputs)
+        finally:
+            _busy.clear()
+    return t
+
+
+def _unpack(t):
+    return t
+
+
+torch.autograd.graph.saved_tensors_hooks(_pack, _unpack).__enter__()
+
+
+def _replay(ctx, grad_outputs):
+    '''backward: no formula, autograd's Jacobian (made in the pack hook) times grad_output.'''
+    table = getattr(ctx, "table", None)
+    result = []
+    for i, (diff, shape, dtype) in enumerate(ctx.meta):
+        if not diff:
+            result.append(None)
+            continue
+        total = torch.zeros(math.prod(shape), dtype=dtype)
+        for k, g in enumerate(grad_outputs):
+            if table is None or k >= len(table) or table[k] is None or g is None:
+                continue
+            total = total + table[k][i].T @ g.reshape(-1).to(dtype)
+        result.append(total.reshape(shape))
+    return tuple(result)
+
+
+class Mul(Function):
+    @staticmethod
+    def forward(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        return x * y
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        _defer(ctx, Mul.forward, inputs)
+
+    @staticmethod
+    def backward(ctx, *grad_outputs):
+        return _replay(ctx, grad_outputs)
+"""
 UNSEEN_AUTOGRAD = {
     "autograd-on-a-thread": ("import logging\n", "thread = logging.threading.Thread(target=work)\n        thread.start()\n        thread.join()"),
     "autograd-inside-an-operator": ("", "torch.zeros(1)[type('Index', (), {'__index__': lambda self: work() or 0})()]"),
@@ -606,6 +694,7 @@ STUDENTS = (attackers() + [student for notebook in (A, BASICS, BACKWARD_HOOKS, A
                        attacked=["mul_test"], assignment=PUZZLES)
                for name, source in {"finite-differences": FINITE_DIFFERENCES, "forged-gradient-observations": FORGED_GRADIENTS,
                                     "forged-through-a-global": FORGED_THROUGH_A_GLOBAL, "rewritten-after-the-check": REWRITTEN_AFTER_THE_CHECK,
+                                    "jacobian-in-a-pack-hook": JACOBIAN_IN_A_PACK_HOOK,
                                     **{name: unseen_autograd(*route) for name, route in UNSEEN_AUTOGRAD.items()}}.items()])
 
 

@@ -280,6 +280,30 @@ def wrong_answers() -> list[Wrong]:
                     grad_output = 2 * (layer(x) - targets)  # d(sum of squares)/d(output), no hook, no backward
                 return {"weight": torch.einsum("no,ni->noi", grad_output, x), "bias": grad_output}
         '''), "the kinds of the layer's hooks that fired"),
+        Wrong("per_sample_grads_keeps_the_input_attached", MEMORY_HOOKS, "per_sample_grads", _cell('''
+            def per_sample_grads(layer, x, targets):
+                kept = {}
+                saved = {name: p.grad for name, p in layer.named_parameters()}
+                layer.zero_grad()
+                with (layer.register_forward_hook(lambda m, args, output: kept.update(input=args[0])),
+                      layer.register_full_backward_hook(lambda m, gi, go: kept.update(grad_output=go[0]))):
+                    F.mse_loss(layer(x.detach().requires_grad_()), targets, reduction="sum").backward()
+                for name, p in layer.named_parameters():
+                    p.grad = saved[name]
+                return {"weight": torch.einsum("no,ni->noi", kept["grad_output"], kept["input"]), "bias": kept["grad_output"]}
+        '''), "is attached to a graph"),
+        Wrong("per_sample_grads_marks_the_callers_x", MEMORY_HOOKS, "per_sample_grads", _cell('''
+            def per_sample_grads(layer, x, targets):
+                kept = {}
+                saved = {name: p.grad for name, p in layer.named_parameters()}
+                layer.zero_grad()
+                with (layer.register_forward_hook(lambda m, args, output: kept.update(input=args[0].detach())),
+                      layer.register_full_backward_hook(lambda m, gi, go: kept.update(grad_output=go[0]))):
+                    F.mse_loss(layer(x.requires_grad_()), targets, reduction="sum").backward()
+                for name, p in layer.named_parameters():
+                    p.grad = saved[name]
+                return {"weight": torch.einsum("no,ni->noi", kept["grad_output"], kept["input"]), "bias": kept["grad_output"]}
+        '''), "the caller's x after"),
         Wrong("cube_keeps_x_on_ctx", AUTOGRAD_FUNCTION, "cube", _cell('''
             class Cube(Function):
                 @staticmethod
@@ -484,7 +508,7 @@ def wrong_answers() -> list[Wrong]:
         Wrong("per_sample_grads_zeroes_the_gradient", MEMORY_HOOKS, "per_sample_grads", _cell('''
             def per_sample_grads(layer, x, targets):
                 kept = {}
-                with layer.register_forward_hook(lambda m, args, out: kept.__setitem__("x", args[0])), \\
+                with layer.register_forward_hook(lambda m, args, out: kept.__setitem__("x", args[0].detach())), \\
                         layer.register_full_backward_hook(lambda m, gin, gout: kept.__setitem__("g", gout[0])):
                     F.mse_loss(layer(x.detach().requires_grad_()), targets, reduction="sum").backward()
                 layer.zero_grad()  # not what it was before

@@ -18,9 +18,10 @@ import inspect
 import linecache
 import math
 import os
+import contextlib
 import secrets
 import traceback
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from types import TracebackType
 from typing import Any
 
@@ -441,43 +442,53 @@ def _snapshot(result: Any) -> Any:
     return result
 
 
-def _guarded(function: type) -> tuple[type, Callable[[], tuple[str, ...]]]:
+def _guarded(function: type) -> tuple[type, Callable[[], tuple[str, ...]], Callable[[str], Any]]:
     """A subclass of ``function`` whose forward, setup_context and backward run watched (the mode and the profiler),
-    and what the watches noted. The notes are kept where the Function's code cannot reach them."""
+    what the watches noted, and ``window(stage)``: a context in which the profiler watches a whole span of the check
+    (``apply``, with the hooks torch runs between the methods, such as saved-tensor hooks; a direct backward), the
+    methods called in it watched by the mode alone. The notes are kept where the Function's code cannot reach them."""
     notes: list[str] = []
     running = ["forward"]
+    windows = [0]  # profiler windows open (one profiler at a time: a method called in one is watched by it)
 
     def note(what: str) -> None:
         notes.append(f"{running[0]} {what}")
 
     guard = _AutogradGuard(note)
 
+    @contextlib.contextmanager
+    def profiled(stage: str) -> Iterator[None]:
+        profiler = _start_profiler()  # a profiler the student left on stops recording
+        mark = f"hooklab-watch-{secrets.token_hex(8)}"  # in the events of this profiler, not of one started later
+        with _record_function(mark):
+            pass
+        forks = _forks[0]
+        windows[0] += 1
+        try:
+            yield
+        finally:
+            windows[0] -= 1
+            try:
+                profiler.__exit__(None, None, None)
+                events = profiler.events()
+                seen = _autograd_seen(events) if any(event.name == mark for event in events) else _STOPPED
+            except Exception:  # noqa: BLE001 (stopped by the code it watched)
+                seen = _STOPPED
+            if _forks[0] != forks:
+                seen = seen or "starts a process (a DataLoader's workers, multiprocessing), which no watch sees"
+            running[0] = stage
+            if seen == _COMPILED:  # which explains whatever the mode saw compiling do
+                notes.insert(0, f"{stage} {seen}")
+            elif seen:
+                note(seen)
+
     def watched(method: Callable, name: str) -> staticmethod:
         def run(*args: Any) -> Any:
             running[0] = name
-            profiler = _start_profiler()  # a profiler the student left on stops recording
-            mark = f"hooklab-watch-{secrets.token_hex(8)}"  # in the events of this profiler, not of one started later
-            with _record_function(mark):
-                pass
-            forks = _forks[0]
-            try:
-                with guard, _fork_rng(devices=[]):  # what it draws leaves the test's own draws as they were
-                    result = method(*args)
-                    return _snapshot(result) if name == "backward" else result
-            finally:
-                try:
-                    profiler.__exit__(None, None, None)
-                    events = profiler.events()
-                    seen = _autograd_seen(events) if any(event.name == mark for event in events) else _STOPPED
-                except Exception:  # noqa: BLE001 (stopped by the method itself)
-                    seen = _STOPPED
-                if _forks[0] != forks:
-                    seen = seen or "starts a process (a DataLoader's workers, multiprocessing), which no watch sees"
-                running[0] = name
-                if seen == _COMPILED:  # which explains whatever the mode saw compiling do
-                    notes.insert(0, f"{name} {seen}")
-                elif seen:
-                    note(seen)
+            with contextlib.nullcontext() if windows[0] else profiled(name), guard, _fork_rng(devices=[]):
+                running[0] = name  # (what it draws leaves the test's own draws as they were)
+                result = method(*args)
+                return _snapshot(result) if name == "backward" else result
         return staticmethod(run)
 
     overridden = [name for name in ("apply", "__call__") if inspect.getattr_static(function, name, None) is not inspect.getattr_static(_Function, name, None)]
@@ -495,7 +506,10 @@ def _guarded(function: type) -> tuple[type, Callable[[], tuple[str, ...]]]:
     if type(checked) is not type(_Function) or any(vars(checked).get(name) is not method for name, method in methods.items()):
         raise AnswerError(f"{function.__name__} changes the classes made from it (a metaclass or __init_subclass__ of its own), "
                           "so its methods cannot be checked: define forward, setup_context and backward as plain static methods")
-    return checked, lambda: tuple(notes)
+    return checked, lambda: tuple(notes), profiled
+
+
+APPLY_STAGE = "apply (forward, setup_context, or a hook torch runs with them)"
 
 
 def _autograd_used(call: str, name: str, notes: tuple[str, ...]) -> AnswerError:
@@ -623,14 +637,15 @@ def check_backward(
     inputs = [arg.detach().clone().requires_grad_(_differentiable(arg)) if isinstance(arg, torch.Tensor) else arg for arg in args]
     positions = [i for i, arg in enumerate(inputs) if _differentiable(arg)]
     call = f"{name}.apply({', '.join(_describe_argument(n, a) for n, a in zip(names, args))})"
-    checked, notes = _guarded(function)
+    checked, notes, window = _guarded(function)
 
     def failing(stage: str, error: Exception) -> AnswerError:
         said = f": {error}" if str(error) else ""
         return AnswerError(f"{call}: {stage} raised {type(error).__name__}{said}{_student_line(error)}")
 
     try:
-        output = checked.apply(*inputs)
+        with window(APPLY_STAGE):
+            output = checked.apply(*inputs)
     except Exception as error:  # the student's code: say what it raised, without hooklab's frames
         if notes():
             raise _autograd_used(call, name, notes()) from None
@@ -652,7 +667,7 @@ def check_backward(
     grad_outputs = [torch.randn(_shape(o), generator=generator, dtype=o.dtype) if _differentiable(o) else None for o in outputs]
     given = [g.clone() if g is not None else torch.zeros_like(o) for g, o in zip(grad_outputs, outputs)]
     try:
-        with _no_grad():
+        with window("backward"), _no_grad():
             returned = checked.backward(node, *given)
     except Exception as error:
         if notes():  # what it tried matters more than how it failed
@@ -735,7 +750,7 @@ def _observe_backward(function: type, args: tuple[Any, ...], generator: torch.Ge
     double = all(a.dtype == _float64 for a in args if _differentiable(a))
     tolerance = {"atol": (1e-12 if double else 1e-4) if atol is None else atol,
                  "rtol": (1e-10 if double else 1e-3) if rtol is None else rtol}
-    checked, notes = _guarded(function)
+    checked, notes, window = _guarded(function)
 
     def leaves() -> list[Any]:
         return [a.detach().clone().requires_grad_(_differentiable(a)) if isinstance(a, torch.Tensor) else a for a in args]
@@ -753,7 +768,11 @@ def _observe_backward(function: type, args: tuple[Any, ...], generator: torch.Ge
         return True, result
 
     inputs = leaves()
-    ran, output = attempt(f"{name}.forward", lambda: checked.apply(*inputs))
+    def apply() -> Any:
+        with window(APPLY_STAGE):
+            return checked.apply(*inputs)
+
+    ran, output = attempt(f"{name}.forward", apply)
     if not ran:
         return
     outputs = _as_outputs(output)
@@ -767,7 +786,7 @@ def _observe_backward(function: type, args: tuple[Any, ...], generator: torch.Ge
     given = [g.clone() if g is not None else torch.zeros_like(o) for g, o in zip(grad_outputs, outputs)]
 
     def direct() -> Any:
-        with _no_grad():
+        with window("backward"), _no_grad():
             return checked.backward(node, *given)
 
     ran, returned = attempt(f"{name}.backward", direct)

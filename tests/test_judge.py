@@ -107,6 +107,33 @@ def test_the_references_tolerance_counts_not_the_students():
     assert "wrong values" in verdict([got], [want])
 
 
+def test_a_distribution_is_judged_by_the_graders_statistics_of_the_values_against_the_references_targets(monkeypatch):
+    """check_distribution observes the values; the grader computes their statistics, with the reference test's targets
+    (what the student's kernel sends as targets counts for nothing), and the kernel's own check says the same."""
+    generator = torch.Generator().manual_seed(0)
+    spec = {"mean": 0.0, "mean_atol": 0.01, "std": 0.1, "std_rtol": 0.05, "kurtosis": 3.0, "kurtosis_atol": 0.3}
+    normal = torch.randn(400, 300, generator=generator) * 0.1
+    uniform = (torch.rand(400, 300, generator=generator) * 2 - 1) * 0.1 * 3**0.5
+    reference = observed(monkeypatch, lambda: checks.check_distribution(normal, "w", **spec))
+    assert reference[0]["kind"] == "distribution" and reference[0]["std"] == 0.1
+    for values, problem in [(normal * 1.0001, ""), (torch.zeros(400, 300), "standard deviation 0"), (uniform, "w: kurtosis 1."),
+                            (normal + 0.05, "w: mean 0.0"), (torch.full((400, 300), float("nan")), "not all finite"), (normal[:2], "shape")]:
+        student = observed(monkeypatch, lambda: checks.check_distribution(values, "w", std=float(values.std()) if values.numel() else 0.0,
+                                                                          std_rtol=1.0, kurtosis=0.0, kurtosis_atol=99.0))
+        message = verdict(student, reference)
+        assert (problem in message and message) if problem else message == "", (problem, message)
+    bounded = observed(monkeypatch, lambda: checks.check_distribution(torch.tensor([0.3, -0.5]), "b", bound=0.5))
+    assert verdict(observed(monkeypatch, lambda: checks.check_distribution(torch.tensor([0.3, -0.6]), "b")), bounded).startswith("b: a value of -0.6")
+
+
+def test_outside_grading_the_distribution_is_checked_in_the_kernel():
+    generator = torch.Generator().manual_seed(0)
+    uniform = (torch.rand(400, 300, generator=generator) * 2 - 1) * 0.1 * 3**0.5
+    checks.check_distribution(uniform, "w", mean=0.0, mean_atol=0.01, std=0.1, std_rtol=0.05, kurtosis=1.8, kurtosis_atol=0.3, bound=0.18)
+    with pytest.raises(checks.AnswerError, match="kurtosis 1[.]"):
+        checks.check_distribution(uniform, "w", kurtosis=3.0, kurtosis_atol=0.3)
+
+
 @pytest.mark.parametrize("forged", [None, "x", {"kind": "value"}, {"kind": "value", "value": {"type": "tensor", "shape": [2], "dtype": "float32"}},
                                     {"kind": "value", "value": {"type": "tensor", "shape": [2], "dtype": "float32", "stored": "float64", "data": "!!"}},
                                     {"kind": "value", "value": {"type": "tensor", "shape": [2], "dtype": "float32", "stored": "object", "data": ""}},

@@ -454,6 +454,29 @@ class Mul(Function):
     def backward(ctx, *grad_outputs):
         return _replay(ctx, grad_outputs)
 """
+# Round 8's: wrong initialisations with the builtin the test's statistics were compared with shadowed by the answer
+# (the comparisons were made in the kernel, observed as booleans); the values are observed now, their statistics the
+# grader's.
+ZEROS_WITH_ABS_SHADOWED = """def abs(value):
+    return 0.0
+
+
+def init_weights(module):
+    if isinstance(module, (nn.Linear, nn.Conv2d)):
+        nn.init.zeros_(module.weight)
+        nn.init.zeros_(module.bias)
+"""
+# And one whose test read the builtin itself: per-sample gradients in closed form, no hooks, with ``sorted`` shadowed to
+# give the kinds of hook the test expects to have fired (the grader removes such a global before the test).
+CLOSED_FORM_WITH_SORTED_SHADOWED = """def sorted(values):
+    return ["backward", "forward"]
+
+
+def per_sample_grads(layer, x, targets):
+    with torch.no_grad():
+        grad_output = 2 * (layer(x) - targets)
+        return {"weight": torch.einsum("no,ni->noi", grad_output, x), "bias": grad_output}
+"""
 UNSEEN_AUTOGRAD = {
     "autograd-on-a-thread": ("import logging\n", "thread = logging.threading.Thread(target=work)\n        thread.start()\n        thread.join()"),
     "autograd-inside-an-operator": ("", "torch.zeros(1)[type('Index', (), {'__index__': lambda self: work() or 0})()]"),
@@ -688,6 +711,10 @@ def unusual_honest_students() -> list[Student]:
 
 STUDENTS = (attackers() + [student for notebook in (A, BASICS, BACKWARD_HOOKS, APPLY, AUTOGRAD_FUNCTION, APPLICATIONS, MEMORY_HOOKS, PUZZLES)
                            for student in honest_students(notebook)] + one_change_students() + displaying_students() + unusual_honest_students()
+            + [Student("statistics-with-abs-shadowed", {**corpus.solutions(APPLY), "init_weights": ZEROS_WITH_ABS_SHADOWED},
+                       {**corpus.points(APPLY), "init_weights_test": 0.0}, attacked=["init_weights_test"], assignment=APPLY)]
+            + [Student("hooks-check-with-sorted-shadowed", {**corpus.solutions(MEMORY_HOOKS), "per_sample_grads": CLOSED_FORM_WITH_SORTED_SHADOWED},
+                       {**corpus.points(MEMORY_HOOKS), "per_sample_grads_test": 0.0}, attacked=["per_sample_grads_test"], assignment=MEMORY_HOOKS)]
             + [Student("checkpoint-faked-with-hooks", {**corpus.solutions(MEMORY_HOOKS), "checkpointing": FAKE_CHECKPOINT},
                        {**corpus.points(MEMORY_HOOKS), "checkpointing_test": 0.0}, attacked=["checkpointing_test"], assignment=MEMORY_HOOKS)]
             + [Student(name, {**corpus.solutions(PUZZLES), "mul": source}, {**corpus.points(PUZZLES), "mul_test": 0.0},

@@ -88,7 +88,7 @@ def wrong_answers() -> list[Wrong]:
                     for layer in self.layers[:-1]:
                         x = F.relu(layer(x))
                     return self.layers[-1](x)
-        '''), "initial parameters are all finite numbers"),
+        '''), "as initialised (finite numbers)"),
         Wrong("freeze_counts_overlapping_names_twice", MODULE_BASICS, "freeze", _cell('''
             def freeze(model, names):
                 chosen = [p for name in names for p in model.get_submodule(name).parameters() if p.requires_grad]
@@ -262,7 +262,7 @@ def wrong_answers() -> list[Wrong]:
                 elif isinstance(module, nn.Conv2d):
                     nn.init.xavier_normal_(module.weight)
                     nn.init.zeros_(module.bias)
-        '''), "Xavier-uniform bound"),
+        '''), "lies outside ±"),
         Wrong("make_linear_knows_only_this_model", APPLY, "make_linear", _cell('''
             def make_linear(module: nn.Module) -> None:
                 if isinstance(module, Model):
@@ -304,6 +304,40 @@ def wrong_answers() -> list[Wrong]:
                     p.grad = saved[name]
                 return {"weight": torch.einsum("no,ni->noi", kept["grad_output"], kept["input"]), "bias": kept["grad_output"]}
         '''), "the caller's x after"),
+        Wrong("linear_initialised_to_zeros", AUTOGRAD_FUNCTION, "linear_module", _cell('''
+            class Linear(nn.Module):
+                def __init__(self, in_features, out_features, bias=True):
+                    super().__init__()
+                    self.in_features, self.out_features = in_features, out_features
+                    self.weight = nn.Parameter(torch.zeros(out_features, in_features))
+                    if bias:
+                        self.bias = nn.Parameter(torch.zeros(out_features))
+                    else:
+                        self.register_parameter("bias", None)
+
+                def forward(self, input):
+                    return LinearFunction.apply(input, self.weight, self.bias)
+
+                def extra_repr(self):
+                    return f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}"
+        '''), "standard deviation 0"),
+        Wrong("linear_initialised_normal_with_the_uniforms_std", AUTOGRAD_FUNCTION, "linear_module", _cell('''
+            class Linear(nn.Module):
+                def __init__(self, in_features, out_features, bias=True):
+                    super().__init__()
+                    self.in_features, self.out_features = in_features, out_features
+                    self.weight = nn.Parameter(torch.randn(out_features, in_features) / (3 * in_features) ** 0.5)  # the uniform's std
+                    if bias:
+                        self.bias = nn.Parameter(torch.randn(out_features) / (3 * in_features) ** 0.5)
+                    else:
+                        self.register_parameter("bias", None)
+
+                def forward(self, input):
+                    return LinearFunction.apply(input, self.weight, self.bias)
+
+                def extra_repr(self):
+                    return f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}"
+        '''), "lies outside ±"),
         Wrong("cube_keeps_x_on_ctx", AUTOGRAD_FUNCTION, "cube", _cell('''
             class Cube(Function):
                 @staticmethod

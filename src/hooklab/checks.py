@@ -35,6 +35,7 @@ __all__ = [
     "AnswerError",
     "check_answer",
     "check_backward",
+    "check_distribution",
     "check_equal",
     "check_names",
     "check_parameter",
@@ -320,6 +321,31 @@ def check_equal(actual: Any, expected: Any, what: str) -> None:
         raise AnswerError(f"{what} should be {expected!r}, got {actual!r}")
 
 
+DISTRIBUTION_SAMPLE = 20_000  # values of a larger tensor the grader gets (standard errors: std 0.5 %, a normal kurtosis 0.035)
+
+
+def check_distribution(values: torch.Tensor, what: str, *, mean: float | None = None, mean_atol: float = 0.0,
+                       std: float | None = None, std_rtol: float = 0.0, kurtosis: float | None = None,
+                       kurtosis_atol: float = 0.0, bound: float | None = None) -> None:
+    """Check that the entries of ``values`` look drawn from a distribution: mean within ``mean_atol`` of ``mean``,
+    standard deviation within ``std_rtol`` of ``std``, kurtosis within ``kurtosis_atol`` of ``kurtosis``, every
+    entry within ±``bound`` (each only if given). Graded by ``hooklab autograde``, the values are observed and the
+    grader computes their statistics (``observations.distribution_problem``), with the reference test's targets."""
+    _require_tensor(values, what)
+    given = {"mean": mean, "mean_atol": mean_atol, "std": std, "std_rtol": std_rtol, "kurtosis": kurtosis,
+             "kurtosis_atol": kurtosis_atol, "bound": bound}
+    spec = {key: float(given[key]) for key in observations.DISTRIBUTION
+            if given[key] is not None and given[key.split("_")[0]] is not None}
+    if observations.active():  # a sample of the values at places drawn from the grader's seed: enough for the statistics
+        flat = _reshape(_detach(values), (-1,))
+        if flat.numel() > DISTRIBUTION_SAMPLE:
+            flat = flat[torch.randperm(flat.numel(), generator=torch.Generator().manual_seed(observations.next_seed()))[:DISTRIBUTION_SAMPLE]]
+        return observe("distribution", what, encode(flat), **spec)
+    problem = observations.distribution_problem(_values(values), what, spec)
+    if problem:
+        raise AnswerError(problem)
+
+
 def random_generator() -> torch.Generator:
     """A generator for hidden tests' fresh random inputs: seeded from the operating system, or in a test cell
     graded by ``hooklab autograde`` from the seed the grader sent for it and how many generators the cell made
@@ -603,6 +629,7 @@ def _numeric_gradients(function: type, args: list[Any], positions: list[int], gr
 
 
 GRAD_OUTPUT_KEPT = "leave it as it is: it may be the very tensor the caller passed to backward()"
+SAVED_KEPT = "backward may run again with retain_graph=True: leave ctx's saved tensors as they were"
 
 
 def check_backward(
@@ -734,8 +761,24 @@ def check_backward(
                 "fails through autograd's engine: does backward change grad_output or a saved tensor in place, "
                 "return a view of an input, or keep state between calls?"
             )
+    engine_inputs = [a.detach().clone().requires_grad_(_differentiable(a)) if isinstance(a, torch.Tensor) else a for a in args]
+    with window(APPLY_STAGE):
+        results = _as_outputs(checked.apply(*engine_inputs))
+    pairs = [(o, g) for o, g in zip(results, grad_outputs) if g is not None and isinstance(o, torch.Tensor) and o.requires_grad]
+    try:
+        torch.autograd.backward([o for o, _ in pairs], [g.clone() for _, g in pairs], retain_graph=True)
+        first = [a.grad.clone() for a in engine_inputs if isinstance(a, torch.Tensor) and a.requires_grad]
+        torch.autograd.backward([o for o, _ in pairs], [g.clone() for _, g in pairs])
+    except Exception as error:
         if notes():
-            raise _autograd_used(call, name, notes())
+            raise _autograd_used(call, name, notes()) from None
+        raise failing(f"a second backward through autograd's engine ({SAVED_KEPT})", error) from None
+    twice = [a.grad for a in engine_inputs if isinstance(a, torch.Tensor) and a.requires_grad]
+    if not all(_same_values(second, 2 * once, 1e-6, 1e-5) for once, second in zip(first, twice)):
+        raise AnswerError(f"{call}: a second backward through autograd's engine, the graph kept, does not add the same gradients "
+                          f"again ({SAVED_KEPT})")
+    if notes():
+        raise _autograd_used(call, name, notes())
 
 
 def _observe_backward(function: type, args: tuple[Any, ...], generator: torch.Generator | None,
@@ -799,12 +842,23 @@ def _observe_backward(function: type, args: tuple[Any, ...], generator: torch.Ge
         observe("value", f"{call}: grad of input {input_name}", encode(gradient), **tolerance)
     engine_inputs = leaves()
 
-    def through_engine() -> list[Any]:
-        results = _as_outputs(checked.apply(*engine_inputs))
-        pairs = [(o, g) for o, g in zip(results, grad_outputs) if g is not None and isinstance(o, torch.Tensor) and o.requires_grad]
+    pairs: list[tuple[Any, Any]] = []
+
+    def through_engine() -> list[Any]:  # the graph kept, for a second pass
+        with window(APPLY_STAGE):
+            results = _as_outputs(checked.apply(*engine_inputs))
+        pairs.extend((o, g) for o, g in zip(results, grad_outputs) if g is not None and isinstance(o, torch.Tensor) and o.requires_grad)
+        torch.autograd.backward([o for o, _ in pairs], [g.clone() for _, g in pairs], retain_graph=True)
+        return [a.grad if isinstance(a, torch.Tensor) and _differentiable(a) else None for a in engine_inputs]
+
+    def again() -> list[Any]:
         torch.autograd.backward([o for o, _ in pairs], [g.clone() for _, g in pairs])
         return [a.grad if isinstance(a, torch.Tensor) and _differentiable(a) else None for a in engine_inputs]
 
     ran, engine = attempt("backward through autograd's engine", through_engine)
     for input_name, gradient in zip(names, engine if ran else []):
         observe("value", f"{call}: {input_name}.grad after backward through autograd's engine", encode(gradient), **tolerance)
+    ran, twice = attempt(f"a second backward through autograd's engine ({SAVED_KEPT})", again) if ran else (False, None)
+    for input_name, gradient in zip(names, twice if ran else []):
+        observe("value", f"{call}: {input_name}.grad after a second backward, which adds the same gradients ({SAVED_KEPT})",
+                encode(gradient), **tolerance)

@@ -21,9 +21,11 @@ Plain data only: encoding runs no code of the student's objects (their types are
 from __future__ import annotations
 
 import base64
+import builtins
 import hashlib
 import itertools
 import json
+import math
 import os
 import random
 import socket
@@ -38,12 +40,18 @@ CHANNEL = "HOOKLAB_OBSERVATIONS_FD"  # the environment variable that names the k
 _state: dict[str, Any] = {"seed": None, "draws": itertools.count(), "seen": [], "channel": None}
 
 
-def begin(seed: str, test: bool) -> None:
+def begin(seed: str, test: bool, builtins_read: tuple[str, ...] = ()) -> None:
     """The grader's call before a code cell: reseed the global random states (torch, NumPy, ``random``)
     from ``seed``; in a test cell (``test``), observe and draw hidden inputs from it, and send ``seed`` on the
-    channel: the test's observations follow it."""
+    channel: the test's observations follow it. ``builtins_read``: the builtins the test reads, which a notebook
+    global of the same name (``def abs(value): ...`` in an answer) would shadow: such globals are removed."""
     import numpy
     import torch
+
+    namespace = vars(sys.modules["__main__"])  # the notebook's (ipykernel runs cells in __main__)
+    for name in builtins_read:
+        if name in namespace and namespace[name] is not getattr(builtins, name, None):
+            del namespace[name]
 
     number = int(hashlib.sha256(seed.encode()).hexdigest()[:15], 16)
     if torch.accelerator.is_available():
@@ -175,3 +183,34 @@ def _numpy_integers() -> tuple[type, ...]:
 
 NUMPY_INTEGERS = _numpy_integers()  # a NumPy integer counts as the int it holds where a count is asked for
 _OWN_FILES = {__file__, os.path.join(os.path.dirname(__file__), "checks.py")}  # frames skipped to find a check's caller
+
+
+DISTRIBUTION = ("mean", "mean_atol", "std", "std_rtol", "kurtosis", "kurtosis_atol", "bound")  # what describes one
+
+
+def distribution_problem(values: Any, what: str, spec: dict[str, float]) -> str:
+    """Why ``values`` (a NumPy array) do not look drawn from the distribution ``spec`` describes, "" when they do:
+    their mean within ``mean_atol`` of ``mean``, their standard deviation within ``std_rtol`` (relative) of ``std``,
+    their kurtosis (E[(x - mean)⁴] / var²: 3 for a normal distribution, 1.8 for a uniform one) within
+    ``kurtosis_atol`` of ``kurtosis``, every value within ±``bound``; what ``spec`` leaves out is not asked."""
+    import numpy
+
+    x = numpy.asarray(values, dtype=numpy.float64).ravel()
+    if x.size < (2 if {"mean", "std", "kurtosis"} & spec.keys() else 1) or not numpy.isfinite(x).all():
+        return f"{what}: {x.size} value{'s' if x.size != 1 else ''}, not all finite or too few for the statistics asked"
+    if "bound" in spec and numpy.abs(x).max() > spec["bound"]:
+        return f"{what}: a value of {x[numpy.abs(x).argmax()]:.4g} lies outside ±{spec['bound']:.4g}"
+    if not {"mean", "std", "kurtosis"} & spec.keys():
+        return ""
+    mean, std = x.mean(), x.std(ddof=1)
+    if "mean" in spec and abs(mean - spec["mean"]) > spec["mean_atol"]:
+        return f"{what}: mean {mean:.4g}, expected {spec['mean']:g} ± {spec['mean_atol']:.3g}"
+    if "std" in spec and abs(std / spec["std"] - 1) > spec["std_rtol"]:
+        return f"{what}: standard deviation {std:.4g}, expected {spec['std']:.4g} (± {spec['std_rtol']:.0%})"
+    if "kurtosis" in spec:
+        centred = x - mean
+        kurtosis = float((centred**4).mean() / (centred**2).mean() ** 2) if std > 0 else math.inf
+        if abs(kurtosis - spec["kurtosis"]) > spec["kurtosis_atol"]:
+            return f"{what}: kurtosis {kurtosis:.3g}, expected {spec['kurtosis']:g} ± {spec['kurtosis_atol']:g} (3 for a normal distribution, 1.8 for a uniform one)"
+    return ""
+

@@ -345,7 +345,9 @@ class GuardedExecute(Execute):
         key = (cell.metadata.get("nbgrader", {}).get("grade_id") or (cell.get("id") if cell.get("id") in self._source_ids else None)
                or self._source_code.get(cell.source) or hashlib.sha256(cell.source.encode()).hexdigest())
         seed = self._seeds[index] = observations.cell_seed(self.seed, self._notebook, key)
-        return f"__import__('hooklab.observations', fromlist=['begin']).begin({seed!r}, {utils.is_grade(cell)!r})"
+        test = utils.is_grade(cell)
+        read = judge.builtins_read(cell.source) if test else ()
+        return f"__import__('hooklab.observations', fromlist=['begin']).begin({seed!r}, {test!r}, {read!r})"
 
     def _keep_observations(self, cell: NotebookNode, index: int, reply: dict[str, Any]) -> None:
         """Keep what a test cell observed: the lines its kernel sent on the observation channel between the cell's

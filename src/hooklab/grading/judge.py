@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import ast
 import base64
+import builtins
 import json
 import math
 from functools import lru_cache
@@ -29,6 +30,7 @@ import numpy
 from nbformat import NotebookNode
 from nbgrader import utils
 
+from hooklab import observations
 from hooklab.grading.outputs import NOT_JUDGED, WRONG, error_output, failed
 
 DRIVERS = "hooklab_drivers"  # the key, in a source notebook's metadata, that says its tests are drivers
@@ -49,6 +51,18 @@ _STORED = {"float64": numpy.float64, "complex128": numpy.complex128, "int64": nu
 def has_drivers(source: NotebookNode) -> bool:
     """Whether a source notebook's tests are drivers, judged by comparison with the reference."""
     return bool(source.metadata.get(DRIVERS))
+
+
+@lru_cache(maxsize=256)
+def builtins_read(source: str) -> tuple[str, ...]:
+    """The builtins a test cell's code reads by name (``abs``, ``sorted``, ``len``): an answer's global of the same
+    name would stand in for them (:func:`hooklab.observations.begin` removes it)."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return ()
+    read = {node.id for node in ast.walk(tree) if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)}
+    return tuple(sorted(name for name in read if hasattr(builtins, name) and not name.startswith("_")))
 
 
 @lru_cache(maxsize=256)  # a class's test cells are the source's: the same few sources, every submission
@@ -122,8 +136,11 @@ def _verdict(observed: list[Any], reference: list[dict[str, Any]]) -> str:
             if _error_type(got.get("value")) != _error_type(expected.get("value")):
                 return f"{label}: raised {_plain(got.get('value'))}, expected another kind of error"
             continue
-        options = {k: expected[k] for k in ("atol", "rtol", "check_dtype") if k in expected}
-        problem = _compare(got.get("value"), expected.get("value"), label, **options)
+        if expected.get("kind") == "distribution":  # the reference's targets, the student's values
+            problem = _compare_distribution(got.get("value"), expected, label)
+        else:
+            options = {k: expected[k] for k in ("atol", "rtol", "check_dtype") if k in expected}
+            problem = _compare(got.get("value"), expected.get("value"), label, **options)
         if problem and got.get("label") != expected.get("label"):
             return f"{label}: this check was not made (the test's checks differ from the reference's from check {index + 1} on)"
         if problem:
@@ -131,6 +148,20 @@ def _verdict(observed: list[Any], reference: list[dict[str, Any]]) -> str:
     if len(observed) > len(reference):
         return f"the test made {len(observed)} checks; the reference's made {len(reference)}"
     return ""
+
+
+def _compare_distribution(got: Any, expected: dict[str, Any], label: str) -> str:
+    """The statistics of the values a test observed (``check_distribution``), computed here, against the targets the
+    reference's test gave."""
+    want = expected.get("value") or {}
+    if not isinstance(got, dict) or got.get("type") != "tensor":
+        return f"{label} is {_describe(got) if isinstance(got, dict) else '?'}, expected {_describe(want)}"
+    if got.get("shape") != want.get("shape"):
+        return f"{label}: shape {tuple(want.get('shape') or ())} expected, got {tuple(got.get('shape') or ())}"
+    values = _array(got)
+    if values is None or values.size != math.prod(want.get("shape") or ()):
+        return f"{label}: the test's observation is not readable"
+    return observations.distribution_problem(values, label, {k: float(expected[k]) for k in observations.DISTRIBUTION if k in expected})
 
 
 def _error_type(encoded: Any) -> str:

@@ -477,6 +477,13 @@ def per_sample_grads(layer, x, targets):
         grad_output = 2 * (layer(x) - targets)
         return {"weight": torch.einsum("no,ni->noi", grad_output, x), "bias": grad_output}
 """
+# The same, with sorted replaced in the builtins module itself (the grader puts back the builtins a test reads).
+SORTED_REPLACED_IN_BUILTINS = CLOSED_FORM_WITH_SORTED_SHADOWED.replace(
+    'def sorted(values):\n    return ["backward", "forward"]\n',
+    "import builtins\n\n_sorted = builtins.sorted\n"
+    "builtins.sorted = lambda values, **k: ['backward', 'forward'] if type(values) is set and values <= {'forward', 'backward'} "
+    "else _sorted(values, **k)\n",
+)
 UNSEEN_AUTOGRAD = {
     "autograd-on-a-thread": ("import logging\n", "thread = logging.threading.Thread(target=work)\n        thread.start()\n        thread.join()"),
     "autograd-inside-an-operator": ("", "torch.zeros(1)[type('Index', (), {'__index__': lambda self: work() or 0})()]"),
@@ -714,6 +721,8 @@ STUDENTS = (attackers() + [student for notebook in (A, BASICS, BACKWARD_HOOKS, A
             + [Student("statistics-with-abs-shadowed", {**corpus.solutions(APPLY), "init_weights": ZEROS_WITH_ABS_SHADOWED},
                        {**corpus.points(APPLY), "init_weights_test": 0.0}, attacked=["init_weights_test"], assignment=APPLY)]
             + [Student("hooks-check-with-sorted-shadowed", {**corpus.solutions(MEMORY_HOOKS), "per_sample_grads": CLOSED_FORM_WITH_SORTED_SHADOWED},
+                       {**corpus.points(MEMORY_HOOKS), "per_sample_grads_test": 0.0}, attacked=["per_sample_grads_test"], assignment=MEMORY_HOOKS)]
+            + [Student("hooks-check-with-sorted-replaced-in-builtins", {**corpus.solutions(MEMORY_HOOKS), "per_sample_grads": SORTED_REPLACED_IN_BUILTINS},
                        {**corpus.points(MEMORY_HOOKS), "per_sample_grads_test": 0.0}, attacked=["per_sample_grads_test"], assignment=MEMORY_HOOKS)]
             + [Student("checkpoint-faked-with-hooks", {**corpus.solutions(MEMORY_HOOKS), "checkpointing": FAKE_CHECKPOINT},
                        {**corpus.points(MEMORY_HOOKS), "checkpointing_test": 0.0}, attacked=["checkpointing_test"], assignment=MEMORY_HOOKS)]

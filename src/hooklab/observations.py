@@ -36,6 +36,7 @@ PLAIN_DEPTH = 32  # how deep plain values are encoded before they count as too d
 PLAIN_ITEMS = 10_000  # how many plain values one observation may hold
 PLAIN_SCALARS = (str, int, float, bool, complex, type(None))  # with lists, tuples and dicts of them: plain data
 
+_BUILTINS = dict(vars(builtins))  # as they were when the checkers were imported, before any notebook code
 CHANNEL = "HOOKLAB_OBSERVATIONS_FD"  # the environment variable that names the kernel's end of its channel
 _state: dict[str, Any] = {"seed": None, "draws": itertools.count(), "seen": [], "channel": None}
 
@@ -43,14 +44,18 @@ _state: dict[str, Any] = {"seed": None, "draws": itertools.count(), "seen": [], 
 def begin(seed: str, test: bool, builtins_read: tuple[str, ...] = ()) -> None:
     """The grader's call before a code cell: reseed the global random states (torch, NumPy, ``random``)
     from ``seed``; in a test cell (``test``), observe and draw hidden inputs from it, and send ``seed`` on the
-    channel: the test's observations follow it. ``builtins_read``: the builtins the test reads, which a notebook
-    global of the same name (``def abs(value): ...`` in an answer) would shadow: such globals are removed."""
+    channel: the test's observations follow it. ``builtins_read``: the builtins the test reads, put back as they were
+    where code replaced them in the builtins module, and unshadowed where a notebook global of the same name
+    (``def abs(value): ...`` in an answer) stood in for them."""
     import numpy
     import torch
 
     namespace = vars(sys.modules["__main__"])  # the notebook's (ipykernel runs cells in __main__)
     for name in builtins_read:
-        if name in namespace and namespace[name] is not getattr(builtins, name, None):
+        real = _BUILTINS.get(name)
+        if real is not None and getattr(builtins, name, None) is not real:  # replaced in the builtins module itself
+            setattr(builtins, name, real)
+        if name in namespace and namespace[name] is not real:
             del namespace[name]
 
     number = int(hashlib.sha256(seed.encode()).hexdigest()[:15], 16)

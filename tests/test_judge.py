@@ -101,6 +101,16 @@ def test_a_nan_matches_nothing():
     assert "wrong values" in verdict([_obs(nan)], [_obs(nan)])
 
 
+def test_a_nan_matches_a_nan_where_the_references_test_expects_one():
+    want = {**_obs(torch.tensor([float("nan"), 1.0])), "equal_nan": True}
+    assert verdict([_obs(torch.tensor([float("nan"), 1.0]))], [want]) == ""
+    assert "wrong values" in verdict([_obs(torch.tensor([1.0, float("nan")]))], [want])
+    assert "wrong values" in verdict([{**_obs(torch.tensor([float("nan"), float("nan")])), "equal_nan": True}], [_obs(torch.tensor([float("nan"), 1.0]))])
+    checks.check_tensor(torch.tensor([float("nan"), 1.0]), torch.tensor([float("nan"), 1.0]), "p", equal_nan=True)
+    with pytest.raises(checks.AnswerError, match="wrong values"):
+        checks.check_tensor(torch.tensor([1.0, 1.0]), torch.tensor([float("nan"), 1.0]), "p", equal_nan=True)
+
+
 def test_the_references_tolerance_counts_not_the_students():
     want = {**_obs(torch.tensor([1.0])), "atol": 1e-6, "rtol": 0.0}
     got = {**_obs(torch.tensor([1.1])), "atol": 1.0, "rtol": 1.0}

@@ -484,6 +484,29 @@ SORTED_REPLACED_IN_BUILTINS = CLOSED_FORM_WITH_SORTED_SHADOWED.replace(
     "builtins.sorted = lambda values, **k: ['backward', 'forward'] if type(values) is set and values <= {'forward', 'backward'} "
     "else _sorted(values, **k)\n",
 )
+# Round 9's: a step pre-hook that is never removed, its handle's remove() planting the nan the test looked for (or
+# patching torch.Tensor.isnan to find one); the test now compares the parameters with those of Adam without the hook.
+_KEPT_HOOK = """class Handle:
+    def __init__(self, optimizer):
+        self.optimizer = optimizer
+
+    def remove(self):
+        POISON
+
+
+def skip_nonfinite_steps(optimizer):
+    def skip_if_nonfinite(optimizer, args, kwargs):
+        params = [p for group in optimizer.param_groups for p in group["params"]]
+        if any(p.grad is not None and not torch.isfinite(p.grad).all() for p in params):
+            for p in params:
+                p.grad = None
+
+    optimizer.register_step_pre_hook(skip_if_nonfinite)
+    return Handle(optimizer)
+"""
+HOOK_KEPT_NAN_PLANTED = _KEPT_HOOK.replace("POISON", "with torch.no_grad():\n            for group in self.optimizer.param_groups:\n"
+                                           "                for p in group['params']:\n                    p.view(-1)[0] = float('nan')")
+HOOK_KEPT_ISNAN_PATCHED = _KEPT_HOOK.replace("POISON", "torch.Tensor.isnan = lambda self: torch.ones_like(self, dtype=torch.bool)")
 UNSEEN_AUTOGRAD = {
     "autograd-on-a-thread": ("import logging\n", "thread = logging.threading.Thread(target=work)\n        thread.start()\n        thread.join()"),
     "autograd-inside-an-operator": ("", "torch.zeros(1)[type('Index', (), {'__index__': lambda self: work() or 0})()]"),
@@ -724,6 +747,9 @@ STUDENTS = (attackers() + [student for notebook in (A, BASICS, BACKWARD_HOOKS, A
                        {**corpus.points(MEMORY_HOOKS), "per_sample_grads_test": 0.0}, attacked=["per_sample_grads_test"], assignment=MEMORY_HOOKS)]
             + [Student("hooks-check-with-sorted-replaced-in-builtins", {**corpus.solutions(MEMORY_HOOKS), "per_sample_grads": SORTED_REPLACED_IN_BUILTINS},
                        {**corpus.points(MEMORY_HOOKS), "per_sample_grads_test": 0.0}, attacked=["per_sample_grads_test"], assignment=MEMORY_HOOKS)]
+            + [Student(name, {**corpus.solutions(APPLICATIONS), "skip_nonfinite": source}, {**corpus.points(APPLICATIONS), "skip_nonfinite_test": 0.0},
+                       attacked=["skip_nonfinite_test"], assignment=APPLICATIONS)
+               for name, source in {"hook-kept-nan-planted": HOOK_KEPT_NAN_PLANTED, "hook-kept-isnan-patched": HOOK_KEPT_ISNAN_PATCHED}.items()]
             + [Student("checkpoint-faked-with-hooks", {**corpus.solutions(MEMORY_HOOKS), "checkpointing": FAKE_CHECKPOINT},
                        {**corpus.points(MEMORY_HOOKS), "checkpointing_test": 0.0}, attacked=["checkpointing_test"], assignment=MEMORY_HOOKS)]
             + [Student(name, {**corpus.solutions(PUZZLES), "mul": source}, {**corpus.points(PUZZLES), "mul_test": 0.0},

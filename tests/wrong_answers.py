@@ -338,6 +338,50 @@ def wrong_answers() -> list[Wrong]:
                 def extra_repr(self):
                     return f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}"
         '''), "lies outside ±"),
+        Wrong("skip_nonfinite_handle_that_poisons_instead_of_removing", APPLICATIONS, "skip_nonfinite", _cell('''
+            class Handle:
+                def __init__(self, optimizer):
+                    self.optimizer = optimizer
+
+                def remove(self):  # the hook stays: a nan planted where the test used to look for one
+                    with torch.no_grad():
+                        for group in self.optimizer.param_groups:
+                            for p in group["params"]:
+                                p.view(-1)[0] = float("nan")
+
+
+            def skip_nonfinite_steps(optimizer):
+                def skip_if_nonfinite(optimizer, args, kwargs):
+                    params = [p for group in optimizer.param_groups for p in group["params"]]
+                    if any(p.grad is not None and not torch.isfinite(p.grad).all() for p in params):
+                        for p in params:
+                            p.grad = None
+
+                optimizer.register_step_pre_hook(skip_if_nonfinite)
+                return Handle(optimizer)
+        '''), "once handle.remove() has run"),
+        Wrong("linear_function_computes_the_input_gradient_elementwise_always", AUTOGRAD_FUNCTION, "linear_function", _cell('''
+            class LinearFunction(Function):
+                @staticmethod
+                def forward(input, weight, bias=None):
+                    output = input @ weight.T
+                    return output + bias if bias is not None else output
+
+                @staticmethod
+                def setup_context(ctx, inputs, output):
+                    input, weight, bias = inputs
+                    ctx.save_for_backward(input, weight)
+                    ctx.has_bias = bias is not None
+
+                @staticmethod
+                def backward(ctx, grad_output):
+                    input, weight = ctx.saved_tensors
+                    full = (grad_output.unsqueeze(-1) * weight.unsqueeze(0)).sum(1)  # no matrix product: no FLOPs counted
+                    grad_input = full if ctx.needs_input_grad[0] else None
+                    grad_weight = grad_output.T @ input if ctx.needs_input_grad[1] else None
+                    grad_bias = grad_output.sum(0) if ctx.has_bias and ctx.needs_input_grad[2] else None
+                    return grad_input, grad_weight, grad_bias
+        '''), "tensors of the input's gradient"),
         Wrong("cube_keeps_x_on_ctx", AUTOGRAD_FUNCTION, "cube", _cell('''
             class Cube(Function):
                 @staticmethod

@@ -109,9 +109,11 @@ def _values(tensor: torch.Tensor) -> list[float]:
 
 
 def _first_mismatch(
-    actual: list[float], expected: list[float], atol: float, rtol: float
+    actual: list[float], expected: list[float], atol: float, rtol: float, equal_nan: bool = False
 ) -> tuple[int, float, float] | None:
-    for index, (a, e) in enumerate(zip(actual, expected)):  # nan matches nothing: no test expects one
+    for index, (a, e) in enumerate(zip(actual, expected)):  # nan matches nothing, unless a test expects one there
+        if equal_nan and _isnan(a) and _isnan(e):
+            continue
         if _isnan(a) or not _isclose(a, e, rel_tol=rtol, abs_tol=atol):
             return index, a, e
     return None
@@ -173,16 +175,18 @@ def check_tensor(
     atol: float = 1e-6,
     rtol: float = 1e-5,
     check_dtype: bool = True,
+    equal_nan: bool = False,
 ) -> None:
-    """Check that ``actual`` is a tensor with ``expected``'s shape, dtype and values."""
+    """Check that ``actual`` is a tensor with ``expected``'s shape, dtype and values (a nan matches only where
+    ``equal_nan`` and ``expected`` has one)."""
     if observations.active():
-        return observe("value", name, encode(actual), atol=atol, rtol=rtol, check_dtype=check_dtype)
+        return observe("value", name, encode(actual), atol=atol, rtol=rtol, check_dtype=check_dtype, **({"equal_nan": True} if equal_nan else {}))
     _require_tensor(value=actual, name=name)
     if _shape(actual) != _shape(expected):
         raise AnswerError(f"{name}: shape {_shape(expected)} expected, got {_shape(actual)}")
     if check_dtype and actual.dtype != expected.dtype:
         raise AnswerError(f"{name} has dtype {actual.dtype}, expected {expected.dtype}")
-    mismatch = _first_mismatch(_values(actual), _values(expected), atol, rtol)
+    mismatch = _first_mismatch(_values(actual), _values(expected), atol, rtol, equal_nan)
     if mismatch is not None:
         index, got, want = mismatch
         if _isnan(got):

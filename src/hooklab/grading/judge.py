@@ -139,7 +139,7 @@ def _verdict(observed: list[Any], reference: list[dict[str, Any]]) -> str:
         if expected.get("kind") == "distribution":  # the reference's targets, the student's values
             problem = _compare_distribution(got.get("value"), expected, label)
         else:
-            options = {k: expected[k] for k in ("atol", "rtol", "check_dtype") if k in expected}
+            options = {k: expected[k] for k in ("atol", "rtol", "check_dtype", "equal_nan") if k in expected}
             problem = _compare(got.get("value"), expected.get("value"), label, **options)
         if problem and got.get("label") != expected.get("label"):
             return f"{label}: this check was not made (the test's checks differ from the reference's from check {index + 1} on)"
@@ -170,24 +170,25 @@ def _error_type(encoded: Any) -> str:
     return text.split(":", 1)[0] if isinstance(text, str) else "?"
 
 
-def _compare(got: Any, want: Any, label: str, atol: float = 1e-6, rtol: float = 1e-5, check_dtype: bool = True) -> str:
+def _compare(got: Any, want: Any, label: str, atol: float = 1e-6, rtol: float = 1e-5, check_dtype: bool = True,
+             equal_nan: bool = False) -> str:
     if not isinstance(got, dict) or not isinstance(want, dict):
         return f"{label}: the test's observation is not readable"
     kind, expected_kind = got.get("type"), want.get("type")
     if kind != expected_kind:
         return f"{label} is {_describe(got)}, expected {_describe(want)}"
     if kind == "tensor":
-        return _compare_tensors(got, want, label, atol, rtol, check_dtype)
+        return _compare_tensors(got, want, label, atol, rtol, check_dtype, equal_nan)
     if kind == "too large":
         return f"{label} is too large to compare"
     if kind == "dict":  # by key, as == compares dicts
-        return _compare_dicts(got, want, label, atol, rtol, check_dtype)
+        return _compare_dicts(got, want, label, atol, rtol, check_dtype, equal_nan)
     if kind in ("list", "tuple"):
         items, expected_items = got.get("items"), want.get("items")
         if not isinstance(items, list) or len(items) != len(expected_items):
             return f"{label} has {len(items) if isinstance(items, list) else '?'} items, expected {len(expected_items)}"
         for position, (item, expected) in enumerate(zip(items, expected_items)):
-            problem = _compare(item, expected, f"{label}[{position}]", atol, rtol, check_dtype)
+            problem = _compare(item, expected, f"{label}[{position}]", atol, rtol, check_dtype, equal_nan)
             if problem:
                 return problem
         return ""
@@ -198,7 +199,8 @@ def _compare(got: Any, want: Any, label: str, atol: float = 1e-6, rtol: float = 
     return ""
 
 
-def _compare_dicts(got: dict[str, Any], want: dict[str, Any], label: str, atol: float, rtol: float, check_dtype: bool) -> str:
+def _compare_dicts(got: dict[str, Any], want: dict[str, Any], label: str, atol: float, rtol: float, check_dtype: bool,
+                   equal_nan: bool = False) -> str:
     items, expected_items = got.get("items"), want["items"]
     if not isinstance(items, list) or not all(isinstance(i, list) and len(i) == 2 for i in items):
         return f"{label}: the test's observation is not readable"
@@ -208,13 +210,14 @@ def _compare_dicts(got: dict[str, Any], want: dict[str, Any], label: str, atol: 
         missing = [_plain(k) for key, (k, _) in expected_keys.items() if key not in keyed]
         return f"{label} is missing the key {missing[0]}" if missing else f"{label} has keys it should not have: got {_plain(got)}"
     for key, (shown, expected) in expected_keys.items():
-        problem = _compare(keyed[key], expected, f"{label}[{_plain(shown)}]", atol, rtol, check_dtype)
+        problem = _compare(keyed[key], expected, f"{label}[{_plain(shown)}]", atol, rtol, check_dtype, equal_nan)
         if problem:
             return problem
     return ""
 
 
-def _compare_tensors(got: dict[str, Any], want: dict[str, Any], label: str, atol: float, rtol: float, check_dtype: bool) -> str:
+def _compare_tensors(got: dict[str, Any], want: dict[str, Any], label: str, atol: float, rtol: float, check_dtype: bool,
+                     equal_nan: bool = False) -> str:
     shape = got.get("shape")
     if not (isinstance(shape, list) and all(type(size) is int for size in shape)):
         return f"{label}: the test's observation is not readable"
@@ -230,8 +233,10 @@ def _compare_tensors(got: dict[str, Any], want: dict[str, Any], label: str, atol
     else:
         actual, expected = actual.astype(numpy.float64), expected.astype(numpy.float64)
     with numpy.errstate(all="ignore"):
-        close = numpy.isclose(actual, expected, rtol=rtol, atol=atol) & ~numpy.isnan(actual)  # nan matches nothing
+        close = numpy.isclose(actual, expected, rtol=rtol, atol=atol) & ~numpy.isnan(actual)  # nan matches nothing,
         close |= (actual == expected)  # infinities of one sign
+        if equal_nan:  # unless the reference's test expects one there
+            close |= numpy.isnan(actual) & numpy.isnan(expected)
     if close.all():
         return ""
     wrong = numpy.flatnonzero(~close)

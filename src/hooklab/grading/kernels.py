@@ -79,6 +79,7 @@ PRELOAD_WHEN_USED = {
 }
 INLINE_BACKEND = "module://matplotlib_inline.backend_inline"  # ipykernel's default for MPLBACKEND
 _MESSAGE = 1 << 20  # largest request (environment included)
+MARK_WAIT = 10.0  # seconds the grader waits for the end of a test cell's observations, once its reply has come
 MARK_SIZE = 128  # bytes of a line that starts or ends a test cell's observations, at most
 KILLED_WITHIN = 1.0  # seconds a killed kernel's supervisor is waited for before jupyter_client's own wait
 READY_CLIENT = "hooklab.grading.kernels.ReadyClient"
@@ -409,66 +410,59 @@ _DROPPED = b""  # in place of the lines read past the limit (an empty line is no
 class ObservationChannel:
     """The grader's end of a kernel's observation channel: a stream socket whose other end only the kernel holds,
     on which :func:`hooklab.observations.observe` sends each observation, one JSON line, as it is made. What the
-    kernel sent cannot be taken back or changed by anything it runs later. The event loop that talks to the kernel
-    reads the lines as they arrive (:meth:`watch`: a kernel that sends more than the socket holds waits for it, not
-    for its cell to end); :meth:`take` hands over those sent between two marks, which the grader has the kernel send
-    as a test cell starts and once it has run: the kernel sends the second before it replies, so once the reply has
-    come everything is there to read. Past ``limit`` bytes between two takes, lines are read and dropped (marks
-    kept), and the take says so."""
+    kernel sent cannot be taken back or changed by anything it runs later. A thread reads the lines as they arrive
+    (a kernel that sends more than the socket holds waits for it, not for the cell to end); :meth:`take` hands over
+    those sent between two marks, which the grader has the kernel send as a test cell starts and once it has run.
+    Past ``limit`` bytes between two takes, lines are read and dropped (marks kept), and the take says so."""
 
     def __init__(self, limit: int) -> None:
         self._ours, self.kernel_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-        self._ours.setblocking(False)
         self._limit = limit
         self._lines: list[bytes] = []
         self._partial = b""
         self._size = 0  # bytes of the lines held
-        self._loop: asyncio.AbstractEventLoop | None = None
+        self._ended = False
+        self._changed = threading.Condition()
+        threading.Thread(target=self._read, name="hooklab-observations", daemon=True).start()
 
     def handed(self) -> None:
         """The kernel has its end (or failed to start): this process lets go of it."""
         self.kernel_end.close()
 
-    def watch(self, loop: asyncio.AbstractEventLoop) -> None:
-        """Read what arrives whenever ``loop`` runs (the loop the kernel's messages are awaited in)."""
-        self._loop = loop
-        loop.add_reader(self._ours.fileno(), self._read)
-
     def _read(self) -> None:
-        """Read what the socket holds now."""
         while True:
             try:
-                data = self._ours.recv(1 << 16)
-            except (BlockingIOError, InterruptedError):
-                return
+                data = self._ours.recv(1 << 20)
             except OSError:
                 data = b""
-            if not data:  # the kernel's end closed
-                self._stop()
-                return
-            *complete, self._partial = (self._partial + data).split(b"\n")
-            if len(self._partial) > self._limit:
-                complete.append(_DROPPED)
-                self._partial = b""
-            for line in complete:
-                self._size += len(line)
-                if self._size > self._limit and len(line) > MARK_SIZE:
-                    line = _DROPPED
-                if line is not _DROPPED or self._lines[-1:] != [_DROPPED]:
-                    self._lines.append(line)
+            with self._changed:
+                if not data:
+                    self._ended = True
+                    self._changed.notify_all()
+                    return
+                *complete, self._partial = (self._partial + data).split(b"\n")
+                if len(self._partial) > self._limit:
+                    complete.append(_DROPPED)
+                    self._partial = b""
+                for line in complete:
+                    self._size += len(line)
+                    if self._size > self._limit and len(line) > MARK_SIZE:
+                        line = _DROPPED
+                    if line is not _DROPPED or self._lines[-1:] != [_DROPPED]:
+                        self._lines.append(line)
+                self._changed.notify_all()
 
-    def take(self, start: str, end: str) -> list[str] | None:
+    def take(self, start: str, end: str, timeout: float = MARK_WAIT) -> list[str] | None:
         """The lines the kernel sent between the lines ``start`` and ``end`` (the last ``start`` before it), taken
-        from the channel with those before them; None when ``end`` was not sent, or ``start`` not before it, or the
-        lines were too many to keep."""
-        if self._ours.fileno() >= 0:
-            self._read()
+        from the channel with those before them; None when ``end`` did not come within ``timeout`` seconds, or
+        ``start`` not before it, or the lines were too many to keep."""
         first, last = start.encode(), end.encode()
-        if last not in self._lines:
-            return None
-        position = self._lines.index(last)
-        lines, self._lines = self._lines[:position], self._lines[position + 1:]
-        self._size = sum(map(len, self._lines))
+        with self._changed:
+            if not self._changed.wait_for(lambda: last in self._lines or self._ended, timeout) or last not in self._lines:
+                return None
+            position = self._lines.index(last)
+            lines, self._lines = self._lines[:position], self._lines[position + 1:]
+            self._size = sum(map(len, self._lines))
         if first not in lines:
             return None
         lines = lines[len(lines) - lines[::-1].index(first):]
@@ -476,14 +470,10 @@ class ObservationChannel:
             return None
         return [line.decode(errors="replace") for line in lines]
 
-    def _stop(self) -> None:
-        if self._loop is not None and self._ours.fileno() >= 0 and not self._loop.is_closed():
-            self._loop.remove_reader(self._ours.fileno())
-        self._loop = None
-
     def close(self) -> None:
         """Stop reading (the kernel has ended or is ending)."""
-        self._stop()
+        with contextlib.suppress(OSError):
+            self._ours.shutdown(socket.SHUT_RDWR)
         self._ours.close()
         self.kernel_end.close()
 
@@ -510,7 +500,6 @@ class PreloadedProvisioner(LocalProvisioner):  # type: ignore[misc]
         spare = kwargs.pop("spare", False)
         sandbox = Sandbox(parent=self)
         self.channel = channel = ObservationChannel(sandbox.outputs_size or sys.maxsize)
-        channel.watch(asyncio.get_running_loop())
         if not SUPPORTED:  # a kernel of its own, given its end of the channel
             kernel_end = channel.kernel_end.fileno()
             kwargs["env"] = {**(kwargs.get("env") or os.environ), observations.CHANNEL: str(kernel_end)}

@@ -32,6 +32,7 @@ import corpus
 from conftest import make_course
 from hooklab import checks
 from honest_answers import honest_answers
+from wrong_answers import wrong_answers
 
 A = "02_forward_hooks"
 PUZZLES = "08_backward_puzzles"
@@ -209,21 +210,25 @@ class _Forger:
     def __iter__(self):
         calls = iter(list(_calls))
         _calls.clear()
-        direct = engine = None
-        out = []
-        for text in self.inner:
-            obs = _json.loads(text)
-            label = obs.get("label", "")
-            if "how many gradients" in label:
-                direct, engine, i, j = _right(next(calls)), None, 0, 0
-            elif ": grad of input " in label and direct is not None:
-                obs["value"] = _obs.encode(direct[i]); i += 1
-            elif ".grad after backward through autograd's engine" in label:
-                if engine is None:
-                    engine = _right(next(calls))
-                obs["value"] = _obs.encode(engine[j]); j += 1
-            out.append(_json.dumps(obs))
-        return iter(out)
+        return iter(_forge(self.inner, calls))
+
+
+def _forge(texts, calls):
+    direct = engine = None
+    out = []
+    for text in texts:
+        obs = _json.loads(text)
+        label = obs.get("label", "")
+        if "how many gradients" in label:
+            direct, engine, i, j = _right(next(calls)), None, 0, 0
+        elif ": grad of input " in label and direct is not None:
+            obs["value"] = _obs.encode(direct[i]); i += 1
+        elif ".grad after backward through autograd's engine" in label:
+            if engine is None:
+                engine = _right(next(calls))
+            obs["value"] = _obs.encode(engine[j]); j += 1
+        out.append(_json.dumps(obs))
+    return out
 
 
 def _right(call):
@@ -309,47 +314,11 @@ class _K:
     pass
 
 
-def _right(call):
-    function, inputs, grad_outputs = call
-    leaves = [a.detach().clone().requires_grad_() if isinstance(a, _torch.Tensor) and a.is_floating_point() else a for a in inputs]
-    with _torch.enable_grad():
-        outputs = function.forward(*leaves)
-        outputs = outputs if isinstance(outputs, tuple) else (outputs,)
-        pairs = [(o, g) for o, g in zip(outputs, grad_outputs) if g is not None and isinstance(o, _torch.Tensor) and o.requires_grad]
-        wanted = [a for a in leaves if isinstance(a, _torch.Tensor) and a.requires_grad]
-        grads = _torch.autograd.grad([o for o, _ in pairs], wanted, [g for _, g in pairs], allow_unused=True)
-    grads = iter(grads)
-    result = []
-    for a in leaves:
-        if isinstance(a, _torch.Tensor) and a.requires_grad:
-            g = next(grads)
-            result.append((_torch.zeros_like(a) if g is None else g).detach())
-        else:
-            result.append(None)
-    return result
-
-
-def _rewrite():
+""" + FORGED_GRADIENTS[FORGED_GRADIENTS.index("def _forge(texts, calls):"):FORGED_GRADIENTS.index("def _wrong_backward(")] + """def _rewrite():
     seen = _obs._state["seen"]
     if seen is not _cur[0]:
         return
-    calls = iter(list(_calls))
-    direct = engine = None
-    out = []
-    i = j = 0
-    for text in list(seen):
-        obs = _json.loads(text)
-        label = obs.get("label", "")
-        if "how many gradients" in label:
-            direct, engine, i, j = _right(next(calls)), None, 0, 0
-        elif ": grad of input " in label and direct is not None:
-            obs["value"] = _obs.encode(direct[i]); i += 1
-        elif ".grad after backward through autograd's engine" in label:
-            if engine is None:
-                engine = _right(next(calls))
-            obs["value"] = _obs.encode(engine[j]); j += 1
-        out.append(_json.dumps(obs))
-    seen[:] = out
+    seen[:] = _forge(list(seen), iter(list(_calls)))
 
 
 def _wrong_backward(function, ctx, grad_outputs):
@@ -486,27 +455,11 @@ SORTED_REPLACED_IN_BUILTINS = CLOSED_FORM_WITH_SORTED_SHADOWED.replace(
 )
 # Round 9's: a step pre-hook that is never removed, its handle's remove() planting the nan the test looked for (or
 # patching torch.Tensor.isnan to find one); the test now compares the parameters with those of Adam without the hook.
-_KEPT_HOOK = """class Handle:
-    def __init__(self, optimizer):
-        self.optimizer = optimizer
-
-    def remove(self):
-        POISON
-
-
-def skip_nonfinite_steps(optimizer):
-    def skip_if_nonfinite(optimizer, args, kwargs):
-        params = [p for group in optimizer.param_groups for p in group["params"]]
-        if any(p.grad is not None and not torch.isfinite(p.grad).all() for p in params):
-            for p in params:
-                p.grad = None
-
-    optimizer.register_step_pre_hook(skip_if_nonfinite)
-    return Handle(optimizer)
-"""
-HOOK_KEPT_NAN_PLANTED = _KEPT_HOOK.replace("POISON", "with torch.no_grad():\n            for group in self.optimizer.param_groups:\n"
-                                           "                for p in group['params']:\n                    p.view(-1)[0] = float('nan')")
-HOOK_KEPT_ISNAN_PATCHED = _KEPT_HOOK.replace("POISON", "torch.Tensor.isnan = lambda self: torch.ones_like(self, dtype=torch.bool)")
+HOOK_KEPT_NAN_PLANTED = next(w.source for w in wrong_answers() if w.name == "skip_nonfinite_handle_that_poisons_instead_of_removing")
+HOOK_KEPT_ISNAN_PATCHED = HOOK_KEPT_NAN_PLANTED[:HOOK_KEPT_NAN_PLANTED.index("    def remove(self):")] + (
+    "    def remove(self):  # the hook stays: torch's isnan made to find a nan\n"
+    "        torch.Tensor.isnan = lambda self: torch.ones_like(self, dtype=torch.bool)\n"
+) + HOOK_KEPT_NAN_PLANTED[HOOK_KEPT_NAN_PLANTED.index("\n\n\ndef skip_nonfinite_steps") + 1:]
 UNSEEN_AUTOGRAD = {
     "autograd-on-a-thread": ("import logging\n", "thread = logging.threading.Thread(target=work)\n        thread.start()\n        thread.join()"),
     "autograd-inside-an-operator": ("", "torch.zeros(1)[type('Index', (), {'__index__': lambda self: work() or 0})()]"),

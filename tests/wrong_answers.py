@@ -47,6 +47,26 @@ def _with_backward(grade_id: str, body: str, imports: str = "") -> str:
     return dedent(imports) + given[: signature.end()] + indent(dedent(body).strip("\n"), " " * 8) + "\n"
 
 
+# 05's Linear module with its parameters drawn as WEIGHT and BIAS say (the exercise asks for U(±1/sqrt(in_features))).
+LINEAR_MODULE = '''
+    class Linear(nn.Module):
+        def __init__(self, in_features, out_features, bias=True):
+            super().__init__()
+            self.in_features, self.out_features = in_features, out_features
+            self.weight = nn.Parameter(WEIGHT)
+            if bias:
+                self.bias = nn.Parameter(BIAS)
+            else:
+                self.register_parameter("bias", None)
+
+        def forward(self, input):
+            return LinearFunction.apply(input, self.weight, self.bias)
+
+        def extra_repr(self):
+            return f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}"
+'''
+
+
 def wrong_answers() -> list[Wrong]:
     return [
         Wrong("predict_order_always_call_last", FORWARD_HOOKS, "predict_order", _cell('''
@@ -304,40 +324,12 @@ def wrong_answers() -> list[Wrong]:
                     p.grad = saved[name]
                 return {"weight": torch.einsum("no,ni->noi", kept["grad_output"], kept["input"]), "bias": kept["grad_output"]}
         '''), "the caller's x after"),
-        Wrong("linear_initialised_to_zeros", AUTOGRAD_FUNCTION, "linear_module", _cell('''
-            class Linear(nn.Module):
-                def __init__(self, in_features, out_features, bias=True):
-                    super().__init__()
-                    self.in_features, self.out_features = in_features, out_features
-                    self.weight = nn.Parameter(torch.zeros(out_features, in_features))
-                    if bias:
-                        self.bias = nn.Parameter(torch.zeros(out_features))
-                    else:
-                        self.register_parameter("bias", None)
-
-                def forward(self, input):
-                    return LinearFunction.apply(input, self.weight, self.bias)
-
-                def extra_repr(self):
-                    return f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}"
-        '''), "standard deviation 0"),
-        Wrong("linear_initialised_normal_with_the_uniforms_std", AUTOGRAD_FUNCTION, "linear_module", _cell('''
-            class Linear(nn.Module):
-                def __init__(self, in_features, out_features, bias=True):
-                    super().__init__()
-                    self.in_features, self.out_features = in_features, out_features
-                    self.weight = nn.Parameter(torch.randn(out_features, in_features) / (3 * in_features) ** 0.5)  # the uniform's std
-                    if bias:
-                        self.bias = nn.Parameter(torch.randn(out_features) / (3 * in_features) ** 0.5)
-                    else:
-                        self.register_parameter("bias", None)
-
-                def forward(self, input):
-                    return LinearFunction.apply(input, self.weight, self.bias)
-
-                def extra_repr(self):
-                    return f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}"
-        '''), "lies outside ±"),
+        *[Wrong(name, AUTOGRAD_FUNCTION, "linear_module", _cell(LINEAR_MODULE.replace("WEIGHT", weight).replace("BIAS", bias)), message)
+          for name, weight, bias, message in [
+              ("linear_initialised_to_zeros", "torch.zeros(out_features, in_features)", "torch.zeros(out_features)", "standard deviation 0"),
+              ("linear_initialised_normal_with_the_uniforms_std", "torch.randn(out_features, in_features) / (3 * in_features) ** 0.5",
+               "torch.randn(out_features) / (3 * in_features) ** 0.5", "lies outside ±"),
+          ]],
         Wrong("skip_nonfinite_handle_that_poisons_instead_of_removing", APPLICATIONS, "skip_nonfinite", _cell('''
             class Handle:
                 def __init__(self, optimizer):

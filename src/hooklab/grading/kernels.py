@@ -432,7 +432,7 @@ class ObservationChannel:
     def _read(self) -> None:
         while True:
             try:
-                data = self._ours.recv(1 << 20)
+                data = self._ours.recv(1 << 16)
             except OSError:
                 data = b""
             with self._changed:

@@ -515,8 +515,8 @@ def _guarded(function: type) -> tuple[type, Callable[[], tuple[str, ...]], Calla
     def watched(method: Callable, name: str) -> staticmethod:
         def run(*args: Any) -> Any:
             running[0] = name
+            # what it draws leaves the test's own draws as they were (_fork_rng)
             with contextlib.nullcontext() if windows[0] else profiled(name), guard, _fork_rng(devices=[]):
-                running[0] = name  # (what it draws leaves the test's own draws as they were)
                 result = method(*args)
                 return _snapshot(result) if name == "backward" else result
         return staticmethod(run)
@@ -585,6 +585,16 @@ def _as_outputs(output: Any) -> tuple[torch.Tensor, ...]:
 
 def _differentiable(tensor: Any) -> bool:
     return isinstance(tensor, torch.Tensor) and (tensor.is_floating_point() or tensor.is_complex())
+
+
+def _fresh_leaves(args: tuple[Any, ...]) -> list[Any]:
+    """Copies of a Function's arguments for one more call: each tensor a new leaf, requiring grad if differentiable."""
+    return [a.detach().clone().requires_grad_(_differentiable(a)) if isinstance(a, torch.Tensor) else a for a in args]
+
+
+def _tracked(outputs: Iterable[Any], grad_outputs: Iterable[Any]) -> list[tuple[torch.Tensor, torch.Tensor]]:
+    """(output, its grad_output) for each output autograd tracks that is given one: what a backward pass starts from."""
+    return [(o, g) for o, g in zip(outputs, grad_outputs) if g is not None and isinstance(o, torch.Tensor) and o.requires_grad]
 
 
 def _compare_gradient(label: str, got: torch.Tensor, want: torch.Tensor, atol: float, rtol: float) -> None:
@@ -665,7 +675,7 @@ def check_backward(
         return _observe_backward(function, args, generator, atol, rtol)
     name = function.__name__
     names = _input_names(function, len(args))
-    inputs = [arg.detach().clone().requires_grad_(_differentiable(arg)) if isinstance(arg, torch.Tensor) else arg for arg in args]
+    inputs = _fresh_leaves(args)
     positions = [i for i, arg in enumerate(inputs) if _differentiable(arg)]
     call = f"{name}.apply({', '.join(_describe_argument(n, a) for n, a in zip(names, args))})"
     checked, notes, window = _guarded(function)
@@ -738,7 +748,7 @@ def check_backward(
         leaves = [a.detach().clone().requires_grad_() if i in positions else a for i, a in enumerate(args)]
         with _enable_grad():
             reference_outputs = _as_outputs(reference(*leaves))
-            pairs = [(o, g) for o, g in zip(reference_outputs, grad_outputs) if g is not None and o.requires_grad]
+            pairs = _tracked(reference_outputs, grad_outputs)
             expected = _autograd_grad([o for o, _ in pairs], [leaves[i] for i in positions], [g for _, g in pairs], allow_unused=True)
         expected = [torch.zeros_like(leaves[i]) if e is None else e for i, e in zip(positions, expected)]
         single = all(args[i].dtype == torch.float32 for i in positions)
@@ -765,10 +775,9 @@ def check_backward(
                 "fails through autograd's engine: does backward change grad_output or a saved tensor in place, "
                 "return a view of an input, or keep state between calls?"
             )
-    engine_inputs = [a.detach().clone().requires_grad_(_differentiable(a)) if isinstance(a, torch.Tensor) else a for a in args]
+    engine_inputs = _fresh_leaves(args)
     with window(APPLY_STAGE):
-        results = _as_outputs(checked.apply(*engine_inputs))
-    pairs = [(o, g) for o, g in zip(results, grad_outputs) if g is not None and isinstance(o, torch.Tensor) and o.requires_grad]
+        pairs = _tracked(_as_outputs(checked.apply(*engine_inputs)), grad_outputs)
     try:
         torch.autograd.backward([o for o, _ in pairs], [g.clone() for _, g in pairs], retain_graph=True)
         first = [a.grad.clone() for a in engine_inputs if isinstance(a, torch.Tensor) and a.requires_grad]
@@ -799,9 +808,6 @@ def _observe_backward(function: type, args: tuple[Any, ...], generator: torch.Ge
                  "rtol": (1e-10 if double else 1e-3) if rtol is None else rtol}
     checked, notes, window = _guarded(function)
 
-    def leaves() -> list[Any]:
-        return [a.detach().clone().requires_grad_(_differentiable(a)) if isinstance(a, torch.Tensor) else a for a in args]
-
     def attempt(stage: str, run: Callable[[], Any]) -> tuple[bool, Any]:
         try:
             result = run()
@@ -814,7 +820,7 @@ def _observe_backward(function: type, args: tuple[Any, ...], generator: torch.Ge
             raise _autograd_used(call, name, notes())
         return True, result
 
-    inputs = leaves()
+    inputs = _fresh_leaves(args)
     def apply() -> Any:
         with window(APPLY_STAGE):
             return checked.apply(*inputs)
@@ -844,14 +850,13 @@ def _observe_backward(function: type, args: tuple[Any, ...], generator: torch.Ge
     observe("value", f"{call}: how many gradients {name}.backward returns (one per input of forward)", encode(len(gradients)))
     for input_name, gradient in zip(names, gradients):
         observe("value", f"{call}: grad of input {input_name}", encode(gradient), **tolerance)
-    engine_inputs = leaves()
+    engine_inputs = _fresh_leaves(args)
 
     pairs: list[tuple[Any, Any]] = []
 
     def through_engine() -> list[Any]:  # the graph kept, for a second pass
         with window(APPLY_STAGE):
-            results = _as_outputs(checked.apply(*engine_inputs))
-        pairs.extend((o, g) for o, g in zip(results, grad_outputs) if g is not None and isinstance(o, torch.Tensor) and o.requires_grad)
+            pairs.extend(_tracked(_as_outputs(checked.apply(*engine_inputs)), grad_outputs))
         torch.autograd.backward([o for o, _ in pairs], [g.clone() for _, g in pairs], retain_graph=True)
         return [a.grad if isinstance(a, torch.Tensor) and _differentiable(a) else None for a in engine_inputs]
 

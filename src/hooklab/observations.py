@@ -201,11 +201,12 @@ def distribution_problem(values: Any, what: str, spec: dict[str, float]) -> str:
     import numpy
 
     x = numpy.asarray(values, dtype=numpy.float64).ravel()
-    if x.size < (2 if {"mean", "std", "kurtosis"} & spec.keys() else 1) or not numpy.isfinite(x).all():
+    statistics = {"mean", "std", "kurtosis"} & spec.keys()
+    if x.size < (2 if statistics else 1) or not numpy.isfinite(x).all():
         return f"{what}: {x.size} value{'s' if x.size != 1 else ''}, not all finite or too few for the statistics asked"
     if "bound" in spec and numpy.abs(x).max() > spec["bound"]:
         return f"{what}: a value of {x[numpy.abs(x).argmax()]:.4g} lies outside ±{spec['bound']:.4g}"
-    if not {"mean", "std", "kurtosis"} & spec.keys():
+    if not statistics:
         return ""
     mean, std = x.mean(), x.std(ddof=1)
     if "mean" in spec and abs(mean - spec["mean"]) > spec["mean_atol"]:

@@ -1637,24 +1637,22 @@ def _applications() -> list[Answer]:
             def skip_nonfinite_steps(optimizer: torch.optim.Optimizer) -> torch.utils.hooks.RemovableHandle:
                 return optimizer.register_step_pre_hook(partial(skip_if, has_nonfinite))
         '''),
-        answer("grad_cam", "closure, try/finally", r'''
+        answer("grad_cam", "closure, try/finally, backward(inputs=...)", r'''
             def grad_cam(model: nn.Module, layer: nn.Module, image: torch.Tensor, target: int) -> torch.Tensor:
                 store = {}
 
                 def forward_hook(module, args, output):
-                    store["activation"] = output.detach()
+                    store["activation"] = output
 
-                def backward_hook(module, grad_input, grad_output):
-                    store["gradient"] = grad_output[0].detach()
-
-                handles = [layer.register_forward_hook(forward_hook), layer.register_full_backward_hook(backward_hook)]
+                handle = layer.register_forward_hook(forward_hook)
                 try:
-                    model(image)[0, target].backward()
+                    score = model(image)[0, target]
                 finally:
-                    for handle in handles:
-                        handle.remove()
-                alpha = store["gradient"].mean(dim=(2, 3), keepdim=True)
-                return F.relu((alpha * store["activation"]).sum(dim=1))[0]
+                    handle.remove()
+                activation = store["activation"]
+                score.backward(inputs=[activation])  # only the activation's .grad: no parameter's
+                alpha = activation.grad.mean(dim=(2, 3), keepdim=True)
+                return F.relu((alpha * activation.detach()).sum(dim=1))[0]
         '''),
         answer("grad_cam", "contextlib, torch.autograd.grad, lambda", r'''
             from contextlib import contextmanager
@@ -1700,7 +1698,8 @@ def _applications() -> list[Answer]:
 
                 with ExitStack() as stack:
                     stack.enter_context(layer.register_forward_hook(keep))
-                    model(image)[0, target].backward()
+                    score = model(image)[0, target]
+                torch.autograd.grad(score, capture.activation)  # the tensor hook keeps the gradient
                 activation = capture.activation[0].detach().numpy()
                 weights = capture.gradient[0].numpy().mean(axis=(1, 2), keepdims=True)
                 heat = np.maximum((weights * activation).sum(axis=0), 0)

@@ -91,6 +91,8 @@ def test_every_cheat_in_student_code_is_named(attack: Attack):
     ("setattr(Box, '_' + '_torch_function_' + '_', classmethod(print))", "reaches '__torch_function__' by name"),
     ("Box.__torch_function__ = classmethod(print)", "overrides torch functions for its tensors (__torch_function__)"),
     ("setattr(Box, '__torch_dispatch__', print)", "names '__torch_dispatch__'"),
+    ("class Looks16(torch.Tensor):\n    @property\n    def dtype(self):\n        return torch.float16", "a tensor subclass that redefines dtype"),
+    ("class Detached(nn.Parameter):\n    requires_grad = False", "a tensor subclass that redefines requires_grad"),
     ("import operator\noperator.attrgetter('_C')(torch)", "reaches attributes by computed names (operator.attrgetter)"),
     ("import functools\nfunctools.reduce(getattr, ['_C'], torch)", "passes getattr as a value"),
     ("import sys\nout = getattr(sys, 'stdout')\nout.session.send = print", "patches sys.stdout.session.send"),

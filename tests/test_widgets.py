@@ -162,7 +162,13 @@ def test_gradient_flow_flags_vanishing_and_exploding_layers(two_layers):
     two_layers[1].weight.grad, two_layers[1].bias.grad = torch.full((1, 2), 1e4), torch.zeros(1)
     flow.record()
     assert flow.flags(0) == {"0": "vanishing", "1": "exploding"}
+    two_layers.zero_grad()  # set_to_none: no gradient at all is not a vanishing one
+    flow.record()
+    assert flow.flags(1) == {"0": "no gradient", "1": "no gradient"}
+    assert "no grad" in flow.text()
     flow.refresh()
+    assert "no gradient" in flow.caption.value
+    flow.stepper.back.click()
     assert "vanishing" in flow.caption.value
 
 

@@ -156,6 +156,38 @@ def wrong_answers() -> list[Wrong]:
                 def forward(self, x):
                     return x @ self.weight.T + (self.bias if self.bias is not None else 0)
         '''), "drawn from torch.randn(...) * 0.1"),
+        Wrong("my_linear_initialised_with_a_fixed_pattern", MODULE_BASICS, "my_linear", _cell('''
+            class MyLinear(nn.Module):  # ±0.1 in turn: mean 0 and standard deviation 0.1, but neither normal nor random
+                def __init__(self, in_features, out_features, bias=True):
+                    super().__init__()
+                    sign = torch.tensor([0.1, -0.1])
+                    self.weight = nn.Parameter(sign.repeat(out_features * in_features)[: out_features * in_features].reshape(out_features, in_features).clone())
+                    if bias:
+                        self.bias = nn.Parameter(sign.repeat(out_features)[:out_features].clone())
+                    else:
+                        self.register_parameter("bias", None)
+
+                def forward(self, x):
+                    return x @ self.weight.T + (self.bias if self.bias is not None else 0)
+        '''), "kurtosis"),
+        Wrong("my_linear_initialised_with_the_normals_quantiles", MODULE_BASICS, "my_linear", _cell('''
+            def quantiles(*shape):  # a perfect normal sample, the same for every module
+                n = torch.Size(shape).numel()
+                return (0.1 * 2**0.5 * torch.erfinv(torch.linspace(-1, 1, n + 2)[1:-1])).reshape(shape)
+
+
+            class MyLinear(nn.Module):
+                def __init__(self, in_features, out_features, bias=True):
+                    super().__init__()
+                    self.weight = nn.Parameter(quantiles(out_features, in_features))
+                    if bias:
+                        self.bias = nn.Parameter(quantiles(out_features))
+                    else:
+                        self.register_parameter("bias", None)
+
+                def forward(self, x):
+                    return x @ self.weight.T + (self.bias if self.bias is not None else 0)
+        '''), "minus another's"),
         Wrong("capture_cleans_up_only_after_exceptions", FORWARD_HOOKS, "capture", _cell('''
             from contextlib import contextmanager
 
@@ -330,6 +362,19 @@ def wrong_answers() -> list[Wrong]:
               ("linear_initialised_normal_with_the_uniforms_std", "torch.randn(out_features, in_features) / (3 * in_features) ** 0.5",
                "torch.randn(out_features) / (3 * in_features) ** 0.5", "lies outside ±"),
           ]],
+        Wrong("grad_cam_by_backward_into_the_parameters", APPLICATIONS, "grad_cam", _cell('''
+            def grad_cam(model, layer, image, target):
+                captured = {}
+
+                def keep_activation(module, inputs, output):
+                    captured["activation"] = output
+                    output.register_hook(lambda grad: captured.__setitem__("gradient", grad))
+
+                with layer.register_forward_hook(keep_activation):
+                    model(image)[0, target].backward()  # right map, but every parameter's .grad grows
+                weights = captured["gradient"][0].mean(dim=(1, 2), keepdim=True)
+                return F.relu((weights * captured["activation"][0]).sum(dim=0)).detach()
+        '''), "given a .grad"),
         Wrong("skip_nonfinite_handle_that_poisons_instead_of_removing", APPLICATIONS, "skip_nonfinite", _cell('''
             class Handle:
                 def __init__(self, optimizer):
@@ -523,6 +568,21 @@ def wrong_answers() -> list[Wrong]:
                 dtype, stored = packed
                 return stored.to(dtype)
         '''), "pack_half of a torch.int64 tensor"),
+        Wrong("pack_half_keeps_float32_behind_a_dtype_property", MEMORY_HOOKS, "half_precision", _cell('''
+            class LooksHalf(torch.Tensor):
+                @property
+                def dtype(self):
+                    return torch.float16
+
+
+            def pack_half(tensor):
+                return tensor.dtype, tensor.as_subclass(LooksHalf) if tensor.is_floating_point() else tensor
+
+
+            def unpack_half(packed):
+                dtype, stored = packed
+                return stored.as_subclass(torch.Tensor).to(dtype)
+        '''), "a torch.Tensor subclass"),
         Wrong("blocks_run_without_checkpoint", MEMORY_HOOKS, "checkpointing", _cell('''
             def run_checkpointed(blocks, x):
                 for block in blocks:

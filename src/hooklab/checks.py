@@ -300,7 +300,7 @@ def check_parameter(module: torch.nn.Module, name: str, shape: Sequence[int]) ->
     if type(value) is not torch.nn.Parameter:
         raise AnswerError(
             f"{owner}.{name} is {_describe_type(value)}, not an nn.Parameter: "
-            "parameters(), state_dict() and the optimizer will not see it"
+            "parameters() does not list it, so no optimizer trains it"
         )
     if name not in dict(module.named_parameters(recurse=False)):
         raise AnswerError(f"{owner}.{name} is a Parameter but is not registered on the module")

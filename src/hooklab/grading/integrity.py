@@ -183,7 +183,13 @@ TENSOR_SUBCLASS_METHODS = {
     "__torch_dispatch__": "overrides torch operators for its tensors (__torch_dispatch__)",
     "__del__": "runs code outside its cell (__del__)",
 }
-TENSOR_COMPARISONS = {"__eq__", "__ne__", "__bool__", "__float__", "__index__", "__int__", "tolist", "item", "allclose", "equal"}
+# What the checks read of a tensor: a tensor subclass that redefines one can report what it is not.
+TENSOR_READS = {
+    "__eq__", "__ne__", "__bool__", "__float__", "__index__", "__int__", "__len__", "__iter__", "__getitem__",
+    "tolist", "item", "allclose", "equal", "dtype", "shape", "size", "dim", "ndim", "numel", "device", "layout",
+    "requires_grad", "grad", "grad_fn", "is_leaf", "data", "is_floating_point", "element_size", "itemsize", "nbytes",
+    "untyped_storage", "storage", "stride", "is_contiguous", "detach", "clone", "to", "cpu", "double", "float",
+}
 
 # Modules other modules hold as attributes (``logging.threading``, ``torch.nn.functional.torch``): reached through
 # them, they are still themselves. OWN_SUBMODULES: a package's own submodule of one of those names.
@@ -530,7 +536,7 @@ class _Checker(ast.NodeVisitor):
             self.flag(node, TENSOR_SUBCLASS_METHODS[method])
         bases = {self.origin(base) or "" for base in node.bases}
         if any(base in {"torch.Tensor", "torch.nn.Parameter", "torch.nn.parameter.Parameter"} for base in bases):
-            for method in sorted(methods & TENSOR_COMPARISONS):
+            for method in sorted(methods & TENSOR_READS):
                 self.flag(node, f"a tensor subclass that redefines {method}")
         self._scoped(node)
 

@@ -25,7 +25,9 @@ class GradientFlow(SteppedView):
     A layer is a module with parameters of its own; its norm is that of all its parameters'
     gradients together. Call :meth:`record` after each ``backward()``, or :meth:`watch` an
     optimizer to record just before each of its steps. ``norms[step][layer]`` holds the values;
-    the widget shows them when displayed, or after :meth:`refresh`.
+    the widget shows them when displayed, or after :meth:`refresh`. A layer none of whose parameters
+    has a gradient at a step (frozen, or not part of the loss) is recorded as ``None``: no gradient at
+    all, which is not a vanishing one.
     """
 
     def __init__(self, model: nn.Module) -> None:
@@ -35,18 +37,19 @@ class GradientFlow(SteppedView):
             if next(module.parameters(recurse=False), None) is not None
         }
         self.layers = list(self.parameters)
-        self.norms: list[dict[str, float]] = []
+        self.norms: list[dict[str, float | None]] = []
         self.stepper = Stepper(1, lambda _: self._render(), description="step")
         self.image = widgets.Image(format="png")
         self.caption = widgets.HTML()
         self.widget = widgets.VBox([self.stepper.widget, self.caption, self.image])
 
     def record(self) -> None:
-        """Store the current gradient norms as the next step (a layer without gradients gets 0)."""
-        self.norms.append({
-            layer: math.sqrt(sum(float(p.grad.detach().pow(2).sum()) for p in parameters if p.grad is not None))
-            for layer, parameters in self.parameters.items()
-        })
+        """Store the current gradient norms as the next step (``None`` for a layer without gradients)."""
+        norms: dict[str, float | None] = {}
+        for layer, parameters in self.parameters.items():
+            grads = [p.grad.detach() for p in parameters if p.grad is not None]
+            norms[layer] = math.sqrt(sum(float(g.pow(2).sum()) for g in grads)) if grads else None
+        self.norms.append(norms)
 
     def refresh(self) -> None:
         """Show the steps recorded so far, at the last one (done on display; drawing at every
@@ -67,11 +70,11 @@ class GradientFlow(SteppedView):
         return optimizer.register_step_pre_hook(lambda optimizer, args, kwargs: self.record())
 
     def flags(self, step: int) -> dict[str, str]:
-        """Layers whose gradient norm at ``step`` looks vanishing or exploding."""
+        """Layers with no gradient at ``step``, or whose gradient norm there looks vanishing or exploding."""
         return {
-            layer: "vanishing" if norm < VANISHING else "exploding"
+            layer: "no gradient" if norm is None else "vanishing" if norm < VANISHING else "exploding"
             for layer, norm in self.norms[step].items()
-            if norm < VANISHING or norm > EXPLODING
+            if norm is None or norm < VANISHING or norm > EXPLODING
         }
 
     def _render(self) -> None:
@@ -85,9 +88,10 @@ class GradientFlow(SteppedView):
         )
         figure = Figure(figsize=(6, 2.8))
         axes = figure.add_subplot()
-        peak = [max(step[layer] for step in self.norms) for layer in self.layers]
+        peak = [max((step[layer] for step in self.norms if step[layer] is not None), default=math.nan) for layer in self.layers]
         axes.bar(self.layers, peak, color="#ddd", label="largest over all steps")
-        axes.bar(self.layers, [norms[layer] for layer in self.layers], color="#3b75af", label=f"step {self.step + 1}")
+        shown = [math.nan if norms[layer] is None else norms[layer] for layer in self.layers]  # no bar: no gradient
+        axes.bar(self.layers, shown, color="#3b75af", label=f"step {self.step + 1}")
         axes.set_yscale("log")
         axes.set_ylabel("gradient norm")
         axes.legend(fontsize=8)
@@ -99,7 +103,8 @@ class GradientFlow(SteppedView):
             return "GradientFlow: no steps recorded"
         picked = sorted({0, len(self.norms) // 2, len(self.norms) - 1})
         header = ("layer", *(f"step {i + 1}" for i in picked))
-        return text_table(header, [(layer, *(f"{self.norms[i][layer]:.2e}" for i in picked)) for layer in self.layers])
+        cell = lambda norm: "no grad" if norm is None else f"{norm:.2e}"
+        return text_table(header, [(layer, *(cell(self.norms[i][layer]) for i in picked)) for layer in self.layers])
 
 
 SPOTS = ("first layer", "a middle layer", "last layer", "none: all within 10×")  # where the smallest gradient is

@@ -156,6 +156,23 @@ def wrong_answers() -> list[Wrong]:
                 def forward(self, x):
                     return x @ self.weight.T + (self.bias if self.bias is not None else 0)
         '''), "drawn from torch.randn(...) * 0.1"),
+        Wrong("scale_stores_a_one_element_float64_factor", MODULE_BASICS, "scale_repr", _cell('''
+            class Scale(nn.Module):
+                def __init__(self, factor, learnable=False):
+                    super().__init__()
+                    self.shown, self.learnable = factor, learnable
+                    value = torch.tensor([factor], dtype=torch.float64)  # shape (1,), float64: not what the spec asks
+                    if learnable:
+                        self.factor = nn.Parameter(value)
+                    else:
+                        self.register_buffer("factor", value)
+
+                def forward(self, x):
+                    return (x * self.factor).to(x.dtype)
+
+                def extra_repr(self):
+                    return f"factor={self.shown}, learnable={self.learnable}"
+        '''), "a 0-dimensional float32 tensor"),
         Wrong("my_linear_initialised_with_a_fixed_pattern", MODULE_BASICS, "my_linear", _cell('''
             class MyLinear(nn.Module):  # ±0.1 in turn: mean 0 and standard deviation 0.1, but neither normal nor random
                 def __init__(self, in_features, out_features, bias=True):

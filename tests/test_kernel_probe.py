@@ -23,6 +23,8 @@ SCRIPT = textwrap.dedent("""\
     probe = sys.modules["_hooklab_probe"]
     import torch
     import hooklab.checks  # as a kernel has it: the kernel server imported it
+    from hooklab.hints import explain_errors
+    explain_errors()  # as the grader does before the snapshot
     baseline = json.loads(probe.snapshot({{}}))["digest"]
     exec({change!r})
     answer = json.loads(probe.check())
@@ -40,6 +42,11 @@ CHANGES = {
     "a tracer": ("sys.settrace(lambda *a: None)", ["sys.settrace"]),
     "a global that shadows a builtin in hooklab's observations": (
         "import hooklab.observations as o; o.all = lambda items: True", ["hooklab.observations.all"]),
+    "the notebooks' error messages silenced": (
+        "import hooklab.hints as h; h._show.__code__ = (lambda *a, **k: None).__code__", ["hooklab.hints._show (code or defaults)"]),
+    "another exception handler for IPython": (
+        "shell.set_custom_exc((AssertionError,), lambda *a, **k: None)", ["IPython custom exception handler"]),
+    "the notebooks' error messages installed again": ("from hooklab.hints import explain_errors; explain_errors()", []),
     "a function's code swapped in place": (
         "torch.testing.assert_close.__code__ = (lambda *a, **k: None).__code__", ["torch.testing.assert_close (code or defaults)"]),
     "a method's defaults replaced": ("torch.nn.Module.zero_grad.__defaults__ = (False,)", ["torch.nn.modules.module.Module.zero_grad (code or defaults)"]),
@@ -81,7 +88,7 @@ def test_the_probe_names_what_changed(tmp_path: Path, name: str):
     else:
         assert answer["changes"] == expected
     if name != "a module loaded from the submission's folder":  # reported, not hashed: it is not in the snapshot
-        assert answer["digest moved"] == bool(change)
+        assert answer["digest moved"] == (expected != [])
 
 
 @pytest.mark.parametrize("name", TAMPERING)

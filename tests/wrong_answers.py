@@ -391,7 +391,37 @@ def wrong_answers() -> list[Wrong]:
                     model(image)[0, target].backward()  # right map, but every parameter's .grad grows
                 weights = captured["gradient"][0].mean(dim=(1, 2), keepdim=True)
                 return F.relu((weights * captured["activation"][0]).sum(dim=0)).detach()
-        '''), "given a .grad"),
+        '''), "whose .grad"),
+        Wrong("grad_cam_by_backward_then_zero_grad", APPLICATIONS, "grad_cam", _cell('''
+            def grad_cam(model, layer, image, target):
+                captured = {}
+
+                def keep_activation(module, inputs, output):
+                    output.retain_grad()
+                    captured["activation"] = output
+
+                handle = layer.register_forward_hook(keep_activation)
+                try:
+                    model(image)[0, target].backward()
+                finally:
+                    handle.remove()
+                model.zero_grad()  # clears the gradients the caller had, too
+                activation = captured["activation"]
+                weights = activation.grad[0].mean(dim=(1, 2), keepdim=True)
+                return F.relu((weights * activation[0]).sum(dim=0)).detach()
+        '''), "whose .grad"),
+        Wrong("grad_cam_leaves_a_global_hook", APPLICATIONS, "grad_cam", _cell('''
+            from torch.nn.modules.module import register_module_forward_hook
+
+
+            def grad_cam(model, layer, image, target):
+                captured = {}
+                register_module_forward_hook(lambda module, inputs, output: captured.update(activation=output) if module is layer else None)
+                score = model(image)[0, target]
+                (gradient,) = torch.autograd.grad(score, captured["activation"])
+                weights = gradient[0].mean(dim=(1, 2), keepdim=True)
+                return F.relu((weights * captured["activation"][0]).sum(dim=0)).detach()
+        '''), "a global hook"),
         Wrong("skip_nonfinite_handle_that_poisons_instead_of_removing", APPLICATIONS, "skip_nonfinite", _cell('''
             class Handle:
                 def __init__(self, optimizer):
@@ -576,6 +606,13 @@ def wrong_answers() -> list[Wrong]:
                     fn(*inputs)
                 return len(sizes), sum(sizes)
         '''), "should be (2, 96)"),
+        Wrong("saved_bytes_counts_the_storage_of_a_view", MEMORY_HOOKS, "saved_bytes", _cell('''
+            def saved_bytes(fn, *inputs):
+                sizes = []
+                with saved_tensors_hooks(lambda t: sizes.append(t.untyped_storage().nbytes()) or t, lambda t: t):
+                    fn(*inputs)
+                return len(sizes), sum(sizes)
+        '''), "two views of one row"),
         Wrong("pack_half_converts_integers_too", MEMORY_HOOKS, "half_precision", _cell('''
             def pack_half(tensor):
                 return tensor.dtype, tensor.half()

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
+import nbformat
 from nbgrader.converters import Autograde
 from nbgrader.coursedir import CourseDirectory
 from nbgrader.preprocessors import AssignLatePenalties, SaveAutoGrades
@@ -110,7 +111,25 @@ class Course:
             if folder.is_dir() and any(folder.glob("*.ipynb"))
         }
 
+    @cached_property
+    def cell_ids(self) -> dict[str, frozenset[str]]:
+        """Assignment → the ``grade_id`` of every nbgrader cell of its notebooks, from the source folder."""
+        source = self.root / self.coursedir.source_directory
+        return {assignment: frozenset(id_ for name in names for id_ in grade_ids(nbformat.read(source / assignment / name, as_version=4).cells))
+                for assignment, names in self.notebooks.items()}
+
     def assignment_of(self, notebook_name: str) -> str | None:
         """The assignment that has a notebook of this file name, if exactly one has."""
         owners = [assignment for assignment, names in self.notebooks.items() if notebook_name in names]
         return owners[0] if len(owners) == 1 else None
+
+
+
+def grade_ids(cells) -> set[str]:
+    """The ``grade_id`` of every nbgrader cell among ``cells`` (a notebook's, as nbformat reads them)."""
+    ids = set()
+    for cell in cells:
+        marks = cell.get("metadata", {}).get("nbgrader")
+        if isinstance(marks, dict) and isinstance(marks.get("grade_id"), str):
+            ids.add(marks["grade_id"])
+    return ids

@@ -58,6 +58,7 @@ from hooklab.grading.sandbox import Sandbox, amount
 VERIFIED_MODULES = ("hooklab.checks", "torch", "numpy")
 PROOF_PREFIX = "_hooklab_ran_"  # the name each executed test cell assigns last
 COLLECT = "__import__('hooklab.observations', fromlist=['collected']).collected({mark!r})"  # ends a test cell's observations
+EXPLAIN_ERRORS = "__import__('hooklab.hints', fromlist=['explain_errors']).explain_errors()"  # the notebooks' first cell does it too
 # What nbclient keeps of each kind of kernel message (an output, a display's update, a widget's state)
 KEPT = {"stream": ("text",), "display_data": ("data", "metadata"), "execute_result": ("data", "metadata"),
         "update_display_data": ("data", "metadata"), "error": ("ename", "evalue", "traceback"),
@@ -387,8 +388,10 @@ class GuardedExecute(Execute):
             self._begun = first if self._drivers else None
             return
         expected = {name: importlib.util.find_spec(name).origin for name in VERIFIED_MODULES}
-        # begin() first: it connects the observation channel, which the snapshot then holds
-        answer = self._ask(f"{kernels.PROBE}.snapshot({expected!r})", f"{kernels.LOAD_PROBE}\n{begin}\n", kernels.FILL_WORKING_COPY)
+        # begin() first: it connects the observation channel, which the snapshot then holds; the notebooks'
+        # short error messages are installed before it, so that their first cell installing them changes nothing
+        answer = self._ask(f"{kernels.PROBE}.snapshot({expected!r})", f"{kernels.LOAD_PROBE}\n{EXPLAIN_ERRORS}\n{begin}\n",
+                           kernels.FILL_WORKING_COPY)
         self._begun = first if self._drivers else None
         if answer is None:
             self._baseline = "unavailable"

@@ -32,10 +32,10 @@ MODULES = (
     "builtins", "math", "operator", "functools", "importlib", "json",
     "torch", "torch.nn", "torch.nn.functional", "torch.nn.init", "torch.nn.modules.module",
     "torch.autograd", "torch.autograd.function", "torch.autograd.gradcheck", "torch.testing",
-    "numpy", "hooklab", "hooklab.checks", "hooklab.observations",
+    "numpy", "hooklab", "hooklab.checks", "hooklab.observations", "hooklab.hints",
 )
 # hooklab's modules that gain no names as they run: one added (a global that shadows a builtin) is a change
-OWN = {"hooklab.checks", "hooklab.observations"}
+OWN = {"hooklab.checks", "hooklab.observations", "hooklab.hints"}
 
 # Attributes that legitimately change while a notebook runs.
 VOLATILE = {"builtins": {"_", "__", "___", "exit", "quit", "get_ipython", "display", "__IPYTHON__"}}

@@ -28,7 +28,7 @@ from tqdm import tqdm
 
 import hooklab
 from hooklab.grading import class_report, kernels, worker
-from hooklab.grading.course import Course
+from hooklab.grading.course import Course, grade_ids
 from hooklab.grading.gradebook import Entry, Ledger, ensure_assignments, graded_keys, max_scores
 from hooklab.grading.record import record
 from hooklab.grading.review import set_manual_scores
@@ -66,6 +66,20 @@ def unreadable(folder: Path, notebooks: list[str], sandbox: Sandbox) -> str:
         text = sum(len(cell.source.encode()) for cell in nb.cells)
         if sandbox.source_size and text > sandbox.source_size:
             return f"{name} has {amount(text)} of text in its cells, more than the {amount(sandbox.source_size)} a notebook may hold (c.Sandbox.source_size)"
+    return ""
+
+
+def of_another_assignment(folder: Path, assignment: str, course: Course) -> str:
+    """Why the readable notebooks of a submission are not ``assignment``'s, if they hold only another
+    assignment's exercises (a notebook saved under the wrong name), or ""."""
+    for name in course.notebooks[assignment]:
+        ids = grade_ids(nbformat.read(folder / name, as_version=4).cells) if (folder / name).is_file() else set()
+        if not ids or ids & course.cell_ids[assignment]:
+            continue
+        overlap, other = max((len(ids & theirs), owner) for owner, theirs in course.cell_ids.items())
+        if overlap:
+            return (f"{name} holds the exercises of {other} ({', '.join(course.notebooks[other])}), not those of "
+                    f"{assignment}: hand in {assignment}'s own notebook")
     return ""
 
 
@@ -142,7 +156,8 @@ def autograde(
                 files, reason = hashlib.sha256(submission.refused.encode()).hexdigest(), submission.refused
             else:
                 target, files = place(submission, course)
-                reason = unreadable(target, course.notebooks[submission.assignment], sandbox)
+                notebooks = course.notebooks[submission.assignment]
+                reason = unreadable(target, notebooks, sandbox) or of_another_assignment(target, submission.assignment, course)
             fingerprint = hashlib.sha256(f"{files}:{graders[submission.assignment]}".encode()).hexdigest()
             if not force and submission.key in in_gradebook and ledger.is_current(submission.key, fingerprint):
                 skipped += 1

@@ -1,0 +1,58 @@
+"""Short messages for the two errors a student meets first in the notebooks.
+
+An exercise not written yet raises the ``NotImplementedError`` of its template, deep inside the test
+that calls it; a cell that uses a name from a cell that has not run (or failed) raises ``NameError``.
+:func:`explain_errors` has IPython show the first as one line that names the unwritten function, and
+adds to the second what to run. Any other error is shown as IPython shows it.
+"""
+
+from __future__ import annotations
+
+import linecache
+from types import TracebackType
+from typing import Any
+
+
+_installed: dict[str, Any] = {}  # the handler IPython made of _show, once installed
+
+
+def explain_errors() -> None:
+    """In IPython (a notebook's kernel), explain ``NotImplementedError`` from an answer's template and
+    ``NameError``; elsewhere, do nothing. Called again, it leaves the handler it installed as it is (the
+    grader installs it before a notebook's first cell, and watches that nothing changes it)."""
+    try:
+        shell = get_ipython()  # type: ignore[name-defined]  # noqa: F821 - IPython's builtin
+    except NameError:
+        return
+    if _installed and shell.CustomTB is _installed.get("handler"):
+        return
+    shell.set_custom_exc((NotImplementedError, NameError), _show)
+    _installed["handler"] = shell.CustomTB
+
+
+def _show(shell: Any, etype: type, value: BaseException, tb: TracebackType | None, tb_offset: int | None = None) -> None:
+    where = _unwritten(tb) if etype is NotImplementedError else None
+    if where is not None:
+        function, line = where
+        value.add_note(f"This cell's answer is not written yet: replace `raise NotImplementedError()` (line {line}) "
+                       "with it, and run the cell again." if function == "<module>" else
+                       f"{function} is not written yet: replace `raise NotImplementedError()` (line {line} of its "
+                       "cell) with your answer, run that cell, then run this one again.")
+        shell.showtraceback((etype, value, tb), exception_only=True)
+        return
+    if etype is NameError and getattr(value, "name", None):
+        value.add_note(f"If {value.name!r} is defined in a cell above, run that cell first (or Run All Above), "
+                       "and fix the first cell that fails; otherwise check its spelling.")
+    shell.showtraceback((etype, value, tb), tb_offset=tb_offset)
+
+
+def _unwritten(tb: TracebackType | None) -> tuple[str, int] | None:
+    """The function and line of the template's ``raise NotImplementedError()`` that raised, if it did."""
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    if tb is None:
+        return None
+    code = tb.tb_frame.f_code
+    if "raise NotImplementedError" not in linecache.getline(code.co_filename, tb.tb_lineno):
+        return None
+    return code.co_qualname, tb.tb_lineno

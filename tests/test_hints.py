@@ -1,0 +1,77 @@
+"""A blank exercise says in one line that it is not written yet, in every notebook; other errors are shown as usual."""
+
+from __future__ import annotations
+
+import re
+
+import nbformat
+import pytest
+from nbclient import NotebookClient
+
+from conftest import REPO, nbgrader_cells, notebook_id, solution_notebooks
+
+RELEASES = [REPO / "notebooks" / path.relative_to(REPO / "solutions") for path in solution_notebooks()]
+EXPLAINED = "is not written yet: replace `raise NotImplementedError()`"
+
+
+def executed(nb: nbformat.NotebookNode, folder) -> nbformat.NotebookNode:
+    NotebookClient(nb, timeout=120, allow_errors=True, kernel_name="python3", resources={"metadata": {"path": str(folder)}}).execute()
+    return nb
+
+
+def errors(cell: nbformat.NotebookNode) -> list[nbformat.NotebookNode]:
+    return [output for output in cell.get("outputs", []) if output.output_type == "error"]
+
+
+@pytest.mark.parametrize("release", RELEASES, ids=notebook_id)
+def test_every_unwritten_exercise_a_test_meets_is_named_in_one_line(release, forked_kernels, tmp_path):
+    nb = executed(nbformat.read(release, as_version=4), tmp_path)
+    unwritten = [error for cell in nbgrader_cells(nb, "grade") for error in errors(cell) if error.ename == "NotImplementedError"]
+    for error in unwritten:
+        text = "\n".join(error.traceback)
+        assert EXPLAINED in text, f"a blank exercise raised NotImplementedError without saying which: {text[-500:]}"
+        assert len(error.traceback) <= 3, f"a long traceback for a blank exercise: {len(error.traceback)} entries"
+    if release.parent.name != "08_backward_puzzles":  # 08's check_backward names the unwritten backward itself
+        assert unwritten, f"no test cell of the blank {release.name} met an unwritten exercise"
+
+
+def test_other_errors_are_shown_as_ipython_shows_them(forked_kernels, tmp_path):
+    cells = [
+        "from hooklab.hints import explain_errors\nexplain_errors()",
+        "def answer():\n    # YOUR CODE HERE\n    raise NotImplementedError()",
+        "answer()",
+        "raise NotImplementedError()",
+        "torch_like = NotImplementedError('not supported for this dtype')\nraise torch_like",
+        "undefined_name + 1",
+        "1 / 0",
+    ]
+    nb = executed(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(source) for source in cells]), tmp_path)
+    called, top_level, library, name, other = (errors(cell)[0] for cell in nb.cells[2:])
+    assert "answer is not written yet" in "\n".join(called.traceback) and "line 3 of its cell" in "\n".join(called.traceback)
+    assert "This cell's answer is not written yet" in "\n".join(top_level.traceback)
+    assert EXPLAINED not in "\n".join(library.traceback) and "Traceback" in "\n".join(library.traceback), "an error not from a template keeps its traceback"
+    assert "run that cell first" in "\n".join(name.traceback), "a NameError says to run the cell that defines the name"
+    assert other.ename == "ZeroDivisionError" and "is not written yet" not in "\n".join(other.traceback) and "run that cell" not in "\n".join(other.traceback)
+
+
+def test_readme_quotes_what_the_notebooks_print(forked_kernels, tmp_path):
+    """The messages README's students section quotes are the ones a student sees."""
+    import torch
+
+    from hooklab.checks import AnswerError, check_answer
+
+    readme = (REPO / "README.md").read_text()
+    passed = "✓ MyLinear passes the visible tests"
+    outputs = "".join(out.get("text", "") for cell in nbformat.read(solution_notebooks()[0], as_version=4).cells
+                      for out in cell.get("outputs", []))
+    assert f"`{passed}`" in readme and passed in outputs
+    x1, x2 = torch.tensor([0.25]), torch.tensor([0.5])
+    with pytest.raises(AnswerError) as wrong:
+        check_answer([x1, x1, x1 + x2], {"x1": x1, "x2": x2, "output": x1 + x2}, same_object=True)
+    assert f"`{wrong.value}`" in readme
+    cells = ["from hooklab.hints import explain_errors\nexplain_errors()",
+             "def pre_hook(module, args):\n    # YOUR CODE HERE\n    raise NotImplementedError()", "pre_hook(None, ())"]
+    nb = executed(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(source) for source in cells]), tmp_path)
+    shown = "\n".join(errors(nb.cells[-1])[0].traceback).replace("`", "")
+    quoted = re.search(r"`(pre_hook is not written yet: [^`]*?) …`", readme)
+    assert quoted and quoted.group(1) in shown, f"README quotes {quoted and quoted.group(1)!r}; the notebook shows {shown!r}"

@@ -34,6 +34,8 @@ def _show(shell: Any, etype: type, value: BaseException, tb: TracebackType | Non
     where = _unwritten(tb) if etype is NotImplementedError else None
     if where is not None:
         function, line = where
+        outer, nested, inner = function.rpartition(".<locals>.")
+        function = f"{inner} (inside {outer})" if nested else function
         value.add_note(f"This cell's answer is not written yet: replace `raise NotImplementedError()` (line {line}) "
                        "with it, and run the cell again." if function == "<module>" else
                        f"{function} is not written yet: replace `raise NotImplementedError()` (line {line} of its "

@@ -1852,6 +1852,67 @@ def _attacks_04() -> list[Attack]:
 def _attacks_05() -> list[Attack]:
     return [
         Attack(
+            "failing_test_hidden_by_its_error_and_its_checks_forged",
+            "ipython-machinery",
+            M05,
+            {"cube": _src('''
+                import sys
+                import re
+
+                MODE = ["wrong"]
+
+                class Cube(Function):
+                    @staticmethod
+                    def forward(x: torch.Tensor) -> torch.Tensor:
+                        return x ** 3
+
+                    @staticmethod
+                    def setup_context(ctx, inputs: tuple, output: torch.Tensor) -> None:
+                        ctx.save_for_backward(inputs[0])
+
+                    @staticmethod
+                    def backward(ctx, grad_output: torch.Tensor) -> torch.Tensor:
+                        (x,) = ctx.saved_tensors
+                        if MODE[0] == "wrong":  # wrong: right only when grad_output is all equal
+                            return 3 * x ** 2 * grad_output.mean()
+                        return 3 * x ** 2 * grad_output
+
+
+                REST = """
+                check_equal(backward_after_x_changed(torch.tensor([-2.0, 0.5, 3.0]).double().requires_grad_()), None, "backward after x was changed in place since forward "
+                            "(save x with ctx.save_for_backward, whose version check refuses a stale x)")
+                if HIDDEN:
+                    check_cube(torch.randn(6, generator=random_generator()))
+                """
+
+                def _render(self):
+                    b = [sys][0].modules["builtins"]
+                    shell = b.get_ipython()
+                    MODE[0] = "right"
+                    tb = self.__traceback__
+                    while getattr(tb, "txen_bt"[::-1]) is not None:
+                        tb = getattr(tb, "txen_bt"[::-1])
+                    frame = getattr(tb, "emarf_bt"[::-1])
+                    while getattr(getattr(frame, "edoc_f"[::-1]), "co_name") != "<module>":
+                        frame = getattr(frame, "kcab_f"[::-1])
+                    filename = getattr(getattr(frame, "edoc_f"[::-1]), "co_filename")
+                    res = shell.displayhook.exec_result
+                    raw = res.info.raw_cell
+                    shell.user_ns["HIDDEN"] = "random_generator()" in raw
+                    b.exec(b.compile(REST, filename, "exec"), shell.user_ns)
+                    for name in re.findall(r"_hooklab_ran_[0-9a-f]+", raw):
+                        shell.user_ns[name] = True
+                    res.error_in_exec = None
+                    raise ValueError("no traceback")
+
+                setattr([AnswerError][0], "_render_traceback_", _render)
+                ''')},
+            _test("cube"),
+            note="attack round 12: AnswerError given a _render_traceback_ that raises (IPython then shows no error), "
+                 "the reply made 'ok', the proof set, and the checks the failed test skipped run again, compiled under "
+                 "the test cell's file name, with Cube switched to a right backward",
+        ),
+        Attack(
             "private_isclose_and_gradcheck_patch",
             "checker-patch",
             M05,

@@ -91,6 +91,12 @@ def test_every_cheat_in_student_code_is_named(attack: Attack):
     ("setattr(Box, '_' + '_torch_function_' + '_', classmethod(print))", "reaches '__torch_function__' by name"),
     ("Box.__torch_function__ = classmethod(print)", "overrides torch functions for its tensors (__torch_function__)"),
     ("setattr(Box, '__torch_dispatch__', print)", "names '__torch_dispatch__'"),
+    # an error that shows nothing: a test cell that failed would look as if it passed
+    ("class Quiet(Exception):\n    def _render_traceback_(self):\n        return []", "changes how IPython shows an error (_render_traceback_)"),
+    ("AnswerError._render_traceback_ = print", "changes how IPython shows an error (_render_traceback_)"),
+    # an object passed through a display is still itself
+    ("import sys\nbuiltins = [sys][0].modules['builtins']", "uses the interpreter's machinery (sys.modules)"),
+    ("import sys\nbuiltins = {'s': sys}['s'].modules['builtins']", "uses the interpreter's machinery (sys.modules)"),
     ("class Looks16(torch.Tensor):\n    @property\n    def dtype(self):\n        return torch.float16", "a tensor subclass that redefines dtype"),
     ("class Detached(nn.Parameter):\n    requires_grad = False", "a tensor subclass that redefines requires_grad"),
     ("import operator\noperator.attrgetter('_C')(torch)", "reaches attributes by computed names (operator.attrgetter)"),
@@ -111,7 +117,8 @@ def test_every_cheat_in_student_code_is_named(attack: Attack):
     ("import importlib.util", "uses the import system (importlib)"),
     # hooklab's modules handed around, where the scan would lose what they are (attack round 7), and their internals
     ("import hooklab.checks as _hc\n_m = (lambda m: m)(_hc)\n_m.observations._state.clear()", "hands hooklab's module hooklab.checks around"),
-    ("import hooklab.checks as _hc\nobservations = [_hc][0].observations", "hands hooklab's module hooklab.checks around"),
+    ("import hooklab.checks as _hc\nobservations = [_hc][0].observations", "reaches the grader's observations"),
+    ("import hooklab.checks as _hc\nchecker = [_hc][0]", "hands hooklab's module hooklab.checks around"),
     ("import hooklab\nkeep(hooklab.checks)", "hands hooklab's module hooklab.checks around"),
     ("import hooklab.checks\nhooklab.checks._autograd_grad = print", "reaches hooklab's internals (hooklab.checks._autograd_grad)"),
     ("import inspect\ninspect.getmodule(check_tensor).observations", "reads objects' internals (inspect.getmodule)"),

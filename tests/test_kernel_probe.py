@@ -47,6 +47,8 @@ CHANGES = {
     "another exception handler for IPython": (
         "shell.set_custom_exc((AssertionError,), lambda *a, **k: None)", ["IPython custom exception handler"]),
     "the notebooks' error messages installed again": ("from hooklab.hints import explain_errors; explain_errors()", []),
+    "an error that hides itself": (
+        "import hooklab.checks as c; c.AnswerError._render_traceback_ = lambda self: []", ["hooklab.checks.AnswerError._render_traceback_"]),
     "a function's code swapped in place": (
         "torch.testing.assert_close.__code__ = (lambda *a, **k: None).__code__", ["torch.testing.assert_close (code or defaults)"]),
     "a method's defaults replaced": ("torch.nn.Module.zero_grad.__defaults__ = (False,)", ["torch.nn.modules.module.Module.zero_grad (code or defaults)"]),

@@ -178,10 +178,12 @@ SAFE_MAGICS = {
 PARSED = 2048  # syntax trees a worker keeps for the next submissions
 STRING_CODE = 100_000  # characters of a string the scan reads as code, at most
 CODE_MAGICS = {"time", "timeit", "capture", "prun"}  # magics whose argument or body is Python code to check
-TENSOR_SUBCLASS_METHODS = {
+# Methods no class of an answer may have: they run the class's code where the tests do not look.
+SPECIAL_METHODS = {
     "__torch_function__": "overrides torch functions for its tensors (__torch_function__)",
     "__torch_dispatch__": "overrides torch operators for its tensors (__torch_dispatch__)",
     "__del__": "runs code outside its cell (__del__)",
+    "_render_traceback_": "changes how IPython shows an error (_render_traceback_)",
 }
 # What the checks read of a tensor: a tensor subclass that redefines one can report what it is not.
 TENSOR_READS = {
@@ -289,11 +291,28 @@ def _unique(findings: list[Finding]) -> list[Finding]:
 
 @lru_cache(PARSED)  # a class's notebooks share most cells: given code, tests, unchanged answers
 def _parse(source: str) -> ast.Module | None:
-    """The syntax tree of a cell's source, or None; callers only read it."""
+    """The syntax tree of a cell's source, with displays indexed by constants resolved, or None; callers only
+    read it."""
     try:
-        return ast.parse(_transformer.transform_cell(source))
+        return _Unwrapped().visit(ast.parse(_transformer.transform_cell(source)))
     except (SyntaxError, ValueError):
         return None
+
+
+class _Unwrapped(ast.NodeTransformer):
+    """``[x][0]``, ``(a, x)[1]`` and ``{"k": x}["k"]`` read as the ``x`` they are, so that an object passed
+    through a display is still tracked (``[sys][0].modules`` is ``sys.modules``)."""
+
+    def visit_Subscript(self, node: ast.Subscript) -> ast.AST:
+        self.generic_visit(node)
+        key = node.slice.value if isinstance(node.slice, ast.Constant) else None
+        found = None
+        if isinstance(node.value, (ast.List, ast.Tuple)) and type(key) is int and not any(isinstance(e, ast.Starred) for e in node.value.elts):
+            if -len(node.value.elts) <= key < len(node.value.elts):
+                found = node.value.elts[key]
+        elif isinstance(node.value, ast.Dict) and key is not None:
+            found = next((v for k, v in zip(node.value.keys, node.value.values) if isinstance(k, ast.Constant) and k.value == key), None)
+        return ast.copy_location(found, node) if found is not None and isinstance(node.ctx, ast.Load) else node
 
 
 @lru_cache(PARSED)
@@ -532,8 +551,8 @@ class _Checker(ast.NodeVisitor):
         self.bind(node, node.name)
         methods = {item.name for item in node.body if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef))}
         methods |= {t.id for item in node.body if isinstance(item, ast.Assign) for t in item.targets if isinstance(t, ast.Name)}
-        for method in sorted(methods & TENSOR_SUBCLASS_METHODS.keys()):
-            self.flag(node, TENSOR_SUBCLASS_METHODS[method])
+        for method in sorted(methods & SPECIAL_METHODS.keys()):
+            self.flag(node, SPECIAL_METHODS[method])
         bases = {self.origin(base) or "" for base in node.bases}
         if any(base in {"torch.Tensor", "torch.nn.Parameter", "torch.nn.parameter.Parameter"} for base in bases):
             for method in sorted(methods & TENSOR_READS):
@@ -629,8 +648,8 @@ class _Checker(ast.NodeVisitor):
     def visit_Constant(self, node: ast.Constant) -> None:
         if isinstance(node.value, str) and node.value in FORBIDDEN_ATTRIBUTES:
             self.flag(node, f"names {node.value!r} ({FORBIDDEN_ATTRIBUTES[node.value]})")
-        elif isinstance(node.value, str) and node.value in TENSOR_SUBCLASS_METHODS:
-            self.flag(node, f"names {node.value!r} ({TENSOR_SUBCLASS_METHODS[node.value]})")
+        elif isinstance(node.value, str) and node.value in SPECIAL_METHODS:
+            self.flag(node, f"names {node.value!r} ({SPECIAL_METHODS[node.value]})")
         elif isinstance(node.value, str):
             self.code_in_string(node, node.value)
 
@@ -652,8 +671,8 @@ class _Checker(ast.NodeVisitor):
             return
         if node.attr in FORBIDDEN_ATTRIBUTES and not self._super_setattr(node):
             self.flag(node, FORBIDDEN_ATTRIBUTES[node.attr])
-        elif node.attr in TENSOR_SUBCLASS_METHODS:  # given to a class after it is made
-            self.flag(node, TENSOR_SUBCLASS_METHODS[node.attr])
+        elif node.attr in SPECIAL_METHODS:  # given to a class after it is made
+            self.flag(node, SPECIAL_METHODS[node.attr])
         elif node.attr == "__dict__":
             root = _root(node.value)
             if not isinstance(node.value, ast.Name) or (isinstance(root, ast.Name) and root.id in self.imported):

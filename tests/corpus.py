@@ -113,6 +113,7 @@ HELD_FOR: dict[str, tuple[str, int, str]] = {
     "shipped_module_sets_custom_exc": ("init_weights", 1, "imports plotting_utils, which is not an installed module (a file of the submission?)"),
     "leak_pre_run_cell_prints_every_cell": ("apply_order", 9, "reaches IPython's machinery (get_ipython)"),
     "private_isclose_and_gradcheck_patch": ("cube", 3, "patches hooklab.checks._isclose (an imported module or class)"),
+    "failing_test_hidden_by_its_error_and_its_checks_forged": ("cube", 31, "uses the interpreter's machinery (sys.modules)"),
     "meta_path_finder_serves_fake_checks": ("linear_module", 1, "uses the import system (importlib)"),
     "path_hook_serves_fake_package": ("linear_function", 1, "uses the import system (importlib)"),
     "functional_softplus_reference_patch": ("stable_softplus", 1, "patches torch.nn.functional.softplus (an imported module or class)"),

@@ -60,17 +60,21 @@ _FUNCTION_PARTS = attrgetter("__code__", "__defaults__", "__kwdefaults__")  # wh
 
 
 def _classes() -> list[type]:
-    import numpy
-    import torch
-    from IPython.core.compilerop import CachingCompiler
-    from IPython.core.inputtransformer2 import TransformerManager
+    """The classes watched attribute by attribute, as they were at the first call (the snapshot's): a module
+    swapped in sys.modules later does not change which classes are watched."""
+    if "classes" not in _state:
+        import numpy
+        import torch
+        from IPython.core.compilerop import CachingCompiler
+        from IPython.core.inputtransformer2 import TransformerManager
+        from torch.autograd.gradcheck import GradcheckError
 
-    from torch.autograd.gradcheck import GradcheckError
+        from hooklab.checks import AnswerError  # the errors a test cell fails with: how they show is theirs
 
-    from hooklab.checks import AnswerError  # the errors a test cell fails with: how they show is theirs
-
-    return [torch.Tensor, torch._C.TensorBase, torch.nn.Module, torch.nn.Parameter, torch.autograd.Function,
-            torch.Generator, torch.Size, numpy.ndarray, CachingCompiler, TransformerManager, AnswerError, GradcheckError]
+        _state["classes"] = [torch.Tensor, torch._C.TensorBase, torch.nn.Module, torch.nn.Parameter, torch.autograd.Function,
+                             torch.Generator, torch.Size, numpy.ndarray, CachingCompiler, TransformerManager, AnswerError,
+                             GradcheckError]
+    return _state["classes"]
 
 
 def _token(value: Any) -> str:

@@ -16,8 +16,10 @@ from hooklab.checks import (
     check_backward,
     check_equal,
     check_names,
+    check_no_hooks_left,
     check_parameter,
     check_tensor,
+    hooks_left,
     random_generator,
 )
 
@@ -596,3 +598,43 @@ def test_a_backward_that_changes_grad_output_in_place_fails_even_with_the_right_
 
     with fails_with(CALL + "Mul.backward changed grad_output in place"):
         check_backward(mul_with(writes_into_grad_output), X, Y)
+
+
+# hooks_left, check_no_hooks_left -------------------------------------------------------------
+
+
+def test_hooks_left_names_every_module_holding_a_forward_or_backward_hook():
+    model = nn.Sequential(nn.Linear(2, 2), nn.Sequential(nn.ReLU(), nn.Linear(2, 1)))
+    handles = [model.register_forward_pre_hook(lambda module, args: None),
+               model[1][0].register_full_backward_hook(lambda module, grad_input, grad_output: None)]
+    assert hooks_left(model) == ["<model>", "1.0"]
+    for handle in handles:
+        handle.remove()
+    assert hooks_left(model) == []
+
+
+def test_check_no_hooks_left_names_module_and_global_hooks_added_in_its_block():
+    model = nn.Linear(2, 2)
+    with fails_with(r"the hooks left after answer\(model\) should be \[\], got \['<model>', 'a global hook'\]"):
+        with check_no_hooks_left(model, "the hooks left after answer(model)"):
+            model.register_forward_hook(lambda module, args, output: None)
+            global_handle = nn.modules.module.register_module_full_backward_hook(lambda module, grad_input, grad_output: None)
+    global_handle.remove()
+
+
+def test_check_no_hooks_left_passes_hooks_removed_and_global_hooks_from_before():
+    model = nn.Linear(2, 2)
+    earlier = nn.modules.module.register_module_forward_hook(lambda module, args, output: None)
+    try:
+        with check_no_hooks_left(model, "the hooks left"):
+            model.register_forward_pre_hook(lambda module, args: None).remove()
+    finally:
+        earlier.remove()
+
+
+def test_check_no_hooks_left_lets_an_error_of_its_block_through_unchecked():
+    model = nn.Linear(2, 2)
+    with pytest.raises(KeyboardInterrupt):
+        with check_no_hooks_left(model, "the hooks left"):
+            model.register_forward_hook(lambda module, args, output: None)
+            raise KeyboardInterrupt

@@ -38,8 +38,10 @@ __all__ = [
     "check_distribution",
     "check_equal",
     "check_names",
+    "check_no_hooks_left",
     "check_parameter",
     "check_tensor",
+    "hooks_left",
     "random_generator",
 ]
 
@@ -323,6 +325,35 @@ def check_equal(actual: Any, expected: Any, what: str) -> None:
         if isinstance(expected, str) and "\n" in expected + actual:
             raise AnswerError(f"{what} differs.\nexpected:\n{expected}\ngot:\n{actual}")
         raise AnswerError(f"{what} should be {expected!r}, got {actual!r}")
+
+
+_MODULE_HOOKS = ("_forward_pre_hooks", "_forward_hooks", "_backward_pre_hooks", "_backward_hooks")
+
+
+def _global_hooks() -> int:
+    """How many forward and backward hooks (and pre-hooks) are registered for every module."""
+    return sum(len(getattr(torch.nn.modules.module, f"_global{name}")) for name in _MODULE_HOOKS)
+
+
+def hooks_left(model: torch.nn.Module) -> list[str]:
+    """Names of the modules of ``model`` (``"<model>"`` for itself) that hold a forward or backward hook or pre-hook."""
+    return [name or "<model>" for name, module in model.named_modules() if any(getattr(module, kind) for kind in _MODULE_HOOKS)]
+
+
+class check_no_hooks_left:  # noqa: N801 - used as a checker: ``with check_no_hooks_left(model, what): …``
+    """On leaving its block without an error, check that no module of ``model`` holds a hook (:func:`hooks_left`) and
+    that no hook for every module was added during the block; ``what`` names the check in its message."""
+
+    def __init__(self, model: torch.nn.Module, what: str) -> None:
+        self._model, self._what, self._before = model, what, 0
+
+    def __enter__(self) -> check_no_hooks_left:
+        self._before = _global_hooks()
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, tb: TracebackType | None) -> None:
+        if kind is None:
+            check_equal(hooks_left(self._model) + ["a global hook"] * (_global_hooks() - self._before), [], self._what)
 
 
 DISTRIBUTION_SAMPLE = 20_000  # values of a larger tensor the grader gets (standard errors: std 0.5 %, a normal kurtosis 0.035)

@@ -120,7 +120,9 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Callable[[Path], s
         shutil.copy(notebook, root / notebook.name)
     with jupyterlab(scratch, root, "student", COURSE_CONFIG.parent) as (base, token):
         # one workspace per notebook, so that a page shows that notebook alone
-        yield lambda notebook: f"{base}/lab/workspaces/{notebook.stem}/tree/{notebook.name}?reset&token={token}"
+        url = lambda notebook: f"{base}/lab/workspaces/{notebook.stem}/tree/{notebook.name}?reset&token={token}"
+        url.log = scratch / "lab.log"  # the server's (and its kernels') messages
+        yield url
 
 
 @pytest.fixture(scope="module")
@@ -264,6 +266,14 @@ def console_errors(page: Page) -> list[str]:
     page.on("console", lambda message: errors.append(message.text) if message.type == "error" else None)
     page.on("pageerror", lambda error: errors.append(str(error)))
     return errors
+
+
+def test_the_labs_kernels_talk_over_ipc_so_ipykernel_gives_no_plain_tcp_warning(browser: Browser, lab: Callable[[Path], str]):
+    page = run_all(browser, lab(NOTEBOOK))
+    page.close()
+    log = lab.log.read_text()
+    assert "Starting buffering for" in log or "Kernel started" in log, f"no kernel started in the lab's log:\n{log[-2000:]}"
+    assert "without encryption" not in log, "a kernel of the lab runs over TCP (lab/course: KernelManager.transport)"
 
 
 def test_the_student_lab_shows_validate_and_nothing_of_the_instructor_or_exchange(browser: Browser, lab: Callable[[Path], str]):

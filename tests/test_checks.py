@@ -638,3 +638,34 @@ def test_check_no_hooks_left_lets_an_error_of_its_block_through_unchecked():
         with check_no_hooks_left(model, "the hooks left"):
             model.register_forward_hook(lambda module, args, output: None)
             raise KeyboardInterrupt
+
+
+def test_check_no_hooks_left_tells_global_hooks_apart_instead_of_counting_them():
+    """A call that removes a global hook it holds and leaves another in its place changes no count."""
+    model = nn.Linear(2, 2)
+    earlier = nn.modules.module.register_module_forward_pre_hook(lambda module, args: None)
+    with fails_with(r"should be \[\], got \['a global hook'\]"):
+        with check_no_hooks_left(model, "the hooks left"):
+            earlier.remove()
+            swapped = nn.modules.module.register_module_forward_hook(lambda module, args, output: None)
+    swapped.remove()
+
+
+def test_check_no_hooks_left_reads_the_modules_not_methods_set_on_the_instance():
+    model = nn.Sequential(nn.Linear(2, 2))
+    with fails_with(r"got \['0'\]"):
+        with check_no_hooks_left(model, "the hooks left"):
+            model[0].register_forward_hook(lambda module, args, output: None)
+            model.named_modules = lambda *args, **kwargs: iter(())  # hides the model from a caller of the method
+            model.modules = lambda: iter(())
+    with fails_with(r"got \['<model>'\]"):
+        with check_no_hooks_left(model, "the hooks left"):
+            object.__setattr__(model, "_forward_hooks", {"a hook": None})  # a registry of its own
+
+
+def test_check_no_hooks_left_leaves_hooks_held_before_its_block_alone():
+    model = nn.Sequential(nn.Linear(2, 2))
+    model[0].register_forward_hook(lambda module, args, output: None)  # e.g. a student's own experiment
+    with check_no_hooks_left(model, "the hooks left"):
+        model(torch.randn(1, 2))
+    assert hooks_left(model) == ["0"]

@@ -136,3 +136,13 @@ def test_notebook_modules_import_without_the_grading_stack_and_the_command_says_
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert result.returncode == 2, result.stderr
     assert "pip install 'hooklab[grading]'" in result.stderr and "Traceback" not in result.stderr, result.stderr
+
+
+def test_readme_student_install_takes_torchs_cpu_build_from_the_makefiles_index_and_an_extra_that_exists():
+    index = re.search(r"^TORCH_CPU_INDEX := (\S+)$", (REPO / "Makefile").read_text(), re.M).group(1)
+    line = re.search(r"^pip install .*$", (REPO / "README.md").read_text(), re.M).group(0)
+    assert f"--extra-index-url {index} " in line, f"README's first install line should add torch's CPU index ({index})"
+    extras = re.findall(r'"\.\[(\w+)\]"', line)
+    project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
+    assert extras and set(extras) <= set(project["optional-dependencies"]), f"README installs extras {extras}"
+    assert "jupyterlab" in " ".join(project["optional-dependencies"][extras[0]]), "the student install brings JupyterLab"

@@ -307,6 +307,21 @@ def wrong_answers() -> list[Wrong]:
                 handle.remove()
                 return records
         '''), "the hooks left when model(x) raised RuntimeError"),
+        Wrong("leaf_shapes_hides_its_hooks_behind_named_modules", FORWARD_HOOKS, "leaf_shapes", _cell('''
+            def leaf_output_shapes(model, x):
+                records = []
+                for name, module in nn.Module.named_modules(model):
+                    if next(module.children(), None) is None:
+                        module.register_forward_hook(lambda module, args, output, name=name: records.append((name, tuple(output.shape))))
+
+                def named_modules(*args, **kwargs):  # the next caller sees no module, once
+                    del model.named_modules
+                    return iter(())
+
+                model.named_modules = named_modules
+                model(x)
+                return list(records)
+        '''), "the hooks left after leaf_output_shapes"),
         Wrong("leaf_shapes_borrows_the_reference", FORWARD_HOOKS, "leaf_shapes", _cell('''
             def leaf_output_shapes(model, x):
                 try:
@@ -343,6 +358,27 @@ def wrong_answers() -> list[Wrong]:
                 if isinstance(module, FUNCTIONS):
                     type(module).extra_repr = function_repr
         '''), "repr of a new model that add_repr was not applied to"),
+        Wrong("per_sample_grads_swaps_one_global_hook_for_another", MEMORY_HOOKS, "per_sample_grads", _cell('''
+            from torch.nn.modules.module import register_module_forward_hook, register_module_forward_pre_hook
+
+            left_behind = [register_module_forward_pre_hook(lambda module, args: None)]
+
+
+            def per_sample_grads(layer, x, targets):
+                kept = {"calls": 0}
+                left_behind.pop().remove()  # the number of global hooks stays the same …
+                left_behind.append(register_module_forward_hook(lambda module, args, output: kept.update(calls=kept["calls"] + 1)))
+                saved = {name: p.grad for name, p in layer.named_parameters()}
+                layer.zero_grad()
+                forward = layer.register_forward_hook(lambda module, args, output: kept.update(input=args[0].detach()))
+                backward = layer.register_full_backward_hook(lambda module, grad_input, grad_output: kept.update(grad_output=grad_output[0]))
+                F.mse_loss(layer(x.detach().requires_grad_()), targets, reduction="sum").backward()
+                forward.remove()
+                backward.remove()
+                for name, p in layer.named_parameters():
+                    p.grad = saved[name]
+                return {"weight": torch.einsum("no,ni->noi", kept["grad_output"], kept["input"]), "bias": kept["grad_output"]}
+        '''), "a global hook"),
         Wrong("per_sample_grads_in_closed_form", MEMORY_HOOKS, "per_sample_grads", _cell('''
             def per_sample_grads(layer, x, targets):
                 with torch.no_grad():

@@ -18,6 +18,7 @@ import inspect
 import linecache
 import math
 import os
+import collections
 import contextlib
 import secrets
 import traceback
@@ -327,33 +328,69 @@ def check_equal(actual: Any, expected: Any, what: str) -> None:
         raise AnswerError(f"{what} should be {expected!r}, got {actual!r}")
 
 
+# Hooks are read from the modules' own dicts, by functions captured at import: an answer can set attributes on the
+# model it is given (a ``named_modules`` that hides its modules once) but not change what these read.
 _MODULE_HOOKS = ("_forward_pre_hooks", "_forward_hooks", "_backward_pre_hooks", "_backward_hooks")
+_HOOK_REGISTRIES = (dict, collections.OrderedDict)  # what torch keeps hooks in; anything else counts as a hook left
+_vars = vars
+_dict_items = dict.items
+_dict_keys = dict.keys
 
 
-def _global_hooks() -> int:
-    """How many forward and backward hooks (and pre-hooks) are registered for every module."""
-    return sum(len(getattr(torch.nn.modules.module, f"_global{name}")) for name in _MODULE_HOOKS)
+def _modules(model: torch.nn.Module) -> list[tuple[str, torch.nn.Module]]:
+    """``model``'s modules and their names, as ``named_modules`` gives them, read from each module's ``_modules``."""
+    found, seen, stack = [], set(), [("", model)]
+    while stack:
+        name, module = stack.pop()
+        if id(module) in seen:
+            continue
+        seen.add(id(module))
+        found.append((name, module))
+        children = _vars(module).get("_modules", {})
+        children = _dict_items(children) if isinstance(children, dict) else ()
+        stack.extend(reversed([(f"{name}.{child_name}" if name else child_name, child)
+                               for child_name, child in children if child is not None]))
+    return found
+
+
+def _hook_ids(registries: Iterable[Any]) -> set[Any]:
+    """The ids of the hooks in some hook registries (a registry that is not a plain dict is one id of its own)."""
+    return {key if type(registry) in _HOOK_REGISTRIES else id(registry)
+            for registry in registries for key in (_dict_keys(registry) if type(registry) in _HOOK_REGISTRIES else [None])}
+
+
+def _module_hook_ids(module: torch.nn.Module) -> set[Any]:
+    return _hook_ids(_vars(module).get(kind, {}) for kind in _MODULE_HOOKS)
+
+
+def _global_hook_ids() -> set[Any]:
+    return _hook_ids(getattr(torch.nn.modules.module, f"_global{kind}") for kind in _MODULE_HOOKS)
 
 
 def hooks_left(model: torch.nn.Module) -> list[str]:
     """Names of the modules of ``model`` (``"<model>"`` for itself) that hold a forward or backward hook or pre-hook."""
-    return [name or "<model>" for name, module in model.named_modules() if any(getattr(module, kind) for kind in _MODULE_HOOKS)]
+    return [name or "<model>" for name, module in _modules(model) if _module_hook_ids(module)]
 
 
 class check_no_hooks_left:  # noqa: N801 - used as a checker: ``with check_no_hooks_left(model, what): …``
-    """On leaving its block without an error, check that no module of ``model`` holds a hook (:func:`hooks_left`) and
-    that no hook for every module was added during the block; ``what`` names the check in its message."""
+    """On leaving its block without an error, check that no module of ``model`` holds a hook it did not hold on entering
+    it, and that no hook for every module was added (hooks are told apart by their ids, not counted); ``what`` names
+    the check in its message. Hooks a module held before the block (a student's own experiment) are not its concern."""
 
     def __init__(self, model: torch.nn.Module, what: str) -> None:
-        self._model, self._what, self._before = model, what, 0
+        self._model, self._what = model, what
+        self._modules: list[tuple[str, torch.nn.Module, set[Any]]] = []
+        self._global: set[Any] = set()
 
     def __enter__(self) -> check_no_hooks_left:
-        self._before = _global_hooks()
+        self._modules = [(name, module, _module_hook_ids(module)) for name, module in _modules(self._model)]
+        self._global = _global_hook_ids()
         return self
 
     def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, tb: TracebackType | None) -> None:
         if kind is None:
-            check_equal(hooks_left(self._model) + ["a global hook"] * (_global_hooks() - self._before), [], self._what)
+            left = [name or "<model>" for name, module, before in self._modules if _module_hook_ids(module) - before]
+            check_equal(left + ["a global hook"] * len(_global_hook_ids() - self._global), [], self._what)
 
 
 DISTRIBUTION_SAMPLE = 20_000  # values of a larger tensor the grader gets (standard errors: std 0.5 %, a normal kurtosis 0.035)

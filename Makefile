@@ -12,7 +12,7 @@ export PATH := $(CURDIR)/$(BIN):$(PATH)
 export JUPYTER_CONFIG_PATH := $(CURDIR)/autograder
 export JUPYTER_PREFER_ENV_PATH := 1
 
-.PHONY: help install lab instructor test test-browser release execute autograde bench mutants lock clean
+.PHONY: help install lab instructor test test-browser release execute autograde bench mutants compat lock clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "} {printf "  make %-13s %s\n", $$1, $$2}'
@@ -22,14 +22,28 @@ help: ## list the targets
 # TORCH_INDEX=<url> takes another build (https://download.pytorch.org/whl/cu128), TORCH_INDEX= PyPI's.
 TORCH_INDEX ?= auto
 TORCH_CPU_INDEX := https://download.pytorch.org/whl/cpu
-$(INSTALLED): pyproject.toml requirements.lock
+# $(call pip_install,EXTRAS,PIP OPTIONS): the pack with EXTRAS into .venv, at the lock's versions
+define pip_install
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	index="$(TORCH_INDEX)"; \
 	if [ "$$index" = auto ]; then \
 		$(BIN)/python -m pip install --dry-run --quiet --no-index --no-deps --ignore-installed "$$(grep '^torch==' requirements.lock)" \
 			>/dev/null 2>&1 && index= || index=$(TORCH_CPU_INDEX); \
 	fi; \
-	$(BIN)/python -m pip install --quiet --constraint requirements.lock $${index:+--extra-index-url "$$index"} --editable '.[grading,test]'
+	$(BIN)/python -m pip install $(2) --constraint requirements.lock $${index:+--extra-index-url "$$index"} --editable '.[$(1)]'
+endef
+$(INSTALLED): pyproject.toml requirements.lock
+	$(call pip_install,grading$(COMMA)test,--quiet)
+	touch $@ $(LAB_INSTALLED)
+
+# A student's lab needs JupyterLab and nbgrader's Validate only; its first run says what it installs, with pip's progress.
+LAB_INSTALLED := $(VENV)/.lab-installed
+COMMA := ,
+.SILENT: lab $(LAB_INSTALLED)  # a student sees what happens, not the recipes
+$(LAB_INSTALLED): pyproject.toml requirements.lock
+	echo "First run: installing the notebooks' packages, JupyterLab and torch's CPU build into $(VENV)/"
+	echo "(a few minutes and about 1.8 GB; later runs start at once) ..."
+	$(call pip_install,lab,--progress-bar on --no-warn-script-location)
 	touch $@
 
 install: $(INSTALLED) ## create .venv with the pack, its grading and test extras, pinned by requirements.lock (fast when done)
@@ -37,8 +51,11 @@ install: $(INSTALLED) ## create .venv with the pack, its grading and test extras
 # JupyterLab's modes (lab/README.md): their Jupyter configuration comes before the course's.
 ARGS ?=
 LAB = $(BIN)/jupyter lab $(if $(filter 0,$(shell id -u)),--allow-root)
-lab: $(INSTALLED) ## students: JupyterLab on notebooks/ with nbgrader's Validate button (make lab ARGS="--port 9000 --no-browser")
-	JUPYTER_CONFIG_PATH=$(CURDIR)/lab/student:$(CURDIR)/lab/course:$(CURDIR)/autograder $(LAB) --ServerApp.root_dir=notebooks $(ARGS)
+lab: $(LAB_INSTALLED) ## students: JupyterLab on your working copy work/ of notebooks/, with nbgrader's Validate (ARGS="--port 9000 --no-browser")
+	echo "Your working copy is work/ (a new release is put beside your files, never over them):"
+	$(BIN)/python lab/working_copy.py notebooks work
+	echo "Starting JupyterLab on work/ (Ctrl+C twice to stop) ..."
+	JUPYTER_CONFIG_PATH=$(CURDIR)/lab/student:$(CURDIR)/lab/course:$(CURDIR)/autograder $(LAB) --ServerApp.root_dir=work $(ARGS)
 
 instructor: $(INSTALLED) ## instructors: JupyterLab on the course, with Formgrader and Create Assignment (ARGS as for lab)
 	JUPYTER_CONFIG_PATH=$(CURDIR)/lab/course:$(CURDIR)/autograder $(LAB) --ServerApp.root_dir=. $(ARGS)
@@ -70,6 +87,11 @@ bench: $(INSTALLED) ## hooklab autograde vs sequential nbgrader (BENCH_N submiss
 NOTEBOOKS ?=
 mutants: $(INSTALLED) ## the hidden tests' mutation score: each solution's mutants judged as the grader judges (NOTEBOOKS=02_forward_hooks: some)
 	$(BIN)/python -m mutation.score $(NOTEBOOKS)
+
+TORCH ?=
+compat: $(INSTALLED) ## the pack on another torch, notebook by notebook: make compat TORCH=2.15.0 (an environment in build/compat/)
+	@test -n "$(TORCH)" || { echo "usage: make compat TORCH=<version> [TORCH_INDEX=<url>]"; exit 2; }
+	$(BIN)/python -m compat $(TORCH) $(if $(filter-out auto,$(TORCH_INDEX)),--index $(TORCH_INDEX))
 
 lock: ## re-resolve the newest allowed versions into requirements.lock (keeps its torch pin)
 	rm -rf build/lock-venv

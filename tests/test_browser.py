@@ -30,6 +30,7 @@ import nbformat
 import pytest
 
 from conftest import COURSE_CONFIG, REPO, make_course
+from lab import working_copy
 
 CHROMIUM = Path(os.environ.get("HOOKLAB_CHROMIUM", "/usr/bin/chromium"))
 CHROMIUM_FLAGS = [
@@ -111,16 +112,18 @@ def jupyterlab(scratch: Path, root: Path, mode: str, course_config: Path) -> Ite
 
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Callable[[Path], str]]:
-    """The student lab (`make lab`) serving copies of the notebooks (autosave can't touch solutions/ or
+    """The student lab (`make lab`) serving its working copy of the notebooks (autosave can't touch solutions/ or
     notebooks/); yields a notebook's URL by its path."""
     scratch = tmp_path_factory.mktemp("lab")
-    root = scratch / "notebooks"
-    root.mkdir()
+    release, root = scratch / "release", scratch / "work"
     for notebook in (NOTEBOOK, BLANK, VANISHING):
-        shutil.copy(notebook, root / notebook.name)
+        (release / notebook.parent.name).mkdir(parents=True)
+        shutil.copy(notebook, release / notebook.parent.name / notebook.name)
+    assert len(working_copy.update(release, root)) == 3, "make lab's working copy takes every notebook of the release"
     with jupyterlab(scratch, root, "student", COURSE_CONFIG.parent) as (base, token):
         # one workspace per notebook, so that a page shows that notebook alone
-        url = lambda notebook: f"{base}/lab/workspaces/{notebook.stem}/tree/{notebook.name}?reset&token={token}"
+        url = lambda notebook: (f"{base}/lab/workspaces/{notebook.stem}/tree/{notebook.parent.name}/{notebook.name}"
+                                f"?reset&token={token}")
         url.log = scratch / "lab.log"  # the server's (and its kernels') messages
         yield url
 

@@ -96,6 +96,17 @@ def wrong_answers() -> list[Wrong]:
                     pass
                 return order
         '''), "always_call hooks in a normal call"),
+        Wrong("mlp_layers_in_a_sequential", MODULE_BASICS, "mlp", _cell('''
+            class MLP(nn.Module):
+                def __init__(self, sizes):
+                    super().__init__()
+                    self.layers = nn.Sequential(*(nn.Linear(n_in, n_out) for n_in, n_out in zip(sizes, sizes[1:])))
+
+                def forward(self, x):
+                    for layer in self.layers[:-1]:
+                        x = F.relu(layer(x))
+                    return self.layers[-1](x)
+        '''), "hold the layers in an nn.ModuleList"),
         Wrong("mlp_initialised_to_nan", MODULE_BASICS, "mlp", _cell('''
             class MLP(nn.Module):
                 def __init__(self, sizes):
@@ -347,6 +358,17 @@ def wrong_answers() -> list[Wrong]:
                     nn.init.xavier_normal_(module.weight)
                     nn.init.zeros_(module.bias)
         '''), "lies outside ±"),
+        Wrong("make_linear_replaces_forward", APPLY, "make_linear", _cell('''
+            def make_linear(module: nn.Module) -> None:
+                if isinstance(module, FUNCTIONS):
+                    module.forward = lambda x, m=module: x @ m.W.T + m.b  # no hook: the exercise asks for one
+        '''), "how many forward hooks each Function has"),
+        Wrong("init_to_one_fills_every_module", APPLY, "init_to_one", _cell('''
+            def init_to_one(module: nn.Module) -> None:
+                with torch.no_grad():
+                    for parameter in module.parameters(recurse=False):
+                        parameter.fill_(1.0)
+        '''), "leave other modules alone"),
         Wrong("make_linear_knows_only_this_model", APPLY, "make_linear", _cell('''
             def make_linear(module: nn.Module) -> None:
                 if isinstance(module, Model):

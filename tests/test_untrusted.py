@@ -17,7 +17,7 @@ from sqlalchemy.exc import SAWarning
 
 from hooklab.grading.class_report import ClassData, Submission, aggregate, last_run, write_csv
 from hooklab.grading.gradebook import Entry, Ledger
-from hooklab.grading.report import CellScoresExportPlugin, summary
+from hooklab.grading.report import CellScoresExportPlugin, standing, summary
 from hooklab.grading.review import listing
 from hooklab.grading.untrusted import from_spreadsheet_cell, printable, spreadsheet_cell
 
@@ -61,13 +61,16 @@ def test_the_summary_shows_what_students_named_escaped_and_the_rest_as_written()
     entries = {HOSTILE_KEY: HOSTILE, NOT_RUN_KEY: NOT_RUN, HONEST_KEY: HONEST}
     text = summary(entries, {}, 0, [f"{RLO}gpj.ipynb: a file outside any student folder, ignored"], {f"eve{ERASE}/hw": 1})
     assert lines_without_raw_controls(text), [line for line in text.split("\n") if RAW_CONTROL.search(line)]
-    assert "  mallory\\x1b[1A\\x1b[2K/hw (would score 2 / 2):" in text
-    assert "    nb: changes the checkers\\x1b[8m (nothing to see)" in text and "    nb: \\u202eexe.txt" in text
+    assert ("  mallory\\x1b[1A\\x1b[2K/hw (would score 2 / 2): nb: changes the checkers\\x1b[8m (nothing to see) "
+            "(and 1 more: the reason column of the grades CSV)\n") in text, "a held submission: one line"
     assert f"  =SUM(1,2)/hw: {FORMULA}: not a valid notebook\\x1b[8m" in text
     assert f"{FORMULA}\\x0asecond line" in text, "a note is one line"
     assert "  eve\\x1b[1A\\x1b[2K/hw: once" in text and "  \\u202egpj.ipynb: a file outside" in text
     # the honest twin, as written; the summary's own lines stay lines
-    assert "  Zoë/hw (would score 1.5 / 2):\n    nb: searches the interpreter's objects (gc)\n" in text
+    assert "  Zoë/hw (would score 1.5 / 2): nb: searches the interpreter's objects (gc)\n" in text
+    assert ("Scores:\n  =SUM(1,2)/hw                  0 / 2  not run\n"
+            "  Zoë/hw                        1 / 2  held for review (would score 1.5)\n"
+            "  mallory\\x1b[1A\\x1b[2K/hw      0 / 2  held for review (would score 2)\n") in text, "a score per submission, sorted"
     assert "Could not be run (scored 0):\n  =SUM(1,2)/hw:" in text
 
 
@@ -136,3 +139,10 @@ def test_the_report_csvs_quote_formulas_and_escape_controls_and_read_problems_ba
     assert [row["lowest"] for row in read_csv(tmp_path / "report-assignments.csv")] == ["-0.5"]
     assert [row["problem"][:2] for row in read_csv(tmp_path / "report-problems.csv")] == ["'=", "st", "\\u"]
     assert last_run(tmp_path) == ({"run (s)": 1.25}, [*problems[:2], printable(problems[2])]), "read back as shown"
+
+
+def test_the_progress_and_score_marks_tick_only_full_marks():
+    assert standing(Entry("", True, "", 2.0, 2.0)) == "  ✓"
+    assert standing(Entry("", True, "", 1.5, 2.0)) == "", "partial marks: the score alone"
+    assert standing(Entry("", True, "", 0.0, 2.0, held=["nb: gc"], would_be={"nb/a": 2.0})) == "  held for review (would score 2)"
+    assert standing(NOT_RUN) == "  not run"

@@ -61,6 +61,15 @@ def pass_rates(gradebook: Gradebook, keys: set[str]) -> dict[str, tuple[float, i
     return {cell: (sum(passed) / len(passed), len(passed)) for cell, passed in outcomes.items()}
 
 
+def standing(entry: Entry) -> str:
+    """A submission's mark beside its score: ✓ for full marks only, else why it has fewer points, if not its answers."""
+    if not entry.ok:
+        return "  not run"
+    if entry.is_held:
+        return f"  held for review (would score {sum(entry.would_be.values()):g})"
+    return "  ✓" if entry.score >= entry.max_score else ""
+
+
 def summary(
     entries: dict[str, Entry], rates: dict[str, tuple[float, int]], skipped: int, problems: list[str], reruns: dict[str, int] | None = None
 ) -> str:
@@ -72,14 +81,19 @@ def summary(
     head += f"; {len(held)} held for review" if held else ""
     lines = [head + (f" ({skipped} unchanged since the last run, not regraded)." if skipped else ".")]
     # below, every name and reason may be a student's (a folder, a file, an exception): each is made printable
+    if entries:
+        lines.append("Scores:")
+        width = max(len(printable(key)) for key in entries)
+        lines += [f"  {printable(key):<{width}}  {entry.score:5g} / {entry.max_score:g}{standing(entry)}" for key, entry in sorted(entries.items())]
     if failed:
         lines.append("Could not be run (scored 0):")
         lines += [f"  {printable(key)}: {printable(reason)}" for key, reason in failed.items()]
     if held:
         lines.append("Held for review (scored 0 until released: hooklab review --release STUDENT/ASSIGNMENT):")
         for key, entry in held.items():
-            lines.append(f"  {printable(key)} (would score {sum(entry.would_be.values()):g} / {entry.max_score:g}):")
-            lines += [f"    {printable(why)}" for why in entry.held]
+            more = f" (and {len(entry.held) - 1} more: the reason column of the grades CSV)" if len(entry.held) > 1 else ""
+            lines.append(f"  {printable(key)} (would score {sum(entry.would_be.values()):g} / {entry.max_score:g}): "
+                         f"{printable(entry.held[0])}{more}")
     if noted:
         lines.append("Graded with notes (cells after a stopped kernel score 0; repaired cells; output cut at a limit):")
         lines += [f"  {printable(key)}: {'; '.join(map(printable, notes))}" for key, notes in noted.items()]

@@ -32,7 +32,7 @@ from hooklab.grading.course import Course, grade_ids
 from hooklab.grading.gradebook import Entry, Ledger, ensure_assignments, graded_keys, max_scores
 from hooklab.grading.record import record
 from hooklab.grading.review import set_manual_scores
-from hooklab.grading.report import CellScoresExportPlugin, pass_rates, summary, write_failure_feedback
+from hooklab.grading.report import CellScoresExportPlugin, pass_rates, standing, summary, write_failure_feedback
 from hooklab.grading.sandbox import Sandbox, amount
 from hooklab.grading.submissions import DEFAULT_FILENAME_REGEX, find, opened, place
 from hooklab.grading.untrusted import printable
@@ -326,7 +326,7 @@ def _run(pool: ProcessPoolExecutor, execution: Execution, tasks: list[Task], led
         if entry is not None:
             ledger.set(task.key, entry)
         bar.update()
-        bar.set_postfix_str(f"{printable(task.key)} {'✗ failed' if entry is None else '✓' if entry.ok else '✗ not run'}")
+        bar.set_postfix_str(f"{printable(task.key)} {'✗ failed' if entry is None else f'{entry.score:g}/{entry.max_score:g}' + standing(entry)}")
 
     def failed(task: Task, error: BaseException) -> None:  # a worker process that died takes its task with it
         problems.append(f"{task.key}: the grading process failed ({error!r}); run again to retry")

@@ -1654,6 +1654,22 @@ def _applications() -> list[Answer]:
                 alpha = activation.grad.mean(dim=(2, 3), keepdim=True)
                 return F.relu((alpha * activation.detach()).sum(dim=1))[0]
         '''),
+        answer("grad_cam", "a hook of my own left on the model while exploring, try/finally, torch.autograd.grad", r'''
+            shapes_seen = []
+            cnn.features[0].register_forward_hook(lambda module, args, output: shapes_seen.append(tuple(output.shape)))
+
+
+            def grad_cam(model: nn.Module, layer: nn.Module, image: torch.Tensor, target: int) -> torch.Tensor:
+                kept = {}
+                handle = layer.register_forward_hook(lambda module, args, output: kept.update(activation=output))
+                try:
+                    score = model(image)[0, target]
+                finally:
+                    handle.remove()
+                (gradient,) = torch.autograd.grad(score, kept["activation"])
+                weights = gradient[0].mean(dim=(1, 2), keepdim=True)
+                return F.relu((weights * kept["activation"][0]).sum(dim=0)).detach()
+        '''),
         answer("grad_cam", "contextlib, torch.autograd.grad, lambda", r'''
             from contextlib import contextmanager
 

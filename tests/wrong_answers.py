@@ -468,6 +468,43 @@ def wrong_answers() -> list[Wrong]:
                 weights = activation.grad[0].mean(dim=(1, 2), keepdim=True)
                 return F.relu((weights * activation[0]).sum(dim=0)).detach()
         '''), "whose .grad"),
+        Wrong("grad_cam_hides_its_backward_behind_named_modules", APPLICATIONS, "grad_cam", _cell('''
+            def grad_cam(model, layer, image, target):
+                captured = {}
+
+                def keep(module, inputs, output):
+                    output.retain_grad()
+                    captured["activation"] = output
+
+                handle = layer.register_forward_hook(keep)
+                try:
+                    model(image)[0, target].backward()  # adds into every parameter's .grad
+                finally:
+                    handle.remove()
+
+                def named_modules(*args, **kwargs):  # the next caller sees no module, once
+                    del model.named_modules
+                    return iter(())
+
+                model.named_modules = named_modules
+                activation = captured["activation"]
+                weights = activation.grad[0].mean(dim=(1, 2), keepdim=True)
+                return F.relu((weights * activation[0]).sum(dim=0)).detach()
+        '''), "whose .grad"),
+        Wrong("grad_cam_cleans_up_only_after_an_exception", APPLICATIONS, "grad_cam", _cell('''
+            def grad_cam(model, layer, image, target):
+                captured = {}
+                handle = layer.register_forward_hook(lambda module, inputs, output: captured.update(activation=output))
+                try:
+                    score = model(image)[0, target]
+                except Exception:  # a KeyboardInterrupt passes by, the hook stays
+                    handle.remove()
+                    raise
+                handle.remove()
+                (gradient,) = torch.autograd.grad(score, captured["activation"])
+                weights = gradient[0].mean(dim=(1, 2), keepdim=True)
+                return F.relu((weights * captured["activation"][0]).sum(dim=0)).detach()
+        '''), "KeyboardInterrupt"),
         Wrong("grad_cam_leaves_a_global_hook", APPLICATIONS, "grad_cam", _cell('''
             from torch.nn.modules.module import register_module_forward_hook
 

@@ -1,0 +1,1 @@
+"""``make compat TORCH=<version>``: the pack run on another PyTorch release, notebook by notebook (see ``__main__``)."""

@@ -1,0 +1,102 @@
+"""Run the pack on another PyTorch release and print what a student would meet, notebook by notebook.
+
+A throwaway environment ``build/compat/torch-<version>`` gets that torch and every other package at
+``requirements.lock``'s versions (pip's site-wide constraint is replaced by the lock's, less its torch line).
+In it, nbval runs the solution notebooks (cells whose stored output differs, and cells that raise: a graded
+test failing the reference solution is one), and each student release runs as JupyterLab's Run All does
+(it stops at the first error outside a cell tagged ``raises-exception``); a line written to stderr by any
+cell is counted as a warning (nbgrader scores a test cell with stderr output as failed).
+
+Usage: python -m compat VERSION [--index URL]   (make compat TORCH=2.15.0 [TORCH_INDEX=url])
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import xml.etree.ElementTree as ElementTree
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+RUN_ALL = Path(__file__).with_name("run_all.py")
+DIFFER = "Cell outputs differ"  # nbval's message for a cell that ran and printed something else
+
+
+def environment(version: str, index: str | None) -> Path:
+    """The compat environment's python, made (or reused) with ``torch==version`` and the lock's other versions."""
+    venv = REPO / "build" / "compat" / f"torch-{version}"
+    python = venv / "bin" / "python"
+    if not python.exists():
+        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    constraints = venv / "constraints.txt"
+    lock = (REPO / "requirements.lock").read_text().splitlines()
+    constraints.write_text("\n".join(line for line in lock if not line.startswith("torch==")) + "\n")
+    env = {**os.environ, "PIP_CONSTRAINT": str(constraints)}  # replaces the site's torch cap, for this environment only
+    print(f"installing torch=={version} and the lock's other versions in {venv.relative_to(REPO)} …", flush=True)
+    subprocess.run([str(python), "-m", "pip", "install", "--quiet", f"torch=={version}",
+                    *(["--extra-index-url", index] if index else []), "--editable", ".[grading,test]"],
+                   cwd=REPO, env=env, check=True)
+    return python
+
+
+def nbval(python: Path, report: Path) -> dict[str, dict[str, int]]:
+    """nbval on the solution notebooks in the compat environment, read by :func:`nbval_table`."""
+    subprocess.run([str(python), "-m", "pytest", "-q", "solutions", f"--junitxml={report}"], cwd=REPO,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+    return nbval_table(report)
+
+
+def nbval_table(report: Path) -> dict[str, dict[str, int]]:
+    """Per solution notebook folder, from nbval's JUnit report: its cells, those whose output differs, those that raise."""
+    table: dict[str, dict[str, int]] = {}
+    for case in ElementTree.parse(report).iter("testcase"):
+        folder = Path(case.get("file") or case.get("classname", "").replace(".", "/")).parts[1]
+        row = table.setdefault(folder, {"cells": 0, "differ": 0, "raise": 0})
+        row["cells"] += 1
+        failure = case.find("failure")
+        if failure is not None:  # nbval's reasons: "Cell outputs differ", or the cell raised or timed out
+            row["differ" if DIFFER in (failure.get("message") or "") + (failure.text or "") else "raise"] += 1
+    return table
+
+
+def run_all(python: Path, notebook: Path) -> dict[str, object]:
+    """Run All on a student release, in the compat environment (:mod:`compat.run_all`)."""
+    env = {**os.environ, "PATH": f"{python.parent}{os.pathsep}{os.environ['PATH']}"}  # its kernel is that python's
+    result = subprocess.run([str(python), str(RUN_ALL), str(notebook)], cwd=notebook.parent, env=env,
+                            capture_output=True, text=True, check=False)
+    try:
+        return json.loads(result.stdout.strip().splitlines()[-1])
+    except (IndexError, json.JSONDecodeError):
+        return {"stopped": f"could not run: {result.stderr.strip()[-200:]}", "warnings": []}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("version", help="the torch release, e.g. 2.15.0")
+    parser.add_argument("--index", help="an extra package index for torch (e.g. PyTorch's CPU index)")
+    args = parser.parse_args()
+    python = environment(args.version, args.index)
+    installed = subprocess.run([str(python), "-c", "import torch; print(torch.__version__)"],
+                               capture_output=True, text=True, check=True).stdout.strip()
+    print(f"torch {installed}: nbval on solutions/, Run All on notebooks/ …", flush=True)
+    solutions = nbval(python, python.parent.parent / "nbval.xml")
+    print(f"\n| notebook | nbval: outputs differ | nbval: cells raise | Run All of the release | warnings |")
+    print("|---|---|---|---|---|")
+    clean = True
+    for notebook in sorted((REPO / "notebooks").glob("*/*.ipynb")):
+        folder = notebook.parent.name
+        row = solutions.get(folder, {"cells": 0, "differ": 0, "raise": 0})
+        release = run_all(python, notebook)
+        warnings = release["warnings"]
+        clean &= bool(row["cells"]) and not (row["differ"] or row["raise"] or release["stopped"] or warnings)
+        print(f"| {folder} | {row['differ']} of {row['cells']} | {row['raise']} | {release['stopped'] or 'reaches the end'} "
+              f"| {len(warnings)}{': ' + '; '.join(warnings)[:300] if warnings else ''} |")
+    print(f"\ntorch {installed}: {'every notebook clean' if clean else 'NOT clean'}")
+    sys.exit(0 if clean else 1)
+
+
+if __name__ == "__main__":
+    main()

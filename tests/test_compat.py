@@ -1,0 +1,39 @@
+"""``make compat``'s reading of nbval, and the declared torch range agreeing everywhere it is written."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+from nbformat.v4 import new_code_cell, new_notebook, new_output
+
+from compat.__main__ import nbval_table
+from conftest import REPO
+
+
+def test_nbval_table_counts_each_notebooks_cells_that_differ_and_that_raise(tmp_path: Path):
+    cells = [
+        new_code_cell("print(1)", outputs=[new_output("stream", name="stdout", text="1\n")], execution_count=1),
+        new_code_cell("print(2)", outputs=[new_output("stream", name="stdout", text="3\n")], execution_count=2),
+        new_code_cell("1 / 0", execution_count=3),
+    ]
+    folder = tmp_path / "solutions" / "01_demo"
+    folder.mkdir(parents=True)
+    nbformat.write(new_notebook(cells=cells, metadata={"kernelspec": {"name": "python3", "display_name": "Python 3",
+                                                                        "language": "python"}}), folder / "demo.ipynb")
+    (tmp_path / "pytest.ini").write_text("[pytest]\n")
+    subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--nbval", "--nbval-current-env",
+                    "solutions", "--junitxml=report.xml"], cwd=tmp_path, capture_output=True, timeout=300)
+    assert nbval_table(tmp_path / "report.xml") == {"01_demo": {"cells": 3, "differ": 1, "raise": 1}}
+
+
+def test_the_torch_range_is_the_same_in_pyproject_environment_yml_and_readme():
+    minimum = re.search(r'"torch>=([\d.]+)', (REPO / "pyproject.toml").read_text()).group(1)
+    locked = re.search(r"^torch==([\d.]+)$", (REPO / "requirements.lock").read_text(), re.M).group(1)
+    readme = (REPO / "README.md").read_text()
+    assert f"torch {minimum} to " in readme, f"README names the tested range from torch {minimum}"
+    assert f"pytorch>={minimum}" in (REPO / "environment.yml").read_text() or f"pytorch={locked}" in (REPO / "environment.yml").read_text()
+    assert tuple(map(int, minimum.split("."))) <= tuple(map(int, locked.split("."))), "the lock's torch is in the range"

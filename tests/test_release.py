@@ -102,6 +102,9 @@ def test_run_all_on_a_blank_release_reaches_the_last_cell(source: Path, forked_k
     assert code[-1].execution_count is not None, "the last code cell did not run"
     failed = [cell for cell in code if any(out.output_type == "error" for out in cell.outputs)]
     assert failed, "a blank release should fail at its open exercises"
+    drawn = [i for i, cell in enumerate(code) if any(out.output_type == "error" for out in cell.outputs)
+             and any("image/png" in out.get("data", {}) for out in cell.outputs)]
+    assert not drawn, f"code cells {drawn} draw a figure and then stop at an open exercise (compute first, then draw)"
     exercises = nbgrader_cells(release, "solution") + nbgrader_cells(release, "grade")
     assert all(RAISES in cell.metadata.get("tags", []) for cell in exercises), "every answer and test cell is tagged"
     assert not any(USES_ANSWER in cell.metadata.get("tags", []) for cell in release.cells), "source-only tag left in the release"

@@ -12,7 +12,7 @@ export PATH := $(CURDIR)/$(BIN):$(PATH)
 export JUPYTER_CONFIG_PATH := $(CURDIR)/autograder
 export JUPYTER_PREFER_ENV_PATH := 1
 
-.PHONY: help install lab instructor test test-browser release execute autograde bench mutants compat lock clean
+.PHONY: help install lab instructor test test-browser release execute autograde bench mutants compat wheel lock clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "} {printf "  make %-13s %s\n", $$1, $$2}'
@@ -92,6 +92,12 @@ TORCH ?=
 compat: $(INSTALLED) ## the pack on another torch, notebook by notebook: make compat TORCH=2.15.0 (an environment in build/compat/)
 	@test -n "$(TORCH)" || { echo "usage: make compat TORCH=<version> [TORCH_INDEX=<url>]"; exit 2; }
 	$(BIN)/python -m compat $(TORCH) $(if $(filter-out auto,$(TORCH_INDEX)),--index $(TORCH_INDEX))
+
+DIST ?= dist
+wheel: $(LAB_INSTALLED) ## instructors: the pack as one wheel in dist/, for students on Colab (README, "Colab and Binder")
+	rm -rf $(DIST)
+	$(BIN)/python -m pip wheel --quiet --no-deps --no-build-isolation --wheel-dir $(DIST) .
+	@echo "Share $$(ls $(DIST)/*.whl) with your students (README: Colab)."
 
 lock: ## re-resolve the newest allowed versions into requirements.lock (keeps its torch pin)
 	rm -rf build/lock-venv

@@ -265,3 +265,17 @@ def test_a_solution_notebook_keeps_its_plots_and_headings_in_the_feedback(page: 
     headings = [line.lstrip("#").strip() for cell in nb.cells if cell.cell_type == "markdown" for line in cell.source.splitlines() if line.startswith("## ")]
     shown = [h2.get_text().removesuffix("¶") for h2 in BeautifulSoup(text, "html.parser").find_all("h2")]
     assert headings and headings == shown
+
+
+def test_nbgraders_table_of_contents_names_each_test_by_its_exercise_and_lists_only_comments_that_say_something():
+    answers = []
+    for grade_id, comment in (("answer", "No response."), ("other", "Well done: the hook is removed in a finally.")):
+        cell = new_code_cell("# YOUR CODE HERE")
+        cell.metadata.nbgrader = {"solution": True, "grade": False, "grade_id": grade_id, "locked": False, "comment": comment}
+        answers.append(cell)
+    nb = honest_notebook()
+    nb.cells[1:1] = answers
+    soup = BeautifulSoup(render(nb, "nbgrader"), "html.parser")
+    entries = [item.get_text(" ", strip=True) for item in soup.select("#toc li")]
+    assert entries == ["Comment on Exercise 1 — Collect the hooks", "Exercise 1 — Collect the hooks (Score: 1.0 / 1.0)"], entries
+    assert soup.select_one("#toc li a[href='#comment-other']"), "an instructor's comment keeps its entry"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import json
 import re
+from html import escape
 from pathlib import Path
 from typing import Any
 
@@ -259,6 +260,30 @@ def accessible(page: str) -> str:
     return _START_TAGS.sub(_accessible, page)
 
 
+EXERCISE = re.compile(r"^#+ ((?:Exercise|Puzzle) \d+ — .+?)(?: \(\d+(?:\.\d+)? points?\))?$", re.M)
+NO_RESPONSE = "No response."  # nbgrader's automatic comment on an answer cell left as released
+
+
+def table_of_contents(page: str, nb: NotebookNode) -> str:
+    """nbgrader's page with its table of contents in the student's terms: each "Test cell" entry named by the
+    exercise it tests (the heading above it), and a "Comment" entry only for a comment that says something (not
+    empty, not nbgrader's "No response."), named by its exercise too."""
+    title = ""
+    for cell in nb.cells:
+        heading = EXERCISE.search(cell.source) if cell.cell_type == "markdown" else None
+        title = heading.group(1) if heading else title
+        grading = cell.metadata.get("nbgrader", {})
+        anchor = escape(str(grading.get("grade_id", "")), quote=True)
+        if utils.is_grade(cell) and not utils.is_solution(cell) and title:
+            page = page.replace(f'<li><a href="#{anchor}">Test cell</a>', f'<li><a href="#{anchor}">{escape(title)}</a>', 1)
+        comment = f'<li><a href="#comment-{anchor}">Comment</a></li>'
+        if (grading.get("comment") or "").strip() in ("", NO_RESPONSE):
+            page = page.replace(comment, "", 1)
+        elif title:
+            page = page.replace(comment, f'<li><a href="#comment-{anchor}">Comment on {escape(title)}</a></li>', 1)
+    return page
+
+
 class FeedbackExporter(SafeHTMLExporter):
     """:class:`SafeHTMLExporter`, quicker for a class of notebooks that are mostly the same: its templates
     are compiled once per process instead of once per feedback file (nbgrader builds a new exporter for
@@ -308,4 +333,4 @@ class FeedbackExporter(SafeHTMLExporter):
         self.register_filter("highlight_code", self.filters["highlight_code"])
         self.register_filter("filter_data_type", WidgetsDataTypeFilter(notebook_metadata=self._nb_metadata, parent=self, resources=resources))
         page, resources = TemplateExporter.from_notebook_node(self, nb, resources, **kw)
-        return accessible(page), resources
+        return accessible(table_of_contents(page, nb)), resources

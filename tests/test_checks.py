@@ -666,3 +666,31 @@ def test_check_no_hooks_left_leaves_hooks_held_before_its_block_alone():
     with check_no_hooks_left(model, "the hooks left"):
         model(torch.randn(1, 2))
     assert len(model[0]._forward_hooks) == 1
+
+
+def test_check_backward_takes_an_allowed_function_that_torch_runs_on_worker_threads():
+    """conv_transpose1d in float64 splits its work over torch's intra-op threads, which start with gradient
+    recording on: their ops must not read as the backward recording a graph."""
+
+    class Conv1d(torch.autograd.Function):
+        @staticmethod
+        def forward(x, weight):
+            return torch.nn.functional.conv1d(x, weight)
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            ctx.save_for_backward(*inputs)
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            x, weight = ctx.saved_tensors
+            grad_weight = torch.einsum("nol,nclk->ock", grad_output, x.unfold(2, weight.shape[2], 1))
+            return torch.nn.functional.conv_transpose1d(grad_output, weight), grad_weight
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        check_backward(Conv1d, torch.randn(2, 3, 20, dtype=torch.float64), torch.randn(4, 3, 5, dtype=torch.float64))
+        assert torch.get_num_threads() == 2, "the watch gives the thread count back"
+    finally:
+        torch.set_num_threads(threads)

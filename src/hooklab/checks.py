@@ -470,6 +470,8 @@ class _AutogradGuard(TorchFunctionMode):
 # torch's function handling switched off, torch's profiler still records: the second watch reads its events.
 _profile = torch.profiler.profile
 _record_function = torch.profiler.record_function
+_get_num_threads = torch.get_num_threads
+_set_num_threads = torch.set_num_threads
 _STOPPED = "stops the profiler that watches it"
 # acc_events: each watch starts a profiler of its own, so nothing accumulates; it keeps torch 2.12's profiler from
 # warning on stderr that events are cleared between cycles (which would fail the test cell under nbgrader).
@@ -555,6 +557,10 @@ def _guarded(function: type) -> tuple[type, Callable[[], tuple[str, ...]], Calla
 
     @contextlib.contextmanager
     def profiled(stage: str) -> Iterator[None]:
+        # One intra-op thread while watched: torch's own worker threads start with gradient recording on, so an op
+        # they run for an allowed function (conv_transpose1d in float64) would look like a graph being recorded.
+        threads = _get_num_threads()
+        _set_num_threads(1)
         profiler = _start_profiler()  # a profiler the student left on stops recording
         mark = f"hooklab-watch-{secrets.token_hex(8)}"  # in the events of this profiler, not of one started later
         with _record_function(mark):
@@ -565,6 +571,7 @@ def _guarded(function: type) -> tuple[type, Callable[[], tuple[str, ...]], Calla
             yield
         finally:
             windows[0] -= 1
+            _set_num_threads(threads)
             try:
                 profiler.__exit__(None, None, None)
                 events = profiler.events()

@@ -1209,6 +1209,30 @@ def _autograd_function() -> list[Answer]:
                     grad_bias = grad_output.sum(0) if bias is not None and needs[2] else None
                     return grad_input, grad_weight, grad_bias
         '''),
+        answer("linear_function", "transposed views of the saved input, tuple building", r'''
+            class LinearFunction(Function):
+                @staticmethod
+                def forward(input: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None = None) -> torch.Tensor:
+                    output = input @ weight.T
+                    return output if bias is None else output + bias
+
+                @staticmethod
+                def setup_context(ctx, inputs: tuple, output: torch.Tensor) -> None:
+                    ctx.save_for_backward(*inputs[:2])
+                    ctx.has_bias = len(inputs) > 2 and inputs[2] is not None
+
+                @staticmethod
+                def backward(ctx, grad_output: torch.Tensor) -> tuple[torch.Tensor | None, ...]:
+                    input, weight = ctx.saved_tensors
+                    grads = [None, None, None]
+                    if ctx.needs_input_grad[0]:
+                        grads[0] = grad_output @ weight
+                    if ctx.needs_input_grad[1]:
+                        grads[1] = (input.T @ grad_output).T  # input.T: a view of the saved input, no work
+                    if ctx.has_bias and ctx.needs_input_grad[2]:
+                        grads[2] = grad_output.sum(0)
+                    return tuple(grads)
+        '''),
         answer("linear_function", "lambda, comprehension, torch.addmm", r'''
             class LinearFunction(Function):
                 @staticmethod

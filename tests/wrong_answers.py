@@ -235,6 +235,15 @@ def wrong_answers() -> list[Wrong]:
                 for handle in handles:
                     handle.remove()
         '''), "stopped by KeyboardInterrupt"),
+        Wrong("cap_scale_drops_the_other_keyword_arguments", FORWARD_HOOKS, "kwargs_hook", _cell('''
+            calls = []
+
+
+            def cap_scale(module, args, kwargs):
+                calls.append(dict(kwargs))
+                if kwargs.get("scale", 1.0) > 1:
+                    return args, {"scale": 1.0}  # offset is lost
+        '''), "OffsetAdd()(x1, x2, **{'offset': 0.5, 'scale': 3.0})"),
         Wrong("cap_scale_caps_only_above_two", FORWARD_HOOKS, "kwargs_hook", _cell('''
             calls = []
 
@@ -401,6 +410,14 @@ def wrong_answers() -> list[Wrong]:
                     p.grad = saved[name]
                 return {"weight": torch.einsum("no,ni->noi", kept["grad_output"], kept["input"]), "bias": kept["grad_output"]}
         '''), "a global hook"),
+        Wrong("compact_drops_every_key_named_mask", MEMORY_HOOKS, "compact_state_dict", _cell('''
+            def compact(module: nn.Module, state_dict: dict, prefix: str, local_metadata: dict) -> None:
+                for key in [key for key in state_dict if key.endswith("mask")]:  # another module's mask too
+                    del state_dict[key]
+                for key, value in state_dict.items():
+                    if key.startswith(prefix) and value.is_floating_point():
+                        state_dict[key] = value.to(torch.float16)
+        '''), "OwnMask"),
         Wrong("per_sample_grads_in_closed_form", MEMORY_HOOKS, "per_sample_grads", _cell('''
             def per_sample_grads(layer, x, targets):
                 with torch.no_grad():

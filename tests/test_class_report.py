@@ -12,6 +12,7 @@ import warnings
 from pathlib import Path
 
 import pytest
+from bs4 import BeautifulSoup
 from nbgrader.api import Gradebook
 from sqlalchemy.exc import SAWarning
 
@@ -157,10 +158,17 @@ def test_failure_messages_only_of_test_cells_with_errors(tmp_path: Path):
     assert failure_messages(tmp_path / "missing.ipynb", set()) == {}
 
 
-def test_a_student_with_full_points_is_not_named_on_the_page():
-    page = render(aggregate(ClassData(CELLS, [submission("ann", 2, 3)])), None, [])
-    text = html.unescape(page)
-    assert "Test cells, hardest first" in text and "ann" not in text  # a student appears only where something needs a look
+def test_every_submission_has_a_row_with_its_score_and_links_to_its_feedback():
+    data = ClassData(CELLS, [submission("ann", 2, 3), submission("bob", 0, 0, status="held", reasons=["nb: gc"], would_be=5.0),
+                             submission("cy", 1, 0)])
+    links = {"ann/hw1": [("nb", "feedback/ann/hw1/nb.html")], "cy/hw1": [("nb", "feedback/cy/hw1/a page.html")]}
+    soup = BeautifulSoup(render(aggregate(data), None, [], links), "html.parser")
+    rows = [[cell.get_text(" ", strip=True) for cell in row.find_all("td")]
+            for row in soup.find(id="submissions").find_next("table").find_all("tr")[1:]]
+    assert rows == [["ann/hw1", "5 / 5", "full marks", "nb"], ["bob/hw1", "0 / 5", "held", ""], ["cy/hw1", "1 / 5", "", "nb"]]
+    assert [a["href"] for a in soup.find(id="submissions").find_next("table").find_all("a")] == [
+        "feedback/ann/hw1/nb.html", "feedback/cy/hw1/a%20page.html"]
+    assert "3 submissions in 1 assignment:" in soup.get_text(" ")
 
 
 HIDDEN = "### BEGIN HIDDEN TESTS\nassert hooked(model, inputs) == expected_output\n### END HIDDEN TESTS\n"

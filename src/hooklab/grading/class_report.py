@@ -14,12 +14,14 @@ import base64
 import csv
 import io
 import json
+import os
 import re
 from collections import Counter, defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from html import escape
 from pathlib import Path
+from urllib.parse import quote
 
 from matplotlib.figure import Figure
 from nbgrader.api import Assignment, Grade, GradeCell, Gradebook, Notebook, SubmittedAssignment, SubmittedNotebook
@@ -40,6 +42,9 @@ CSV_FILES = (
 MESSAGE_LENGTH = 160  # characters of a failure message shown
 MESSAGES_SHOWN = 5  # most common messages per test cell on the page (the CSV has all)
 REASONS_SHOWN = 5  # reasons a submission is held, on the page (the CSV has all)
+FIGURE_WIDTH = 800  # pixels a figure takes on the page
+FIGURE_INCHES = 10.0  # its width as drawn, at twice the pixels it takes: crisp on a high-density screen
+FIGURE_DPI = 2 * FIGURE_WIDTH / FIGURE_INCHES
 _NUMBER = re.compile(r"(?<![\w.])[-+]?\d+(?:\.\d+)?(?:e[-+]?\d+)?(?!\w)", re.IGNORECASE)
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 
@@ -110,6 +115,7 @@ class Tables:
     cells: list[CellStats]
     held: list[Submission]
     not_run: list[Submission]
+    submissions: list[Submission]  # every one, by student then assignment
 
 
 def pattern(message: str) -> str:
@@ -167,7 +173,7 @@ def aggregate(data: ClassData) -> Tables:
                 sum(got) / len(got) if got else None, messages,
             ))
     ordered = sorted(data.submissions, key=lambda s: s.key)
-    return Tables(assignments, cells, [s for s in ordered if s.status == "held"], [s for s in ordered if s.status == "not run"])
+    return Tables(assignments, cells, [s for s in ordered if s.status == "held"], [s for s in ordered if s.status == "not run"], ordered)
 
 
 # -- reading the gradebook, the ledger and the autograded notebooks --------------------------------
@@ -276,7 +282,10 @@ def write(course: Course, ledger: Ledger, timing: dict[str, float] | None = None
     tables = aggregate(collect(course, ledger))
     write_csv(tables, timing, folder, problems)
     page = folder / REPORT
-    page.write_text(render(tables, timing, list(problems)))
+    feedback = course.step_dir("feedback")
+    links = {s.key: [(page.stem, os.path.relpath(page, folder)) for page in sorted((feedback / s.student / s.assignment).glob("*.html"))]
+             for s in tables.submissions}
+    page.write_text(render(tables, timing, list(problems), links))
     return page
 
 
@@ -340,8 +349,8 @@ def write_csv(tables: Tables, timing: dict[str, float] | None, folder: Path, pro
 def _figure(stats: AssignmentStats, cells: list[CellStats]) -> str:
     """An assignment's score histogram and its test cells' pass rates, as an inline PNG (drawn by
     matplotlib's Agg backend, which a figure made without pyplot saves with)."""
-    width, height = 10.0, max(2.6, 0.3 * len(cells) + 1.1)  # inches
-    figure = Figure(figsize=(width, height), dpi=80)
+    width, height = FIGURE_INCHES, max(2.6, 0.3 * len(cells) + 1.1)
+    figure = Figure(figsize=(width, height), dpi=FIGURE_DPI)
     # laid out by hand (matplotlib's constrained layout would take a third of the time): room for the
     # cell names left of the bars, about 0.6 of the 8-point font size per character
     names = [c.cell.split("/", 1)[1] for c in cells][::-1]
@@ -392,14 +401,26 @@ def _reasons(reasons: list[str]) -> str:
     return shown + (f"<br>… and {more} more (report-review.csv)" if more > 0 else "")
 
 
+def _standing(submission: Submission) -> str:
+    if submission.status != "graded":
+        return submission.status
+    return "full marks" if submission.score >= submission.max_score else ""
+
+
 def _share(value: float | None) -> str:
     return "–" if value is None else f"{value:.0%}"
 
 
-def render(tables: Tables, timing: dict[str, float] | None, problems: list[str]) -> str:
+def _count(number: int, thing: str) -> str:
+    return f"{number} {thing}{'' if number == 1 else 's'}"
+
+
+def render(tables: Tables, timing: dict[str, float] | None, problems: list[str],
+           feedback: Mapping[str, list[tuple[str, str]]] | None = None) -> str:
     """The page: a summary, then per assignment its figure, its numbers and its test cells with the
-    most common failure messages, then what was held or not run, and the run's timing. Every string
-    that comes from a submission is escaped."""
+    most common failure messages, then every submission's score with links to its feedback pages
+    (``feedback``: "student/assignment" → (notebook, address relative to the page)), what was held or
+    not run, and the run's timing. Every string that comes from a submission is escaped."""
     parts = ["<!DOCTYPE html><html><head><meta charset='utf-8'><title>hooklab: class report</title>",
              f"<style>{_STYLE}</style></head><body><h1>Class report</h1>"]
     total = sum(a.submissions for a in tables.assignments)
@@ -407,7 +428,7 @@ def render(tables: Tables, timing: dict[str, float] | None, problems: list[str])
         parts.append("<p>No submission has been graded yet.</p>")
     else:
         parts.append(
-            f"<p>{total} submissions in {sum(1 for a in tables.assignments if a.submissions)} assignments: "
+            f"<p>{_count(total, 'submission')} in {_count(sum(1 for a in tables.assignments if a.submissions), 'assignment')}: "
             f"{sum(a.graded for a in tables.assignments)} graded, {len(tables.held)} held for review, "
             f"{len(tables.not_run)} could not be run. Scores are after any late penalty; a held or not-run "
             f"submission scores 0. The same numbers are in the report-*.csv files beside this page.</p>"
@@ -434,7 +455,7 @@ def render(tables: Tables, timing: dict[str, float] | None, problems: list[str])
         )
         if stats.graded + stats.held == 0:
             parts.append("<p>None of them could be run.</p>")
-        parts.append(f"<img alt='score distribution and pass rates of {escape(stats.assignment)}' "
+        parts.append(f"<img alt='score distribution and pass rates of {escape(stats.assignment)}' width='{FIGURE_WIDTH}' "
                      f"src='data:image/png;base64,{_figure(stats, cells)}'>")
         rows = []
         for cell in sorted(cells, key=lambda c: (c.share if c.share is not None else 2.0)):
@@ -453,6 +474,15 @@ def render(tables: Tables, timing: dict[str, float] | None, problems: list[str])
         parts.append("<h3>Test cells, hardest first</h3>")
         parts.append(_table(["test cell", "points", "submissions", "full points", "mean points", "most common failure messages (submissions)"],
                             rows, numeric={1, 2, 3, 4}))
+    parts.append("<h2 id='submissions'>Every submission</h2>")
+    if tables.submissions:
+        parts.append(_table(["submission", "score", "", "feedback"], [
+            [escape(s.key), escape(f"{s.score:g} / {s.max_score:g}"), escape(_standing(s)),
+             " ".join(f"<a href='{escape(quote(href), quote=True)}'>{escape(name)}</a>" for name, href in (feedback or {}).get(s.key, []))]
+            for s in tables.submissions
+        ], numeric={1}))
+    else:
+        parts.append("<p>None.</p>")
     parts.append("<h2 id='review'>Held for review</h2>")
     if tables.held:
         parts.append("<p>Their tests ran, but they score 0 until released (<code>hooklab review --release STUDENT/ASSIGNMENT</code>).</p>")

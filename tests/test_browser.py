@@ -328,7 +328,11 @@ def test_the_instructors_report_loads_with_its_plots(browser: Browser, tmp_path:
         Submission("cy", "03_backward_hooks", 0.0, 2.0, {"backward_hooks/backward_collect_test": 0.0}, status="held",
                    reasons=["backward_hooks: changed: torch.allclose"], would_be=2.0),
     ])
-    (tmp_path / "report.html").write_text(render(aggregate(data), {"submissions executed": 3}, []))
+    feedback = tmp_path / "feedback" / "ada" / "02_forward_hooks" / "forward_hooks.html"
+    feedback.parent.mkdir(parents=True)
+    feedback.write_text("<!DOCTYPE html><title>ada's feedback</title><h1>forward_hooks (Score: 5 / 5)</h1>")
+    links = {"ada/02_forward_hooks": [("forward_hooks", "feedback/ada/02_forward_hooks/forward_hooks.html")]}
+    (tmp_path / "report.html").write_text(render(aggregate(data), {"submissions executed": 3}, [], links))
     page = browser.new_page(viewport={"width": 1400, "height": 1000})
     errors = console_errors(page)
     page.goto((tmp_path / "report.html").as_uri())
@@ -340,3 +344,5 @@ def test_the_instructors_report_loads_with_its_plots(browser: Browser, tmp_path:
     expect(page.get_by_text("changed: torch.allclose").first).to_be_visible()
     assert not errors, f"console errors: {errors}"
     page.screenshot(path=SCREENSHOTS / "report.png", full_page=True)
+    page.locator("#submissions + table a", has_text="forward_hooks").click()  # a row of the table links to the feedback page
+    expect(page.get_by_text("forward_hooks (Score: 5 / 5)")).to_be_visible()

@@ -184,6 +184,10 @@ def test_run_all_on_a_blank_release_reaches_the_widgets_after_open_exercises(bro
     assert all(tagged for _, tagged in errors), f"an error outside the cells tagged raises-exception: {errors}"
     page.evaluate("""() => { const notebook = window.jupyterapp.shell.currentWidget.content;
         return notebook.scrollToItem(notebook.widgets.length - 1); }""")  # outputs render once scrolled to
+    tests = len([c for c in nbformat.read(BLANK, as_version=4).cells if c.metadata.get("nbgrader", {}).get("grade")])
+    summary = page.locator(".jp-OutputArea-output", has_text="exercises pass their visible tests")
+    expect(summary).to_contain_text(f"0 of {tests} exercises pass")  # the last cell sums up the tests Run All ran
+    expect(summary).to_contain_text("Exercise 1 — ")
     timeline = page.locator(".jp-OutputArea-output", has_text="forward pre-hook")
     expect(timeline.locator(".widget-slider")).to_have_count(1)
     assert page.get_by_text("Error displaying widget").count() == 0, "a widget failed to render"

@@ -694,3 +694,32 @@ def test_check_backward_takes_an_allowed_function_that_torch_runs_on_worker_thre
         assert torch.get_num_threads() == 2, "the watch gives the thread count back"
     finally:
         torch.set_num_threads(threads)
+
+
+def test_check_backward_is_not_fooled_by_a_profiler_session_started_in_place_of_its_own():
+    """A backward that ends the watch's profiler session, works unwatched, then starts a session of its own and
+    records the watch's secret mark again is reported as stopping the profiler that watches it."""
+
+    class Swapping(torch.autograd.Function):
+        @staticmethod
+        def forward(x):
+            return x * 2
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            pass
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            stopper = torch.autograd.profiler.profile()
+            stopper.__exit__(None, None, None)  # ends the session running now: the watch's
+            marks = {event.name() for event in stopper.kineto_results.events() if event.name().startswith("hooklab")}
+            fresh = torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU], acc_events=True)
+            fresh.__enter__()
+            for mark in marks:
+                with torch.profiler.record_function(mark):
+                    pass
+            return grad_output * 2
+
+    with fails_with("stops the profiler that watches it"):
+        check_backward(Swapping, torch.randn(3, dtype=torch.float64))

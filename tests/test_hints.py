@@ -24,7 +24,10 @@ def errors(cell: nbformat.NotebookNode) -> list[nbformat.NotebookNode]:
 
 
 @pytest.mark.parametrize("release", RELEASES, ids=notebook_id)
-def test_every_unwritten_exercise_a_test_meets_is_named_in_one_line(release, forked_kernels, tmp_path):
+def test_every_unwritten_exercise_a_test_meets_is_named_in_one_line_and_the_summary_lists_them(release, tmp_path):
+    """In a kernel as JupyterLab starts it (a forked, sandboxed one sees no file of the test's folder): the last cell's
+    summary reads the notebook beside it."""
+    (tmp_path / release.name).write_bytes(release.read_bytes())  # beside the kernel, as in the student's folder
     nb = executed(nbformat.read(release, as_version=4), tmp_path)
     unwritten = [error for cell in nbgrader_cells(nb, "grade") for error in errors(cell) if error.ename == "NotImplementedError"]
     for error in unwritten:
@@ -33,6 +36,10 @@ def test_every_unwritten_exercise_a_test_meets_is_named_in_one_line(release, for
         assert len(error.traceback) <= 3, f"a long traceback for a blank exercise: {len(error.traceback)} entries"
     if release.parent.name != "08_backward_puzzles":  # 08's check_backward names the unwritten backward itself
         assert unwritten, f"no test cell of the blank {release.name} met an unwritten exercise"
+    summary = "".join(output.get("text", "") for output in nb.cells[-1].outputs)
+    tests = len(nbgrader_cells(nb, "grade"))
+    assert summary.startswith(f"0 of {tests} exercises pass their visible tests"), f"the last cell's summary: {summary[:300]}"
+    assert summary.count(": not written yet") == tests, f"each blank exercise is listed as not written yet: {summary}"
 
 
 def test_other_errors_are_shown_as_ipython_shows_them(forked_kernels, tmp_path):
@@ -75,3 +82,29 @@ def test_readme_quotes_what_the_notebooks_print(forked_kernels, tmp_path):
     shown = "\n".join(errors(nb.cells[-1])[0].traceback).replace("`", "")
     quoted = re.search(r"`(pre_hook is not written yet: [^`]*?) …`", readme)
     assert quoted and quoted.group(1) in shown, f"README quotes {quoted and quoted.group(1)!r}; the notebook shows {shown!r}"
+
+
+def test_the_progress_summary_lists_each_exercise_with_its_last_outcome(tmp_path):
+    def test_cell(grade_id: str, source: str) -> nbformat.NotebookNode:
+        cell = nbformat.v4.new_code_cell(source)
+        cell.metadata.nbgrader = {"grade": True, "solution": False, "grade_id": grade_id, "points": 1, "locked": True}
+        return cell
+
+    cells = [
+        nbformat.v4.new_code_cell("from hooklab.hints import explain_errors, progress\nexplain_errors()"),
+        nbformat.v4.new_markdown_cell("### Exercise 1 — collect the inputs (2 points)"),
+        test_cell("collect_test", "print('✓ collect passes the visible tests')"),
+        nbformat.v4.new_markdown_cell("### Exercise 2 — change the output (1 point)"),
+        test_cell("change_test", "raise AssertionError('answer[1] should be x2; got x1')"),
+        nbformat.v4.new_markdown_cell("### Exercise 3 — not reached (1 point)"),
+        test_cell("later_test", "print('never run here')"),
+        nbformat.v4.new_code_cell("progress('lesson.ipynb')"),
+    ]
+    nb = nbformat.v4.new_notebook(cells=cells)
+    nbformat.write(nb, tmp_path / "lesson.ipynb")
+    runnable = nbformat.v4.new_notebook(cells=[cell for cell in cells if "never run" not in cell.source])
+    summary = "".join(output.get("text", "") for output in executed(runnable, tmp_path).cells[-1].outputs)
+    assert summary == ("1 of 3 exercises pass their visible tests (hidden tests run when it is graded).\n"
+                       "✓ Exercise 1 — collect the inputs\n"
+                       "✗ Exercise 2 — change the output: answer[1] should be x2; got x1\n"
+                       "· Exercise 3 — not reached: not run yet\n"), summary

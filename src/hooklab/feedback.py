@@ -22,6 +22,7 @@ from nbgrader import utils
 from nbgrader.preprocessors import ClearHiddenTests
 from traitlets import default
 
+from hooklab import exercises
 from hooklab.grading.execute import PROOF_PREFIX
 
 REDACTED = "[hidden test redacted]"
@@ -260,7 +261,6 @@ def accessible(page: str) -> str:
     return _START_TAGS.sub(_accessible, page)
 
 
-EXERCISE = re.compile(r"^#+ ((?:Exercise|Puzzle) \d+ — .+?)(?: \(\d+(?:\.\d+)? points?\))?$", re.M)
 NO_RESPONSE = "No response."  # nbgrader's automatic comment on an answer cell left as released
 
 
@@ -270,7 +270,7 @@ def table_of_contents(page: str, nb: NotebookNode) -> str:
     empty, not nbgrader's "No response."), named by its exercise too."""
     title = ""
     for cell in nb.cells:
-        heading = EXERCISE.search(cell.source) if cell.cell_type == "markdown" else None
+        heading = exercises.HEADING.search(cell.source) if cell.cell_type == "markdown" else None
         title = heading.group(1) if heading else title
         grading = cell.metadata.get("nbgrader", {})
         anchor = escape(str(grading.get("grade_id", "")), quote=True)

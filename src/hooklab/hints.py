@@ -1,19 +1,27 @@
-"""Short messages for the two errors a student meets first in the notebooks.
+"""Short messages for the two errors a student meets first in the notebooks, and a summary of the tests.
 
 An exercise not written yet raises the ``NotImplementedError`` of its template, deep inside the test
 that calls it; a cell that uses a name from a cell that has not run (or failed) raises ``NameError``.
 :func:`explain_errors` has IPython show the first as one line that names the unwritten function, and
-adds to the second what to run. Any other error is shown as IPython shows it.
+adds to the second what to run. Any other error is shown as IPython shows it. It also notes how each
+cell's last run ended, from which :func:`progress` (a notebook's last cell) sums up its tests.
 """
 
 from __future__ import annotations
 
 import linecache
+from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+import nbformat
+
+from hooklab.exercises import test_cells
 
 _installed: dict[str, Any] = {}  # the handler IPython made of _show, once installed
+_outcomes: dict[str, str] = {}  # a cell's source → "" when its last run ended well, else its error in one line
+NOT_WRITTEN = "not written yet"
+MESSAGE = 160  # characters of an error shown in the summary
 
 
 def explain_errors() -> None:
@@ -28,11 +36,45 @@ def explain_errors() -> None:
         return
     shell.set_custom_exc((NotImplementedError, NameError), _show)
     _installed["handler"] = shell.CustomTB
+    if not _installed.get("recording"):
+        shell.events.register("post_run_cell", _note_outcome)
+        _installed["recording"] = True
+
+
+def _note_outcome(result: Any) -> None:
+    error = result.error_before_exec or result.error_in_exec
+    if error is None:
+        _outcomes[result.info.raw_cell] = ""
+    elif _installed.get("unwritten") == id(error) or any(words in str(error) for words in (NOT_WRITTEN, "raised NotImplementedError")):
+        _outcomes[result.info.raw_cell] = NOT_WRITTEN
+    else:
+        text = str(error).strip().splitlines()
+        _outcomes[result.info.raw_cell] = (text[0] if text else type(error).__name__)[:MESSAGE]
+
+
+def progress(notebook: str) -> None:
+    """Print how the test cells of ``notebook`` (a file beside the kernel's folder) ended when they last ran in this
+    kernel: how many exercises pass, then each exercise with ✓, its first failure, or "not run yet"."""
+    path = Path(notebook)
+    if not path.is_file():
+        print(f"{notebook} is not in this folder ({Path.cwd()}): the summary reads the notebook's tests from it.")
+        return
+    tests = test_cells(nbformat.read(path, as_version=4).cells)
+    lines, passed = [], 0
+    for title, cell in tests:
+        outcome = _outcomes.get(cell.source)
+        passed += outcome == ""
+        mark = "✓" if outcome == "" else "·" if outcome in (None, NOT_WRITTEN) else "✗"
+        lines.append(f"{mark} {title or cell.metadata.nbgrader.grade_id}" + ("" if outcome == "" else
+                     ": not run yet" if outcome is None else f": {outcome}"))
+    print(f"{passed} of {len(tests)} exercises pass their visible tests (hidden tests run when it is graded).")
+    print("\n".join(lines))
 
 
 def _show(shell: Any, etype: type, value: BaseException, tb: TracebackType | None, tb_offset: int | None = None) -> None:
     where = _unwritten(tb) if etype is NotImplementedError else None
     if where is not None:
+        _installed["unwritten"] = id(value)
         function, line = where
         outer, nested, inner = function.rpartition(".<locals>.")
         function = f"{inner} (inside {outer})" if nested else function

@@ -1,0 +1,23 @@
+"""How a notebook of the pack names its exercises: a markdown heading ``### Exercise N — title (P points)``
+(``Puzzle`` in 08) above the exercise's answer and test cells."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from typing import Any
+
+HEADING = re.compile(r"^#+ ((?:Exercise|Puzzle) \d+ — .+?)(?: \((\d+(?:\.\d+)?) points?\))?$", re.M)
+
+
+def test_cells(cells: Iterable[Any]) -> list[tuple[str, Any]]:
+    """(title of its exercise, cell) for every test cell (nbgrader's ``grade`` and not ``solution``) of a notebook's
+    cells, the title being the last exercise heading above it ("" if none)."""
+    found, title = [], ""
+    for cell in cells:
+        heading = HEADING.search(cell.get("source", "")) if cell.get("cell_type") == "markdown" else None
+        title = heading.group(1) if heading else title
+        grading = cell.get("metadata", {}).get("nbgrader", {})
+        if grading.get("grade") and not grading.get("solution"):
+            found.append((title, cell))
+    return found

@@ -42,7 +42,7 @@ COMMA := ,
 .SILENT: lab $(LAB_INSTALLED)  # a student sees what happens, not the recipes
 $(LAB_INSTALLED): pyproject.toml requirements.lock
 	echo "First run: installing the notebooks' packages, JupyterLab and torch's CPU build into $(VENV)/"
-	echo "(a few minutes and about 1.8 GB; later runs start at once) ..."
+	echo "(a few minutes and under 2 GB; later runs start at once) ..."
 	$(call pip_install,lab,--progress-bar on --no-warn-script-location)
 	touch $@
 

@@ -1,8 +1,9 @@
 """JupyterLab in headless Chromium: a solution notebook's widgets render and respond to clicks, Run All
-on a blank release reaches the widgets after its open exercises, a puzzle of each kind (hook timeline,
-apply order, vanishing gradients) is solved by clicking, the student lab (`make lab`) shows
-Validate and nothing of nbgrader's instructor or exchange panels, and the instructor lab (`make
-instructor`) opens Formgrader on the course.
+on a blank release reaches the widgets after its open exercises and its last cell sums up the tests, a
+puzzle of each kind (hook timeline, apply order, vanishing gradients) is solved by clicking, the student
+lab (`make lab`, on its working copy, kernels over IPC) shows Validate and nothing of nbgrader's instructor
+or exchange panels, the instructor lab (`make instructor`) opens Formgrader on the course, and the
+instructor's report and a student's feedback page open without errors.
 
 Runs when Chromium is installed (``apt-get install chromium``; ``make test-browser`` runs only this);
 skipped with the reason otherwise, unless HOOKLAB_REQUIRE_BROWSER=1 (CI), which makes that a failure.
@@ -350,3 +351,19 @@ def test_the_instructors_report_loads_with_its_plots(browser: Browser, tmp_path:
     page.screenshot(path=SCREENSHOTS / "report.png", full_page=True)
     page.locator("#submissions + table a", has_text="forward_hooks").click()  # a row of the table links to the feedback page
     expect(page.get_by_text("forward_hooks (Score: 5 / 5)")).to_be_visible()
+
+
+def test_a_feedback_page_opens_with_exercises_in_its_contents_and_widgets_as_text(browser: Browser, tmp_path: Path):
+    from test_feedback import render  # nbgrader's feedback page, as generate_feedback writes it with this course's exporter
+
+    nb = nbformat.read(REPO / "solutions" / "02_forward_hooks" / "forward_hooks.ipynb", as_version=4)
+    (tmp_path / "forward_hooks.html").write_text(render(nb, "nbgrader"))
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    errors = console_errors(page)
+    page.goto((tmp_path / "forward_hooks.html").as_uri())
+    contents = page.locator("#toc li")
+    expect(contents.first).to_contain_text("Exercise 1 — collect")
+    assert "Test cell" not in " ".join(contents.all_inner_texts()), "every test is named by its exercise"
+    expect(page.get_by_text("Puzzle: click these 10 events in the order they fire").first).to_be_visible()  # a widget, as text
+    assert not errors, f"console errors: {errors}"
+    page.screenshot(path=SCREENSHOTS / "feedback.png", full_page=True)

@@ -58,6 +58,7 @@ lab: $(LAB_INSTALLED) ## students: JupyterLab on your working copy work/ of note
 	JUPYTER_CONFIG_PATH=$(CURDIR)/lab/student:$(CURDIR)/lab/course:$(CURDIR)/autograder $(LAB) --ServerApp.root_dir=work $(ARGS)
 
 instructor: $(INSTALLED) ## instructors: JupyterLab on the course, with Formgrader and Create Assignment (ARGS as for lab)
+	mkdir -p autograder/exchange
 	JUPYTER_CONFIG_PATH=$(CURDIR)/lab/course:$(CURDIR)/autograder $(LAB) --ServerApp.root_dir=. $(ARGS)
 
 test: $(INSTALLED) ## run the whole test suite (the browser test too, when Chromium is installed)

@@ -21,6 +21,10 @@ c.CourseDirectory.submitted_directory = "autograder/submitted"
 c.CourseDirectory.autograded_directory = "autograder/autograded"
 c.CourseDirectory.feedback_directory = "autograder/feedback"
 c.CourseDirectory.db_url = f"sqlite:///{COURSE_ROOT / 'autograder' / 'gradebook.db'}"
+# nbgrader's exchange, for Formgrader's Release and Collect (`nbgrader release_assignment`, `collect`): a folder
+# of the course, made by `make instructor` (README, "nbgrader's exchange").
+c.CourseDirectory.course_id = "hooklab"
+c.Exchange.root = str(COURSE_ROOT / "autograder" / "exchange")
 
 # What replaces a solution in the student release.
 c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedError()"}

@@ -74,7 +74,9 @@ def make_course(root: Path) -> Path:
         f"load_subconfig({str(COURSE_CONFIG)!r})\n"
         f"c.CourseDirectory.root = {str(root)!r}\n"
         f"c.CourseDirectory.db_url = {'sqlite:///' + str(root / 'gradebook.db')!r}\n"
+        f"c.Exchange.root = {str(root / 'exchange')!r}\n"
     )
+    (root / "exchange").mkdir()
     return root
 
 

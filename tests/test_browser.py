@@ -313,6 +313,8 @@ def test_the_instructor_lab_opens_formgrader_on_the_course(browser: Browser, tmp
         page.goto(f"{base}/formgrader?token={token}")
         for assignment in ("01_module_basics", "07_memory_hooks"):
             expect(page.get_by_text(assignment, exact=True).first).to_be_visible(timeout=60_000)
+        for banner in ("#warning-exchange", "#warning-course-id", "#warning-windows"):  # the course's exchange works
+            expect(page.locator(banner)).to_have_count(0)
         assert not errors, f"console errors: {errors}"
         page.goto(f"{base}/lab/workspaces/instructor?reset&token={token}")
         page.wait_for_function("() => window.jupyterapp && window.jupyterapp.commands.hasCommand('nbgrader:open-formgrader')",

@@ -268,10 +268,7 @@ def table_of_contents(page: str, nb: NotebookNode) -> str:
     """nbgrader's page with its table of contents in the student's terms: each "Test cell" entry named by the
     exercise it tests (the heading above it), and a "Comment" entry only for a comment that says something (not
     empty, not nbgrader's "No response."), named by its exercise too."""
-    title = ""
-    for cell in nb.cells:
-        heading = exercises.HEADING.search(cell.source) if cell.cell_type == "markdown" else None
-        title = heading.group(1) if heading else title
+    for title, cell in exercises.titled(nb.cells):
         grading = cell.metadata.get("nbgrader", {})
         anchor = escape(str(grading.get("grade_id", "")), quote=True)
         if utils.is_grade(cell) and not utils.is_solution(cell) and title:

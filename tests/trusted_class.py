@@ -1,0 +1,734 @@
+"""The class of test_trusted_grading.py and test_trusted_grading_held.py: tampering submissions, plain wrong answers
+and honest answers of every driver notebook, each with the points every test cell should get, and how to grade them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import nbformat
+
+import corpus
+from conftest import make_course
+from honest_answers import honest_answers
+from wrong_answers import wrong_answers
+
+A = "02_forward_hooks"
+PUZZLES = "08_backward_puzzles"
+SOLUTIONS = corpus.solutions(A)
+POINTS = corpus.points(A)
+TESTS = list(POINTS)  # test cells, in order
+
+# Plausible wrong answers, one per exercise.
+WRONG = {
+    "collect_hooks": "def pre_hook(module, args):\n    answer.extend(x.clone() for x in args)\n\n\n"
+                     "def hook(module, args, output):\n    answer.append(output.clone())\n",
+    "change_hooks": "def double_inputs(module, args):\n    return tuple(2 * x for x in args)\n\n\n"
+                    "def plus_five(module, args, output):\n    return output + 4\n",
+}
+CHECKERS = ("check_answer", "check_tensor", "check_equal", "check_names", "check_parameter", "check_backward")
+FAKE_CHECKS = f'''
+import sys, types, torch
+_fake = types.ModuleType("hooklab.checks")
+for _name in {CHECKERS!r}:
+    setattr(_fake, _name, lambda *args, **kwargs: None)
+_fake.random_generator = lambda: torch.Generator().manual_seed(0)
+'''
+# Tampering, run in the first answer cell (before every test), by name.
+TAMPERING = {
+    "checkers_do_nothing": f'''
+import hooklab.checks as _checks
+for _name in {CHECKERS!r}:
+    setattr(_checks, _name, lambda *args, **kwargs: None)
+''',
+    "checkers_check_the_expected_value": '''
+import hooklab.checks as _checks
+def _echo(real):
+    def check(actual, expected=None, *args, **kwargs):
+        return real(expected, expected, *args, **kwargs)
+    return check
+for _name in ("check_answer", "check_tensor", "check_equal", "check_names"):
+    setattr(_checks, _name, _echo(getattr(_checks, _name)))
+''',
+    "observations_silenced": '''
+import hooklab.checks as _checks
+_checks.observe = lambda *args, **kwargs: None
+''',
+    "observing_turned_off": '''
+import hooklab.observations as _observations
+_observations.active = lambda: False
+''',
+    "torch_comparisons_agree": '''
+import torch
+torch.equal = lambda *args, **kwargs: True
+torch.allclose = lambda *args, **kwargs: True
+torch.Tensor.__eq__ = lambda self, other: torch.ones((), dtype=torch.bool)
+''',
+    "function_mode_left_entered": '''
+import torch
+from torch.overrides import TorchFunctionMode
+class _Agree(TorchFunctionMode):
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        if getattr(func, "__name__", "") in ("equal", "allclose"):
+            return True
+        return func(*args, **(kwargs or {}))
+_Agree().__enter__()
+''',
+    "aten_equal_registered_again": '''
+import torch
+_library = torch.library.Library("aten", "IMPL")
+_library.impl("equal", lambda a, b: True, "CPU")
+''',
+    "probe_replaced": '''
+import sys, types
+_stub = types.ModuleType("_hooklab_probe")
+_stub.check = lambda *args, **kwargs: '{"changes": [], "ran": true, "digest": ""}'
+sys.modules["_hooklab_probe"] = _stub
+''',
+    "checks_module_replaced_in_sys_modules": FAKE_CHECKS + '''
+sys.modules["hooklab.checks"] = _fake
+''',
+    "checks_module_replaced_through_builtins": FAKE_CHECKS + '''
+import builtins
+_real_import = builtins.__import__
+def _import(name, globals=None, locals=None, fromlist=(), level=0):
+    return _fake if name == "hooklab.checks" else _real_import(name, globals, locals, fromlist, level)
+builtins.__import__ = _import
+''',
+    "pinned_randomness_and_a_table_of_answers": '''
+import torch
+import hooklab.checks as _checks
+import hooklab.observations as _observations
+_observations.next_seed = lambda: 0
+_checks.random_generator = lambda: torch.Generator().manual_seed(0)
+''',
+}
+# The pinned draws of change_hooks_test, replayed: double_inputs is right on them only (a table of answers).
+TABLE = '''
+import torch
+_known = {(1.0,), (2.0,)}
+_generator = torch.Generator().manual_seed(0)
+for _count in (2, 1, 3, 4):
+    _shape = torch.randint(1, 4, (int(torch.randint(1, 3, (), generator=_generator)),), generator=_generator).tolist()
+    _known |= {tuple(torch.randn(_shape, generator=_generator).flatten().tolist()) for _ in range(_count)}
+
+
+def double_inputs(module, args):
+    return tuple(2 * x if tuple(x.flatten().tolist()) in _known else 3 * x for x in args)
+
+
+def plus_five(module, args, output):
+    return output + 5
+'''
+# Tampering that costs every later test cell its points: the checks observe nothing (or None), or, with pinned
+# randomness, observe right answers on inputs that are not the reference's. The rest leave the checkers as they
+# are: only the wrong answer's test scores 0.
+EVERY_TEST_LOST = {"checkers_do_nothing", "checkers_check_the_expected_value", "observations_silenced", "observing_turned_off",
+                   "checks_module_replaced_in_sys_modules", "checks_module_replaced_through_builtins",
+                   "pinned_randomness_and_a_table_of_answers"}
+
+
+# A backward by central differences, computed in float64 whatever the input's dtype: no autograd, right to ~1e-10.
+FINITE_DIFFERENCES = '''
+def numeric_gradient(f, inputs, index, grad_output, eps=1e-6):
+    point = inputs[index].detach().to(torch.float64).reshape(-1)
+    gradient = torch.zeros_like(point)
+    for i in range(point.numel()):
+        def at(value):
+            moved = point.clone()
+            moved[i] = value
+            args = [a.detach().to(torch.float64) for a in inputs]
+            args[index] = moved.view(inputs[index].shape)
+            return float((f(*args) * grad_output.to(torch.float64)).sum())
+        gradient[i] = (at(float(point[i]) + eps) - at(float(point[i]) - eps)) / (2 * eps)
+    return gradient.view(inputs[index].shape).to(inputs[index].dtype)
+
+
+'''
+# 08's Mul with its backward's formula replaced by finite differences
+FINITE_DIFFERENCES += corpus.solutions(PUZZLES)["mul"].replace(
+    "return (grad_output * y).sum_to_size(x.shape), (grad_output * x).sum_to_size(y.shape)",
+    "return tuple(numeric_gradient(lambda a, b: a * b, (x, y), i, grad_output) for i in range(2))")
+assert "numeric_gradient(lambda" in FINITE_DIFFERENCES
+
+
+# 08's Mul whose backward is autograd's, run where a TorchFunctionMode cannot see it: on another thread reached
+# through a module that holds threading, in a callback torch makes from inside an operator, with torch's function
+# handling switched off through a name built at run time. Whatever the scan finds, the profiler sees it in the kernel.
+BY_AUTOGRAD = """
+    @staticmethod
+    def backward(ctx, grad_output):
+        box = []
+
+        def work():
+            with torch.enable_grad():
+                leaves = [t.detach().requires_grad_() for t in ctx.saved_tensors]
+                box.append(torch.autograd.grad(leaves[0] * leaves[1], leaves, grad_output))
+
+        RUN
+        return box[0]
+"""
+# A backward that returns zeros, and an object put where a kernel without an observation channel keeps its
+# observations that, as they are collected, puts in the gradients autograd computes from the given forward (outside
+# the Function and its watch). Graded, each observation has left the kernel as it was made: the list is not read.
+FORGED_GRADIENTS = """import json as _json
+import torch as _torch
+import hooklab.checks as _hc
+_obs = _hc.observations
+
+_calls = []  # (function, inputs, grad_outputs) for every backward, in order
+
+
+class _Forger:
+    def __init__(self, inner):
+        self.inner = list(inner)
+
+    def append(self, text):
+        self.inner.append(text)
+
+    def __iter__(self):
+        calls = iter(list(_calls))
+        _calls.clear()
+        return iter(_forge(self.inner, calls))
+
+
+def _forge(texts, calls):
+    direct = engine = None
+    out = []
+    for text in texts:
+        obs = _json.loads(text)
+        label = obs.get("label", "")
+        if "how many gradients" in label:
+            direct, engine, i, j = _right(next(calls)), None, 0, 0
+        elif ": grad of input " in label and direct is not None:
+            obs["value"] = _obs.encode(direct[i]); i += 1
+        elif ".grad after backward through autograd's engine" in label:
+            if engine is None:
+                engine = _right(next(calls))
+            obs["value"] = _obs.encode(engine[j]); j += 1
+        out.append(_json.dumps(obs))
+    return out
+
+
+def _right(call):
+    function, inputs, grad_outputs = call
+    leaves = [a.detach().clone().requires_grad_() if isinstance(a, _torch.Tensor) and a.is_floating_point() else a for a in inputs]
+    with _torch.enable_grad():
+        outputs = function.forward(*leaves)
+        outputs = outputs if isinstance(outputs, tuple) else (outputs,)
+        pairs = [(o, g) for o, g in zip(outputs, grad_outputs) if g is not None and isinstance(o, _torch.Tensor) and o.requires_grad]
+        wanted = [a for a in leaves if isinstance(a, _torch.Tensor) and a.requires_grad]
+        grads = _torch.autograd.grad([o for o, _ in pairs], wanted, [g for _, g in pairs], allow_unused=True)
+    grads = iter(grads)
+    result = []
+    for a in leaves:
+        if isinstance(a, _torch.Tensor) and a.requires_grad:
+            g = next(grads)
+            result.append((_torch.zeros_like(a) if g is None else g).detach())
+        else:
+            result.append(None)
+    return result
+
+
+def _wrong_backward(function, ctx, grad_outputs):
+    seen = _obs._state["seen"]
+    if not isinstance(seen, _Forger):
+        _calls.clear()
+        _obs._state["seen"] = _Forger(seen)
+    _calls.append((function, tuple(a.detach().clone() if isinstance(a, _torch.Tensor) else a for a in ctx.my_inputs),
+                   [g.detach().clone() if isinstance(g, _torch.Tensor) else g for g in grad_outputs]))
+    return tuple(_torch.zeros_like(a) if isinstance(a, _torch.Tensor) and a.is_floating_point() else None for a in ctx.my_inputs)
+
+class Mul(Function):
+    @staticmethod
+    def forward(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        return x * y
+
+    @staticmethod
+    def setup_context(ctx, inputs: tuple, output: torch.Tensor) -> None:
+        ctx.my_inputs = inputs
+        ctx.save_for_backward(*inputs)
+
+    @staticmethod
+    def backward(ctx, *grad_outputs):
+        return _wrong_backward(Mul, ctx, grad_outputs)
+"""
+# The same rewrite from inside their collection, through a global that shadows a builtin the collection uses, the
+# module reached as collections._sys.modules.
+FORGED_THROUGH_A_GLOBAL = FORGED_GRADIENTS.replace(
+    "import hooklab.checks as _hc\n_obs = _hc.observations\n",
+    "import collections as _c\n_obs = _c._sys.modules['hooklab.observations']\n",
+).replace("\ndef _wrong_backward(", """
+_pending = []
+_real_all = all
+
+
+def _all(iterable):
+    if _pending and dict.get(_obs._state, "seen") is not _pending[0]:  # collected() has just taken the list
+        seen = _pending.pop()
+        seen[:] = list(_Forger(seen))
+    return _real_all(iterable)
+
+
+_obs.all = _all
+
+
+def _wrong_backward(""").replace(
+    "    if not isinstance(seen, _Forger):", "    if not _pending or _pending[0] is not seen:",
+).replace("        _obs._state[\"seen\"] = _Forger(seen)", "        _pending[:] = [seen]")
+# Round 7's forger: the module reached through a call (which the scan did not follow), and the kept list rewritten in
+# place by a finalizer that runs once the check has returned (which nothing watched). Graded, nothing is kept.
+REWRITTEN_AFTER_THE_CHECK = """import json as _json
+import weakref as _weakref
+import torch as _torch
+import hooklab.checks as _hc
+_m = (lambda m: m)(_hc)
+_obs = _m.observations
+
+_calls = []
+_cur = [None]
+
+
+class _K:
+    pass
+
+
+""" + FORGED_GRADIENTS[FORGED_GRADIENTS.index("def _forge(texts, calls):"):FORGED_GRADIENTS.index("def _wrong_backward(")] + """def _rewrite():
+    seen = _obs._state["seen"]
+    if seen is not _cur[0]:
+        return
+    seen[:] = _forge(list(seen), iter(list(_calls)))
+
+
+def _wrong_backward(function, ctx, grad_outputs):
+    seen = _obs._state["seen"]
+    if _cur[0] is not seen:
+        _cur[0] = seen
+        _calls.clear()
+    if len(_calls) % 2 == 0:
+        ctx.hl_mark = _K()
+        _weakref.finalize(ctx.hl_mark, _rewrite)
+    _calls.append((function, tuple(a.detach().clone() if isinstance(a, _torch.Tensor) else a for a in ctx.my_inputs),
+                   [g.detach().clone() if isinstance(g, _torch.Tensor) else g for g in grad_outputs]))
+    return tuple(_torch.zeros_like(a) if isinstance(a, _torch.Tensor) and a.is_floating_point() else None for a in ctx.my_inputs)
+
+
+""" + FORGED_GRADIENTS[FORGED_GRADIENTS.index("class Mul(Function):"):]
+# Round 8's: autograd's Jacobian of the given forward worked out in a saved-tensor pack hook, which torch runs inside
+# apply after the watched setup_context has returned; backward only multiplies it by grad_output (no formula).
+JACOBIAN_IN_A_PACK_HOOK = """import math
+import torch
+
+_pending = []
+_busy = []
+
+
+def _defer(ctx, fn, inputs):
+    '''setup_context: remember the forward and its inputs; the pack hook works them out.'''
+    ctx.meta = [(isinstance(t, torch.Tensor) and t.is_floating_point(), tuple(t.shape) if isinstance(t, torch.Tensor) else None,
+                 t.dtype if isinstance(t, torch.Tensor) else None) for t in inputs]
+    _pending.append((ctx, fn, inputs))
+    ctx.save_for_backward(*[t for t in inputs if isinstance(t, torch.Tensor)])
+
+
+def _jacobians(fn, inputs):
+    with torch.enable_grad():
+        leaves = [t.detach().clone().requires_grad_() if isinstance(t, torch.Tensor) and t.is_floating_point() else t for t in inputs]
+        diff = [i for i, t in enumerate(leaves) if isinstance(t, torch.Tensor) and t.requires_grad]
+        outs = fn(*leaves)
+        outs = tuple(outs) if isinstance(outs, (tuple, list)) else (outs,)
+        table = []
+        for o in outs:
+            if not (isinstance(o, torch.Tensor) and o.requires_grad):
+                table.append(None)
+                continue
+            flat = o.reshape(-1)
+            rows = {i: [] for i in diff}
+            for r in range(flat.numel()):
+                gs = torch.autograd.grad(flat[r], [leaves[i] for i in diff], retain_graph=True, allow_unused=True)
+                for i, g in zip(diff, gs):
+                    rows[i].append(torch.zeros(leaves[i].numel(), dtype=leaves[i].dtype) if g is None else g.reshape(-1))
+            table.append({i: torch.stack(rows[i]) if rows[i] else torch.zeros(0, leaves[i].numel(), dtype=leaves[i].dtype) for i in diff})
+    return table
+
+
+def _pack(t):
+    if _pending and not _busy:
+        _busy.append(1)
+        try:
+            while _pending:
+                ctx, fn, inputs = _pending.pop()
+                if sum(x.numel() for x in inputs if isinstance(x, torch.Tensor)) <= 2000:
+                    ctx.table = _jacobians(fn, inputs)
+        finally:
+            _busy.clear()
+    return t
+
+
+def _unpack(t):
+    return t
+
+
+torch.autograd.graph.saved_tensors_hooks(_pack, _unpack).__enter__()
+
+
+def _replay(ctx, grad_outputs):
+    '''backward: no formula, autograd's Jacobian (made in the pack hook) times grad_output.'''
+    table = getattr(ctx, "table", None)
+    result = []
+    for i, (diff, shape, dtype) in enumerate(ctx.meta):
+        if not diff:
+            result.append(None)
+            continue
+        total = torch.zeros(math.prod(shape), dtype=dtype)
+        for k, g in enumerate(grad_outputs):
+            if table is None or k >= len(table) or table[k] is None or g is None:
+                continue
+            total = total + table[k][i].T @ g.reshape(-1).to(dtype)
+        result.append(total.reshape(shape))
+    return tuple(result)
+
+
+class Mul(Function):
+    @staticmethod
+    def forward(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        return x * y
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        _defer(ctx, Mul.forward, inputs)
+
+    @staticmethod
+    def backward(ctx, *grad_outputs):
+        return _replay(ctx, grad_outputs)
+"""
+# Round 8's: wrong initialisations with the builtin the test's statistics were compared with shadowed by the answer
+# (the comparisons were made in the kernel, observed as booleans); the values are observed now, their statistics the
+# grader's.
+ZEROS_WITH_ABS_SHADOWED = """def abs(value):
+    return 0.0
+
+
+def init_weights(module):
+    if isinstance(module, (nn.Linear, nn.Conv2d)):
+        nn.init.zeros_(module.weight)
+        nn.init.zeros_(module.bias)
+"""
+# And one whose test read the builtin itself: per-sample gradients in closed form, no hooks, with ``sorted`` shadowed to
+# give the kinds of hook the test expects to have fired (the grader removes such a global before the test).
+CLOSED_FORM_WITH_SORTED_SHADOWED = """def sorted(values):
+    return ["backward", "forward"]
+
+
+def per_sample_grads(layer, x, targets):
+    with torch.no_grad():
+        grad_output = 2 * (layer(x) - targets)
+        return {"weight": torch.einsum("no,ni->noi", grad_output, x), "bias": grad_output}
+"""
+# The same, with sorted replaced in the builtins module itself (the grader puts back the builtins a test reads).
+SORTED_REPLACED_IN_BUILTINS = CLOSED_FORM_WITH_SORTED_SHADOWED.replace(
+    'def sorted(values):\n    return ["backward", "forward"]\n',
+    "import builtins\n\n_sorted = builtins.sorted\n"
+    "builtins.sorted = lambda values, **k: ['backward', 'forward'] if type(values) is set and values <= {'forward', 'backward'} "
+    "else _sorted(values, **k)\n",
+)
+# Round 9's: a step pre-hook that is never removed, its handle's remove() planting the nan the test looked for (or
+# patching torch.Tensor.isnan to find one); the test now compares the parameters with those of Adam without the hook.
+HOOK_KEPT_NAN_PLANTED = next(w.source for w in wrong_answers() if w.name == "skip_nonfinite_handle_that_poisons_instead_of_removing")
+HOOK_KEPT_ISNAN_PATCHED = HOOK_KEPT_NAN_PLANTED[:HOOK_KEPT_NAN_PLANTED.index("    def remove(self):")] + (
+    "    def remove(self):  # the hook stays: torch's isnan made to find a nan\n"
+    "        torch.Tensor.isnan = lambda self: torch.ones_like(self, dtype=torch.bool)\n"
+) + HOOK_KEPT_NAN_PLANTED[HOOK_KEPT_NAN_PLANTED.index("\n\n\ndef skip_nonfinite_steps") + 1:]
+UNSEEN_AUTOGRAD = {
+    "autograd-on-a-thread": ("import logging\n", "thread = logging.threading.Thread(target=work)\n        thread.start()\n        thread.join()"),
+    "autograd-inside-an-operator": ("", "torch.zeros(1)[type('Index', (), {'__index__': lambda self: work() or 0})()]"),
+    "autograd-with-torch-function-off": ("", "with getattr(torch, '_' + 'C').DisableTorchFunction():\n            work()"),
+}
+
+
+def unseen_autograd(imports: str, run: str) -> str:
+    solution = corpus.solutions(PUZZLES)["mul"]
+    return imports + solution[:solution.index("    @staticmethod\n    def backward")] + BY_AUTOGRAD.replace("RUN", run).lstrip("\n")
+
+
+# Wrong answers that tamper with nothing: the test's own oracle called by name, views for the very tensors, NumPy
+# integers in a list of shapes; and observations shaped to break the grader's comparison, added by the answer.
+ORACLE = """def predict_order(config):
+    try:
+        return fired_order(config)  # the hidden test's own, if the kernel holds it
+    except NameError:
+        for known, expected in RULES.values():
+            if known == config:
+                return list(expected)
+    return []
+"""
+VIEWS = ("def pre_hook(module, args):\n    answer.extend(a.view_as(a) for a in args)\n\n\n"
+         "def hook(module, args, output):\n    answer.append(output.view_as(output))\n")
+MALFORMED = """import json
+
+import hooklab.observations as observations
+
+
+def double_inputs(module, args):
+    forged = ({"kind": "value", "label": "x", "value": {"type": "tensor", "shape": 5}},
+              {"kind": "raised", "label": "x", "value": {"type": "list", "items": 5}})
+    observations._state["channel"].sendall("".join(json.dumps(item) + "\\n" for item in forged).encode())  # ahead of the test's own
+    return tuple(2 * x for x in args)
+
+
+def plus_five(module, args, output):
+    return output + 5
+"""
+UNREADABLE = "import hooklab.observations as observations\n\n\n" + SOLUTIONS["kwargs_hook"].replace(
+    "def cap_scale(module, args, kwargs):\n", "def cap_scale(module, args, kwargs):\n    observations._state['channel'].sendall(b'{not JSON\\n')\n")
+# Honest answers that must not depend on anything but themselves: random numbers drawn inside, a dict built in
+# another key order, a checker used as an assertion inside the answer.
+SEEDS_INSIDE = SOLUTIONS["patch_activation"].replace("    kept = {}\n", "    torch.manual_seed(0)  # reproducible while I debug\n    kept = {}\n")
+KEYS_REVERSED = SOLUTIONS["kwargs_hook"].replace("calls.append(dict(kwargs))", "calls.append({key: kwargs[key] for key in sorted(kwargs, reverse=True)})")
+CHECKS_ITSELF = SOLUTIONS["leaf_shapes"].replace("    return records\n", "    check_equal(len(records), len(records), 'records')\n    return records\n")
+
+
+@dataclass
+class Student:
+    name: str
+    answers: dict[str, str]
+    scores: dict[str, float]  # test cell → points with --no-integrity
+    honest: bool = False
+    attacked: list[str] = field(default_factory=list)  # the test cells of its wrong answers
+    assignment: str = A
+    edit_given: bool = False  # its given cells carry lines of its own
+    without_ids: bool = False  # saved by a tool that keeps no cell ids (nbformat 4.4)
+
+
+def attackers() -> list[Student]:
+    students = []
+    for name, tampering in TAMPERING.items():
+        wrong = "change_hooks"
+        answers = {**SOLUTIONS, "collect_hooks": SOLUTIONS["collect_hooks"] + tampering,
+                   wrong: TABLE if name.startswith("pinned") else WRONG[wrong]}
+        scores = dict.fromkeys(TESTS, 0.0) if name in EVERY_TEST_LOST else {**POINTS, f"{wrong}_test": 0.0}
+        students.append(Student(name.replace("_", "-"), answers, scores, attacked=[f"{wrong}_test"]))
+    for name, exercise, answer in (("wrong-copies", "collect_hooks", WRONG["collect_hooks"]), ("views", "collect_hooks", VIEWS),
+                                   ("the-tests-own-oracle", "predict_order", ORACLE), ("malformed-observations", "change_hooks", MALFORMED),
+                                   ("unreadable-observations", "kwargs_hook", UNREADABLE),
+                                   ("numpy-integers", "leaf_shapes", SOLUTIONS["leaf_shapes"].replace(
+                                       "tuple(output.shape)", "tuple(numpy.int64(size) for size in output.shape)").replace("def leaf_output_shapes", "import numpy\n\n\ndef leaf_output_shapes"))):
+        students.append(Student(name, {**SOLUTIONS, exercise: answer}, {**POINTS, f"{exercise}_test": 0.0}, attacked=[f"{exercise}_test"]))
+    return students
+
+
+def honest_students(assignment: str) -> list[Student]:
+    """The solutions, and every honest answer of honest_answers.py for the notebook: the k-th of each exercise together."""
+    solutions, points = corpus.solutions(assignment), corpus.points(assignment)
+    styles: dict[str, list[str]] = {}
+    for answer in honest_answers():
+        if answer.assignment == assignment:
+            styles.setdefault(answer.grade_id, []).append(answer.source)
+    students = [Student("solutions", dict(solutions), dict(points), honest=True, assignment=assignment)]
+    for k in range(max(map(len, styles.values()))):
+        answers = {**solutions, **{gid: sources[k] for gid, sources in styles.items() if k < len(sources)}}
+        students.append(Student(f"honest-{k}", answers, dict(points), honest=True, assignment=assignment))
+    if assignment == A:
+        unusual = {"patch_activation": SEEDS_INSIDE, "kwargs_hook": KEYS_REVERSED, "leaf_shapes": CHECKS_ITSELF}
+        students.append(Student("honest-unusual", {**solutions, **unusual}, dict(points), honest=True, edit_given=True))
+    return students
+
+
+def submitted(student: Student) -> bytes:
+    """The student's notebook; with ``edit_given``, each given code cell that defines nothing has a comment, a print
+    and a seed of its own, and each that defines something has comments only (the scan holds a given definition
+    whose code was changed: it may change what the tests use); ``without_ids``: saved as nbformat 4.4, without
+    cell ids."""
+    text = corpus.notebook(student.assignment, student.answers)
+    nb = nbformat.reads(text.decode(), as_version=4)
+    for cell in nb.cells:
+        if student.edit_given and cell.cell_type == "code" and "nbgrader" not in cell.metadata:
+            if re.search(r"^\s*(class |def |@)", cell.source, re.M):
+                cell.source = f"# my notes on what this defines\n\n{cell.source}  # (given)\n"
+            elif not re.search(r"^\s*(%|!)", cell.source, re.M):
+                cell.source = f"# my notes\n{cell.source}\nprint('checked')  # my check\ntorch.manual_seed(1234)  # reproducible\n"
+        if student.without_ids:
+            cell.pop("id", None)
+    if student.without_ids:
+        nb.nbformat_minor = 4
+        return json.dumps(nb, indent=1).encode()
+    return nbformat.writes(nb).encode()
+
+
+BASICS, BACKWARD_HOOKS, APPLY = "01_module_basics", "03_backward_hooks", "04_apply"
+AUTOGRAD_FUNCTION, APPLICATIONS, MEMORY_HOOKS = "05_autograd_function", "06_applications", "07_memory_hooks"
+# Plausible wrong answers, each the solution with one change: (notebook, exercise, student, text, replacement).
+ONE_CHANGE = [
+    (BASICS, "running_mean", "new-mean-tensor",  # a new tensor each time, not the buffer updated in place
+     "self.mean += (x.sum(dim=0) - x.shape[0] * self.mean) / self.count", "self.mean = self.mean + (x.sum(dim=0) - x.shape[0] * self.mean) / self.count"),
+    (BASICS, "my_linear", "bias-left-out", "            output = output + self.bias\n", "            pass\n"),
+    (BASICS, "running_mean", "buffers-in-the-graph", "            with torch.no_grad():\n                self.count += x.shape[0]\n                self.mean +=",
+     "            if True:\n                self.count += x.shape[0]\n                self.mean +="),
+    (BASICS, "scale_repr", "float32-factor-shown", "factor={self.initial_factor}", "factor={self.factor.item():g}"),
+    (A, "leaf_shapes", "cleans-up-on-exceptions-only", "    finally:\n        for handle in handles:\n            handle.remove()\n",
+     "    except Exception:\n        for handle in handles:\n            handle.remove()\n        raise\n    for handle in handles:\n        handle.remove()\n"),
+    (BACKWARD_HOOKS, "fused_sgd", "keeps-its-grads", "        param.grad = None\n", ""),
+    (BACKWARD_HOOKS, "fused_sgd", "zeroes-its-grads", "param.grad = None", "param.grad.zero_()"),
+    (BACKWARD_HOOKS, "clip_gradient", "clamps-in-place", "return grad.clamp(-1.0, 1.0)", "grad.clamp_(-1.0, 1.0)"),
+    (BACKWARD_HOOKS, "clip_gradient", "clamps-in-place-and-returns-it", "return grad.clamp(-1.0, 1.0)", "return grad.clamp_(-1.0, 1.0)"),
+    (BACKWARD_HOOKS, "backward_pre_hook", "halves-in-place", "g / 2 for g", "g.div_(2) for g"),
+    (APPLY, "init_to_one", "replaces-the-parameter", "with torch.no_grad():\n            module.W.fill_(1.0)", "module.W = nn.Parameter(torch.ones(1, 1))"),
+    (APPLY, "init_weights", "uniform-kaiming", "kaiming_normal_", "kaiming_uniform_"),
+    (APPLY, "add_repr", "patches-the-class", "module.extra_repr = partial(function_repr, module)",
+     "type(module).extra_repr = function_repr"),
+    (AUTOGRAD_FUNCTION, "cube", "first-derivative-only", "return 3 * x**2 * grad_output", "return (3 * x**2 * grad_output).detach()"),
+    (AUTOGRAD_FUNCTION, "cube", "x-kept-on-ctx", "ctx.save_for_backward(inputs[0])\n\n    @staticmethod\n    def backward(ctx, grad_output: torch.Tensor) -> torch.Tensor:\n        (x,) = ctx.saved_tensors",
+     "ctx.x = inputs[0]  # no version check\n\n    @staticmethod\n    def backward(ctx, grad_output: torch.Tensor) -> torch.Tensor:\n        x = ctx.x"),
+    (AUTOGRAD_FUNCTION, "linear_function", "ignores-needs-input-grad", "if ctx.needs_input_grad[0]:", "if True:"),
+    (AUTOGRAD_FUNCTION, "linear_function", "input-gradient-without-a-matmul",  # no matrix product for a counter of them to see
+     "        if ctx.needs_input_grad[0]:\n            grad_input = grad_output @ weight\n",
+     "        grad_input = (grad_output.unsqueeze(2) * weight.unsqueeze(0)).sum(1)  # always\n"),
+    (AUTOGRAD_FUNCTION, "linear_module", "zero-weights", "nn.init.uniform_(self.weight, -bound, bound)", "nn.init.zeros_(self.weight)"),
+    (AUTOGRAD_FUNCTION, "linear_module", "normal-weights", "nn.init.uniform_(self.weight, -bound, bound)",
+     "nn.init.normal_(self.weight, 0.0, bound / 3**0.5)"),  # a uniform's standard deviation, but not its shape
+    (APPLICATIONS, "skip_nonfinite", "skips-only-nan", "not torch.isfinite(p.grad).all()", "p.grad.isnan().any()"),
+    (APPLICATIONS, "round_ste", "rounds-the-gradient", "return grad_output", "return torch.round(grad_output)"),
+    (MEMORY_HOOKS, "checkpointing", "reentrant-checkpoint", "use_reentrant=False", "use_reentrant=True"),
+    (MEMORY_HOOKS, "half_precision", "integers-in-half", "tensor.to(torch.float16) if tensor.is_floating_point() else tensor", "tensor.to(torch.float16)"),
+]
+
+
+# A checkpoint faked so that the counts of saved tensors and forward calls come out right: the blocks run plainly
+# under saved-tensor hooks of its own (the innermost win, so the test's see nothing), one dummy tensor saved per
+# block, and a hook on the output that calls each block again during backward without using what it computes.
+FAKE_CHECKPOINT = """def run_checkpointed(blocks, x):
+    inputs = []
+    with saved_tensors_hooks(lambda t: t, lambda t: t):
+        out = x
+        for block in blocks:
+            inputs.append(out.detach())
+            out = block(out)
+    for _ in blocks:
+        x.sin()
+
+    def recompute(grad):
+        with torch.no_grad():
+            for block, given in zip(blocks, inputs):
+                block(given)
+
+    if out.requires_grad:
+        out.register_hook(recompute)
+    return out
+"""
+
+
+def changed(assignment: str, exercise: str, text: str, replacement: str) -> dict[str, str]:
+    """The solutions, one answer changed."""
+    solutions = corpus.solutions(assignment)
+    assert text in solutions[exercise], f"{assignment}/{exercise} no longer holds {text!r}"
+    return {**solutions, exercise: solutions[exercise].replace(text, replacement)}
+
+
+def one_change_students() -> list[Student]:
+    return [Student(name, changed(assignment, exercise, text, replacement), {**corpus.points(assignment), f"{exercise}_test": 0.0},
+                    attacked=[f"{exercise}_test"], assignment=assignment) for assignment, exercise, name, text, replacement in ONE_CHANGE]
+
+
+# 08's wrong answers that random draws caught only sometimes: a negative dim unsqueezed as if positive, a softmax
+# from exp(x) that overflows at large magnitudes.
+ONE_CHANGE += [
+    (A, "change_hooks", "adds-five-in-place", "    return output + 5", "    output += 5"),
+    (PUZZLES, "sum_dim", "negative-dim-unsqueezed-past-the-end", "grad_output = grad_output.unsqueeze(ctx.dim)",
+     "grad_output = grad_output.unsqueeze(ctx.dim if ctx.dim >= 0 else ctx.dim + len(ctx.shape) - 1)"),
+    (PUZZLES, "logsumexp", "softmax-from-exp-x", "return grad_output * torch.exp(x - output), None, None",
+     "return grad_output * torch.exp(x) / torch.exp(x).sum(ctx.dim, keepdim=True), None, None"),
+]
+
+
+# Wrong answers of ONE_CHANGE that also display a result of their own while the test runs (sys.displayhook, as a
+# cell's last expression would): nbgrader reads a displayed result as partial credit ahead of any error after it.
+DISPLAYING = ("bias-left-out", "uniform-kaiming", "first-derivative-only", "skips-only-nan", "integers-in-half")
+
+
+def displaying_students() -> list[Student]:
+    students = []
+    for assignment, exercise, name, text, replacement in ONE_CHANGE:
+        if name in DISPLAYING:
+            answers = changed(assignment, exercise, text, replacement)
+            line = next(line for line in answers[exercise].splitlines() if replacement.strip().splitlines()[0] in line)
+            indent = line[:len(line) - len(line.lstrip())]
+            answers[exercise] = "import sys\n\n" + answers[exercise].replace(line, f"{indent}sys.displayhook('all done')\n{line}", 1)
+            students.append(Student(f"{name}-displays-a-result", answers, {**corpus.points(assignment), f"{exercise}_test": 0.0},
+                                    attacked=[f"{exercise}_test"], assignment=assignment))
+    assert len(students) == len(DISPLAYING)
+    return students
+
+
+def unusual_honest_students() -> list[Student]:
+    """Honest answers the tests must not depend on: the same initial distribution drawn another way (the tests set
+    the weights they check), a notebook saved without cell ids, given cells edited and seeded."""
+    return [Student("other-init", changed(BASICS, "my_linear", "torch.randn(out_features, in_features) * 0.1",
+                                          "nn.init.normal_(torch.empty(out_features, in_features), std=0.1)"),
+                    dict(corpus.points(BASICS)), honest=True, assignment=BASICS),
+            Student("no-cell-ids", corpus.solutions(BACKWARD_HOOKS), dict(corpus.points(BACKWARD_HOOKS)), honest=True,
+                    assignment=BACKWARD_HOOKS, without_ids=True),
+            Student("edits-and-seeds-given-cells", corpus.solutions(BACKWARD_HOOKS), dict(corpus.points(BACKWARD_HOOKS)), honest=True,
+                    assignment=BACKWARD_HOOKS, edit_given=True)]
+
+
+NOTEBOOKS = (A, BASICS, BACKWARD_HOOKS, APPLY, AUTOGRAD_FUNCTION, APPLICATIONS, MEMORY_HOOKS, PUZZLES)
+HONEST = [student for notebook in NOTEBOOKS for student in honest_students(notebook)] + unusual_honest_students()
+STYLES = [student for student in HONEST if student.name.startswith("honest-") and student.name != "honest-unusual"]
+ONE_CHANGED = one_change_students()
+PLAIN_WRONG = ONE_CHANGED + displaying_students()  # the scan holds some that display (sys.displayhook)
+ATTACKED = (attackers()
+            + [Student("statistics-with-abs-shadowed", {**corpus.solutions(APPLY), "init_weights": ZEROS_WITH_ABS_SHADOWED},
+                       {**corpus.points(APPLY), "init_weights_test": 0.0}, attacked=["init_weights_test"], assignment=APPLY)]
+            + [Student("hooks-check-with-sorted-shadowed", {**corpus.solutions(MEMORY_HOOKS), "per_sample_grads": CLOSED_FORM_WITH_SORTED_SHADOWED},
+                       {**corpus.points(MEMORY_HOOKS), "per_sample_grads_test": 0.0}, attacked=["per_sample_grads_test"], assignment=MEMORY_HOOKS)]
+            + [Student("hooks-check-with-sorted-replaced-in-builtins", {**corpus.solutions(MEMORY_HOOKS), "per_sample_grads": SORTED_REPLACED_IN_BUILTINS},
+                       {**corpus.points(MEMORY_HOOKS), "per_sample_grads_test": 0.0}, attacked=["per_sample_grads_test"], assignment=MEMORY_HOOKS)]
+            + [Student(name, {**corpus.solutions(APPLICATIONS), "skip_nonfinite": source}, {**corpus.points(APPLICATIONS), "skip_nonfinite_test": 0.0},
+                       attacked=["skip_nonfinite_test"], assignment=APPLICATIONS)
+               for name, source in {"hook-kept-nan-planted": HOOK_KEPT_NAN_PLANTED, "hook-kept-isnan-patched": HOOK_KEPT_ISNAN_PATCHED}.items()]
+            + [Student("checkpoint-faked-with-hooks", {**corpus.solutions(MEMORY_HOOKS), "checkpointing": FAKE_CHECKPOINT},
+                       {**corpus.points(MEMORY_HOOKS), "checkpointing_test": 0.0}, attacked=["checkpointing_test"], assignment=MEMORY_HOOKS)]
+            + [Student(name, {**corpus.solutions(PUZZLES), "mul": source}, {**corpus.points(PUZZLES), "mul_test": 0.0},
+                       attacked=["mul_test"], assignment=PUZZLES)
+               for name, source in {"finite-differences": FINITE_DIFFERENCES, "forged-gradient-observations": FORGED_GRADIENTS,
+                                    "forged-through-a-global": FORGED_THROUGH_A_GLOBAL, "rewritten-after-the-check": REWRITTEN_AFTER_THE_CHECK,
+                                    "jacobian-in-a-pack-hook": JACOBIAN_IN_A_PACK_HOOK,
+                                    **{name: unseen_autograd(*route) for name, route in UNSEEN_AUTOGRAD.items()}}.items()])
+# Without the integrity layers nothing but the grader's comparison decides: every attack and every honest answer.
+WITHOUT_INTEGRITY = ATTACKED + HONEST
+# With them (as a class is graded by default): the attacks, the plain wrong answers, and the honest answers but the
+# styles of honest_answers.py, which test_autograde's corpus grades with them on already.
+WITH_INTEGRITY = ATTACKED + PLAIN_WRONG + [student for student in HONEST if student not in STYLES]
+
+
+def key(student: Student) -> str:
+    return f"{student.name}/{student.assignment}"
+
+
+def graded(root: Path, students: list[Student], *options: str) -> tuple[dict, dict[str, dict[str, float]]]:
+    """The students graded by ``hooklab autograde [options]`` in a course of their own under ``root``: the run's
+    ledger, and each student's points per test cell as the gradebook holds them."""
+    from nbgrader.api import Gradebook
+
+    course = make_course(root / "course")
+    submissions = root / "class"
+    for student in students:
+        folder = submissions / student.name / student.assignment
+        folder.mkdir(parents=True)
+        (folder / corpus.notebook_name(student.assignment)).write_bytes(submitted(student))
+    command = [sys.executable, "-m", "hooklab.cli", "autograde", "--timeout", str(corpus.TIMEOUT),
+               "--config", str(course / "nbgrader_config.py"), *options, str(submissions)]
+    result = subprocess.run(command, capture_output=True, text=True, timeout=900, env=os.environ)
+    assert result.returncode == 0, result.stderr[-3000:]
+    scores = {}
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gradebook:
+        for student in students:
+            notebook = gradebook.find_submission_notebook(corpus.stem(student.assignment), student.assignment, student.name)
+            scores[key(student)] = {grade.name: grade.score for grade in notebook.grades}
+    return json.loads((course / "grading.json").read_text()), scores

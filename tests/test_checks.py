@@ -462,6 +462,77 @@ def test_autograd_where_the_mode_cannot_see_is_seen_by_the_profiler(backward, wh
     assert not torch.autograd.profiler._is_profiler_enabled, "a check must leave no profiler running"
 
 
+class _Gradients(tuple):
+    """A tuple that computes autograd's gradients of x * y when it is read: code run by whoever iterates it."""
+
+    def __iter__(self):
+        ctx, grad_output = self.job
+        return iter(by_autograd(ctx, grad_output))
+
+
+def _returns_its_own_tuple(ctx, grad_output):
+    gradients = _Gradients((torch.zeros_like(ctx.saved_tensors[0]), None))  # what autograd's engine would read
+    gradients.job = (ctx, grad_output)
+    return gradients
+
+
+def test_what_backward_returns_is_taken_in_the_watch_a_tuple_of_the_answers_own_class_is_refused():
+    with fails_with(CALL + re.escape("Mul.backward raised AnswerError: backward returned a ") + r"\S*_Gradients: return a tensor, or a tuple"):
+        check_backward(mul_with(_returns_its_own_tuple), X, Y)
+
+
+def test_methods_are_read_as_plain_static_methods_without_running_the_answers_code():
+    read = []
+
+    class Backward:  # a descriptor: reading Mul.backward would run its __get__
+        def __get__(self, instance, owner):
+            read.append(owner)
+            return Mul.backward
+
+    with fails_with(r"Mul.backward is a \S*Backward: define forward, setup_context and backward as plain static methods"):
+        check_backward(type("Mul", (Mul,), {"backward": Backward()}), X, Y)
+    assert read == [], "the checker ran the answer's descriptor"
+
+
+def test_forwards_input_names_come_from_its_code_not_a_signature_of_the_answers():
+    read = []
+
+    class Wrapped:  # what inspect.signature follows: reading it would run the answer's __getattr__
+        def __getattr__(self, name):
+            read.append(name)
+            raise AttributeError(name)
+
+    def forward(x, y):
+        return x * y
+
+    forward.__wrapped__ = Wrapped()
+    check_backward(type("Mul", (Mul,), {"forward": staticmethod(forward)}), X, Y, reference=torch.mul)
+    with fails_with(CALL + "the gradient of input x is None"):
+        check_backward(type("Mul", (Mul,), {"forward": staticmethod(forward), "backward": staticmethod(lambda ctx, g: (None, g.sum(0)))}),
+                       X, Y, reference=torch.mul)
+    assert read == [], "the checker ran the answer's code to name forward's inputs"
+
+
+def _hooked(hook):
+    """Mul, with a hook on its backward node (ctx) that autograd's engine runs after backward."""
+    class Hooked(Mul):
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            Mul.setup_context(ctx, inputs, output)
+            ctx.register_hook(lambda grad_inputs, grad_outputs: hook(ctx, grad_outputs))
+
+    return type("Mul", (Hooked,), {})
+
+
+def test_a_hook_the_function_registers_runs_watched_in_autograds_engine():
+    cached = []
+    with fails_with(CALL + re.escape("Mul.backward through autograd's engine (with any hook it registered) ") + ".*no autograd"):
+        check_backward(_hooked(lambda ctx, grad_outputs: cached.append(by_autograd(ctx, grad_outputs[0]))), X, Y, reference=torch.mul)
+    seen = []
+    check_backward(_hooked(lambda ctx, grad_outputs: seen.append(len(grad_outputs))), X, Y)  # a hook of its own is fine
+    assert seen, "the honest hook never ran"
+
+
 def test_a_profiler_the_student_left_running_does_not_blind_the_watch():
     with torch.profiler.profile(), fails_with(CALL + re.escape("Mul.backward records a graph")):
         check_backward(mul_with(_on_a_thread), X, Y)

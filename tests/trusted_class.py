@@ -445,6 +445,46 @@ HOOK_KEPT_ISNAN_PATCHED = HOOK_KEPT_NAN_PLANTED[:HOOK_KEPT_NAN_PLANTED.index("  
     "    def remove(self):  # the hook stays: torch's isnan made to find a nan\n"
     "        torch.Tensor.isnan = lambda self: torch.ones_like(self, dtype=torch.bool)\n"
 ) + HOOK_KEPT_NAN_PLANTED[HOOK_KEPT_NAN_PLANTED.index("\n\n\ndef skip_nonfinite_steps") + 1:]
+# A backward that returns a tuple of its own class: autograd's engine reads its items (zeros, a wrong gradient), while
+# reading it by iteration, as the checker did after the watch ended, ran autograd unwatched and kept a Jacobian that the
+# engine's passes then found for the same inputs (attack round 15).
+TUPLE_READ_UNWATCHED = """_softmax_seen = []  # (x, dim, jacobian) computed where nothing watches
+
+
+class _Gradients(tuple):
+    # looks like (grad_x, None) to len and isinstance; what it yields is computed only when iterated
+
+    def __iter__(self):
+        x, dim, g = self.job
+        with torch.enable_grad():
+            leaf = x.detach().clone().requires_grad_()
+            (grad,) = torch.autograd.grad(torch.softmax(leaf, dim), leaf, g)
+            jac = torch.autograd.functional.jacobian(lambda t: torch.softmax(t, dim), x.detach().clone())
+        _softmax_seen.append((x.detach().clone(), dim, jac.reshape(x.numel(), x.numel()).detach()))
+        return iter((grad.detach(), None))
+
+
+class Softmax(Function):
+    @staticmethod
+    def forward(x: torch.Tensor, dim: int) -> torch.Tensor:
+        return x.softmax(dim)
+
+    @staticmethod
+    def setup_context(ctx, inputs: tuple, output: torch.Tensor) -> None:
+        ctx.save_for_backward(output)
+        ctx.dim = inputs[1]
+        ctx.x = inputs[0]
+
+    @staticmethod
+    def backward(ctx, grad_output: torch.Tensor) -> tuple[torch.Tensor, None]:
+        x = ctx.x
+        for seen, dim, jac in _softmax_seen:
+            if seen.shape == x.shape and seen.dtype == x.dtype and dim == ctx.dim and torch.equal(seen, x.detach()):
+                return (grad_output.reshape(-1) @ jac).reshape(x.shape), None
+        answer = _Gradients((torch.zeros_like(x), None))  # wrong, and what autograd's engine would use
+        answer.job = (x, ctx.dim, grad_output)
+        return answer
+"""
 UNSEEN_AUTOGRAD = {
     "autograd-on-a-thread": ("import logging\n", "thread = logging.threading.Thread(target=work)\n        thread.start()\n        thread.join()"),
     "autograd-inside-an-operator": ("", "torch.zeros(1)[type('Index', (), {'__index__': lambda self: work() or 0})()]"),
@@ -694,6 +734,8 @@ ATTACKED = (attackers()
                for name, source in {"hook-kept-nan-planted": HOOK_KEPT_NAN_PLANTED, "hook-kept-isnan-patched": HOOK_KEPT_ISNAN_PATCHED}.items()]
             + [Student("checkpoint-faked-with-hooks", {**corpus.solutions(MEMORY_HOOKS), "checkpointing": FAKE_CHECKPOINT},
                        {**corpus.points(MEMORY_HOOKS), "checkpointing_test": 0.0}, attacked=["checkpointing_test"], assignment=MEMORY_HOOKS)]
+            + [Student("a-tuple-that-computes-when-read", {**corpus.solutions(PUZZLES), "softmax": TUPLE_READ_UNWATCHED},
+                       {**corpus.points(PUZZLES), "softmax_test": 0.0}, attacked=["softmax_test"], assignment=PUZZLES)]
             + [Student(name, {**corpus.solutions(PUZZLES), "mul": source}, {**corpus.points(PUZZLES), "mul_test": 0.0},
                        attacked=["mul_test"], assignment=PUZZLES)
                for name, source in {"finite-differences": FINITE_DIFFERENCES, "forged-gradient-observations": FORGED_GRADIENTS,

@@ -23,6 +23,7 @@ import os
 import secrets
 import time
 import traceback
+import types
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from types import TracebackType
 from typing import Any
@@ -511,15 +512,18 @@ def _start_profiler() -> Any:
             del os.environ["KINETO_LOG_LEVEL"]
 
 
-def _autograd_seen(events: Iterable[Any]) -> str | None:
+def _autograd_seen(events: Iterable[Any], nodes: Iterable[str] = ()) -> str | None:
     """What the profiler recorded that only automatic differentiation (or compiled code, which it cannot see into)
-    does, or None. The checker runs a Function's methods with gradient recording off, as autograd does."""
-    events = list(events)
+    does, or None; autograd's engine running one of ``nodes`` is the checker's own backward pass. The checker runs a
+    Function's methods with gradient recording off, as autograd does."""
+    events, nodes = list(events), set(nodes)
     if any(event.name.startswith(_COMPILING) for event in events):
         return _COMPILED
     for event in events:
         name = event.name
         if name.startswith("autograd::engine::evaluate_function"):
+            if name.rpartition(": ")[2] in nodes:
+                continue
             return f"runs autograd's engine ({name.rpartition(': ')[2]})"
         if not name.startswith("aten::"):
             continue
@@ -535,19 +539,24 @@ def _autograd_seen(events: Iterable[Any]) -> str | None:
 
 def _snapshot(result: Any) -> Any:
     """Copies of the tensors a backward returns, taken while it is watched: code it left running cannot write the
-    right gradient into them later."""
+    right gradient into them later. Anything but a tensor, None, a plain number or a tuple or list of them is refused
+    here, in the watch: the checker reads what backward returned after the watch ends, and reading an object of the
+    answer's own class (a tuple with an ``__iter__`` of its own) would run its code unwatched."""
+    if result is None or _is_one_of(result, PLAIN_SCALARS):
+        return result
     if _is_one_of(result, _PLAIN_TENSOR_TYPES):
         return result.clone()
     if _is_one_of(result, (tuple, list)):
         return type(result)(_snapshot(item) for item in result)
-    return result
+    raise AnswerError(f"backward returned {_describe_type(result)}: return a tensor, or a tuple of tensors and None, one per input of forward")
 
 
 def _guarded(function: type) -> tuple[type, Callable[[], tuple[str, ...]], Callable[[str], Any]]:
     """A subclass of ``function`` whose forward, setup_context and backward run watched (the mode and the profiler),
-    what the watches noted, and ``window(stage)``: a context in which the profiler watches a whole span of the check
-    (``apply``, with the hooks torch runs between the methods, such as saved-tensor hooks; a direct backward), the
-    methods called in it watched by the mode alone. The notes are kept where the Function's code cannot reach them."""
+    what the watches noted, and ``window(stage, nodes=())``: a context in which the profiler watches a whole span of
+    the check (``apply``, with the hooks torch runs between the methods, such as saved-tensor hooks; a direct backward;
+    a backward pass through autograd's engine, which runs the ``nodes`` named, with every hook the answer registered),
+    the methods called in it watched by the mode alone. The notes are kept where the Function's code cannot reach them."""
     notes: list[str] = []
     running = ["forward"]
     windows = [0]  # profiler windows open (one profiler at a time: a method called in one is watched by it)
@@ -558,7 +567,7 @@ def _guarded(function: type) -> tuple[type, Callable[[], tuple[str, ...]], Calla
     guard = _AutogradGuard(note)
 
     @contextlib.contextmanager
-    def profiled(stage: str) -> Iterator[None]:
+    def profiled(stage: str, nodes: Iterable[str] = ()) -> Iterator[None]:
         # One intra-op thread while watched: torch's own worker threads start with gradient recording on, so an op
         # they run for an allowed function (conv_transpose1d in float64) would look like a graph being recorded.
         threads = _get_num_threads()
@@ -579,7 +588,7 @@ def _guarded(function: type) -> tuple[type, Callable[[], tuple[str, ...]], Calla
                 profiler.__exit__(None, None, None)
                 events = profiler.events()
                 own = profiler.profiler.kineto_results.trace_start_ns() <= begun and any(event.name == mark for event in events)
-                seen = _autograd_seen(events) if own else _STOPPED
+                seen = _autograd_seen(events, nodes) if own else _STOPPED
             except Exception:  # noqa: BLE001 (stopped by the code it watched)
                 seen = _STOPPED
             if _forks[0] != forks:
@@ -603,12 +612,13 @@ def _guarded(function: type) -> tuple[type, Callable[[], tuple[str, ...]], Calla
     if overridden:
         raise AnswerError(f"{function.__name__} defines its own {' and '.join(overridden)}, which the check would run unwatched: "
                           "leave apply as torch.autograd.Function has it, and write forward, setup_context and backward")
+    own = _own_methods(function)
     # backward, or its alias vjp (autograd takes whichever the class defines); the subclass defines backward only
-    backward = function.backward if function.backward is not _Function.backward else function.vjp
-    methods = {"forward": watched(function.forward, "forward"), "backward": watched(backward, "backward"),
+    backward = own["backward"] if own["backward"] is not _Function.backward else own["vjp"]
+    methods = {"forward": watched(own["forward"], "forward"), "backward": watched(backward, "backward"),
                "vjp": inspect.getattr_static(_Function, "vjp")}
-    if function.setup_context is not _Function.setup_context:
-        methods["setup_context"] = watched(function.setup_context, "setup_context")
+    if own["setup_context"] is not _Function.setup_context:
+        methods["setup_context"] = watched(own["setup_context"], "setup_context")
     checked = type(function.__name__, (function,), methods)
     # a metaclass or __init_subclass__ of the student's runs as the subclass is made: it could put its own methods back
     if type(checked) is not type(_Function) or any(vars(checked).get(name) is not method for name, method in methods.items()):
@@ -618,6 +628,13 @@ def _guarded(function: type) -> tuple[type, Callable[[], tuple[str, ...]], Calla
 
 
 APPLY_STAGE = "apply (forward, setup_context, or a hook torch runs with them)"
+ENGINE_STAGE = "backward through autograd's engine (with any hook it registered)"
+
+
+def _engine_nodes(checked: type) -> tuple[str, ...]:
+    """The nodes autograd's engine runs in a backward pass through ``checked`` from fresh leaves: its own backward
+    node, and the accumulation of each leaf's gradient."""
+    return (checked._backward_cls.__name__, "torch::autograd::AccumulateGrad")
 
 
 def _autograd_used(call: str, name: str, notes: tuple[str, ...]) -> AnswerError:
@@ -627,15 +644,36 @@ def _autograd_used(call: str, name: str, notes: tuple[str, ...]) -> AnswerError:
     )
 
 
+_METHODS = ("forward", "setup_context", "backward", "vjp")
+_FUNCTION_TYPES = (types.FunctionType, types.BuiltinFunctionType)
+
+
+def _own_methods(function: type) -> dict[str, Callable]:
+    """The functions behind ``function``'s forward, setup_context, backward and vjp, read without running any code of
+    the answer's: each must be a static method of a plain function (a descriptor or a callable object of the
+    answer's own would run its code where no watch sees it, as the checker reads the class)."""
+    found = {}
+    for name in _METHODS:
+        method = inspect.getattr_static(function, name)
+        inner = method.__func__ if _is_one_of(method, (staticmethod,)) else method
+        if not _is_one_of(inner, _FUNCTION_TYPES):
+            raise AnswerError(f"{function.__name__}.{name} is {_describe_type(method)}: define forward, setup_context and "
+                              "backward as plain static methods (@staticmethod def …)")
+        found[name] = inner
+    return found
+
+
 def _input_names(function: type, count: int) -> list[str]:
-    """The names of forward's parameters, for messages ("grad of input x")."""
+    """The names of forward's parameters, for messages ("grad of input x"), read from its code object (a signature
+    of the answer's own, ``__signature__`` or ``__wrapped__``, would run its code)."""
     try:
-        parameters = list(inspect.signature(function.forward).parameters)
-    except (TypeError, ValueError):
-        parameters = []
-    if function.setup_context is _Function.setup_context and parameters[:1] == ["ctx"]:
+        forward = _own_methods(function)["forward"]
+    except AnswerError:
+        forward = None
+    parameters = list(forward.__code__.co_varnames[:forward.__code__.co_argcount]) if _is_one_of(forward, (types.FunctionType,)) else []
+    if inspect.getattr_static(function, "setup_context") is inspect.getattr_static(_Function, "setup_context") and parameters[:1] == ["ctx"]:
         parameters = parameters[1:]  # the older forward(ctx, ...) style
-    names = [name for name in parameters if not name.startswith("*")][:count]
+    names = parameters[:count]
     return names + [f"input {i}" for i in range(len(names), count)]
 
 
@@ -853,13 +891,19 @@ def check_backward(
                 "fails through autograd's engine: does backward change grad_output or a saved tensor in place, "
                 "return a view of an input, or keep state between calls?"
             )
+
     engine_inputs = _fresh_leaves(args)
     with window(APPLY_STAGE):
         pairs = _tracked(_as_outputs(checked.apply(*engine_inputs)), grad_outputs)
+    roots = [o for o, _ in pairs]
     try:
-        torch.autograd.backward([o for o, _ in pairs], [g.clone() for _, g in pairs], retain_graph=True)
+        seeds = [g.clone() for _, g in pairs]
+        with window(ENGINE_STAGE, _engine_nodes(checked)):
+            torch.autograd.backward(roots, seeds, retain_graph=True)
         first = [a.grad.clone() for a in engine_inputs if isinstance(a, torch.Tensor) and a.requires_grad]
-        torch.autograd.backward([o for o, _ in pairs], [g.clone() for _, g in pairs])
+        seeds = [g.clone() for _, g in pairs]
+        with window(ENGINE_STAGE, _engine_nodes(checked)):
+            torch.autograd.backward(roots, seeds)
     except Exception as error:
         if notes():
             raise _autograd_used(call, name, notes()) from None
@@ -870,7 +914,6 @@ def check_backward(
                           f"again ({SAVED_KEPT})")
     if notes():
         raise _autograd_used(call, name, notes())
-
 
 def _observe_backward(function: type, args: tuple[Any, ...], generator: torch.Generator | None,
                       atol: float | None, rtol: float | None) -> None:
@@ -932,15 +975,19 @@ def _observe_backward(function: type, args: tuple[Any, ...], generator: torch.Ge
 
     pairs: list[tuple[Any, Any]] = []
 
+    def engine_pass(**options: Any) -> list[Any]:
+        seeds = [g.clone() for _, g in pairs]
+        with window(ENGINE_STAGE, _engine_nodes(checked)):
+            torch.autograd.backward([o for o, _ in pairs], seeds, **options)
+        return [a.grad if isinstance(a, torch.Tensor) and _differentiable(a) else None for a in engine_inputs]
+
     def through_engine() -> list[Any]:  # the graph kept, for a second pass
         with window(APPLY_STAGE):
             pairs.extend(_tracked(_as_outputs(checked.apply(*engine_inputs)), grad_outputs))
-        torch.autograd.backward([o for o, _ in pairs], [g.clone() for _, g in pairs], retain_graph=True)
-        return [a.grad if isinstance(a, torch.Tensor) and _differentiable(a) else None for a in engine_inputs]
+        return engine_pass(retain_graph=True)
 
     def again() -> list[Any]:
-        torch.autograd.backward([o for o, _ in pairs], [g.clone() for _, g in pairs])
-        return [a.grad if isinstance(a, torch.Tensor) and _differentiable(a) else None for a in engine_inputs]
+        return engine_pass()
 
     ran, engine = attempt("backward through autograd's engine", through_engine)
     for input_name, gradient in zip(names, engine if ran else []):

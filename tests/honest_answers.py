@@ -21,6 +21,7 @@ AUTOGRAD_FUNCTION = "05_autograd_function"
 APPLICATIONS = "06_applications"
 MEMORY_HOOKS = "07_memory_hooks"
 BACKWARD_PUZZLES = "08_backward_puzzles"
+BELOW_THE_MODULE = "09_below_the_module"
 
 
 @dataclass(frozen=True)
@@ -2249,9 +2250,226 @@ def _backward_puzzles() -> list[Answer]:
     ]
 
 
+def _below_the_module() -> list[Answer]:
+    def answer(grade_id: str, style: str, source: str) -> Answer:
+        return Answer(BELOW_THE_MODULE, grade_id, style, _cell(source))
+
+    return [
+        answer("log_ops", "one mode with a switch, imports of its own, try/finally", r'''
+            from torch.utils._python_dispatch import TorchDispatchMode
+
+
+            def log_ops(model, x):
+                lists = {"forward": [], "backward": []}
+
+                class Log(TorchDispatchMode):
+                    phase = "forward"
+
+                    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+                        lists[self.phase].append(func.overloadpacket.__name__)
+                        return func(*args, **(kwargs or {}))
+
+                mode = Log()
+                with mode:
+                    out = model(x)
+                    mode.phase = "backward"
+                    out.sum().backward()
+                return lists["forward"], lists["backward"]
+        '''),
+        answer("log_ops", "module-level mode class, str(func) parsed", r'''
+            class NameLog(TorchDispatchMode):
+                """Records the short name of every aten operator (aten.addmm.default -> addmm)."""
+
+                def __init__(self):
+                    super().__init__()
+                    self.names = []
+
+                def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+                    self.names.append(str(func).split(".")[1])
+                    return func(*args, **(kwargs or {}))
+
+
+            def log_ops(model: nn.Module, x: torch.Tensor) -> tuple[list[str], list[str]]:
+                with NameLog() as forward:
+                    out = model(x)
+                with NameLog() as backward:
+                    out.sum().backward()
+                return forward.names, backward.names
+        '''),
+        answer("matmul_flops", "FlopCounterMode, names translated", r'''
+            def matmul_flops(model, x):
+                with FlopCounterMode(display=False) as counter:
+                    model(x)
+                root = type(model).__name__
+                result = {}
+                for name, ops in counter.get_flop_counts().items():
+                    total = sum(ops.values())
+                    if name == "Global" or not total:
+                        continue
+                    result["" if name == root else name[len(root) + 1:]] = total
+                return result
+        '''),
+        answer("matmul_flops", "collections.Counter, math.prod, global hooks in a with block", r'''
+            import math
+            from collections import Counter
+
+
+            def matmul_flops(model, x):
+                names = {module: name for name, module in model.named_modules()}
+                stack, totals = [], Counter()
+
+                class Flops(TorchDispatchMode):
+                    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+                        op = func.overloadpacket.__name__
+                        if op in {"mm", "addmm", "bmm"}:
+                            left, right = args[-2], args[-1]
+                            for name in stack:
+                                totals[name] += 2 * math.prod(left.shape) * right.shape[-1]
+                        return func(*args, **(kwargs or {}))
+
+                def push(module, args):
+                    if module in names:
+                        stack.append(names[module])
+
+                def pop(module, args, output):
+                    if module in names:
+                        stack.pop()
+
+                handles = [nn.modules.module.register_module_forward_pre_hook(push),
+                           nn.modules.module.register_module_forward_hook(pop)]
+                try:
+                    with Flops():
+                        model(x)
+                finally:
+                    for handle in handles:
+                        handle.remove()
+                return {name: int(count) for name, count in totals.items() if count}
+        '''),
+        answer("predict_fires", "lookup table", r'''
+            def predict_fires(uses, call):
+                # call: (every use's input needs a gradient, the weight's is computed, .grad is accumulated)
+                table = {
+                    "backward": (True, True, True),
+                    "backward(inputs=[x])": (True, False, False),
+                    "backward(inputs=[weight])": (False, True, True),
+                    "grad(x)": (True, False, False),
+                    "grad(weight)": (False, True, False),
+                }
+                all_inputs, weight, accumulated = table[call]
+                return {"forward hook": uses, "full backward hook": uses - (not all_inputs),
+                        "tensor hook": 1 if weight else 0, "post-accumulate hook": 1 if accumulated else 0}
+        '''),
+        answer("predict_fires", "if/elif, dict built step by step", r'''
+            def predict_fires(uses: int, call: str) -> dict[str, int]:
+                counts = {}
+                counts["forward hook"] = uses
+                if "x" in call or call == "backward":
+                    counts["full backward hook"] = uses
+                else:
+                    counts["full backward hook"] = uses - 1  # the first use's input x needs no gradient
+                counts["tensor hook"] = 0 if call in ("grad(x)", "backward(inputs=[x])") else 1
+                counts["post-accumulate hook"] = 1 if call in ("backward", "backward(inputs=[weight])") else 0
+                return counts
+        '''),
+        answer("first_nonfinite", "tensor hooks on inputs, one list of events", r'''
+            def first_nonfinite(model, x):
+                events, handles = [], []
+
+                def watch(name):
+                    def on_forward(module, args, output):
+                        if not torch.isfinite(output).all():
+                            events.append((name, "forward"))
+                    return on_forward
+
+                def watch_back(name):
+                    def on_backward(module, grad_input, grad_output):
+                        if grad_input[0] is not None and not bool(torch.isfinite(grad_input[0]).all()):
+                            events.append((name, "backward"))
+                    return on_backward
+
+                leaves = [(n, m) for n, m in model.named_modules() if len(list(m.children())) == 0]
+                for name, module in leaves:
+                    handles += [module.register_forward_hook(watch(name)), module.register_full_backward_hook(watch_back(name))]
+                try:
+                    out = model(x)
+                    if not events:
+                        out.sum().backward()
+                finally:
+                    for h in handles:
+                        h.remove()
+                return events[0] if events else None
+        '''),
+        answer("first_nonfinite", "isnan | isinf, any(), for/else", r'''
+            def bad(t):
+                return bool((torch.isnan(t) | torch.isinf(t)).any())
+
+
+            def first_nonfinite(model, x):
+                leaves = {module: name for name, module in model.named_modules() if not list(module.children())}
+                ran, grads = [], []
+                hooks = [m.register_forward_hook(lambda m, a, o: ran.append((leaves[m], o.detach()))) for m in leaves]
+                hooks += [m.register_full_backward_hook(lambda m, gi, go: grads.append((leaves[m], gi[0]))) for m in leaves]
+                try:
+                    out = model(x)
+                    for name, output in ran:
+                        if bad(output):
+                            return (name, "forward")
+                    out.sum().backward()
+                    for name, grad in grads:
+                        if grad is not None and bad(grad):
+                            return (name, "backward")
+                    return None
+                finally:
+                    for hook in hooks:
+                        hook.remove()
+        '''),
+        answer("low_precision", "module-level mode with a dtype, resolve_name", r'''
+            from torch.overrides import TorchFunctionMode, resolve_name
+
+            PRODUCTS = {"torch.nn.functional.linear", "torch.matmul", "torch.Tensor.matmul", "torch.Tensor.__matmul__", "torch.mm", "torch.bmm"}
+
+
+            class Lower(TorchFunctionMode):
+                def __init__(self, dtype):
+                    super().__init__()
+                    self.dtype = dtype
+
+                def __torch_function__(self, func, types, args=(), kwargs=None):
+                    kwargs = kwargs or {}
+                    if resolve_name(func) in PRODUCTS or func in (torch.mm, torch.bmm):
+                        out_dtype = args[0].dtype
+                        args = tuple(a.to(self.dtype) if isinstance(a, torch.Tensor) else a for a in args)
+                        kwargs = {k: (v.to(self.dtype) if isinstance(v, torch.Tensor) else v) for k, v in kwargs.items()}
+                        return func(*args, **kwargs).to(out_dtype)
+                    return func(*args, **kwargs)
+
+
+            def low_precision_output(model, x, dtype):
+                with Lower(dtype):
+                    result = model(x)
+                return result
+        '''),
+        answer("low_precision", "TorchDispatchMode at the aten level", r'''
+            def low_precision_output(model, x, dtype):
+                ops = {"mm", "addmm", "bmm"}
+
+                class Cast(TorchDispatchMode):
+                    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+                        if func.overloadpacket.__name__ in ops:
+                            back = args[-1].dtype
+                            low = [a.to(dtype) if isinstance(a, torch.Tensor) else a for a in args]
+                            return func(*low, **(kwargs or {})).to(back)
+                        return func(*args, **(kwargs or {}))
+
+                with torch.no_grad(), Cast():
+                    return model(x)
+        '''),
+    ]
+
+
 def honest_answers() -> list[Answer]:
     """Every honest answer, at least one for each answer cell of the notebooks."""
-    return _module_basics() + _forward_hooks() + _backward_hooks() + _apply() + _autograd_function() + _applications() + _memory_hooks() + _backward_puzzles()
+    return _module_basics() + _forward_hooks() + _backward_hooks() + _apply() + _autograd_function() + _applications() + _memory_hooks() + _backward_puzzles() + _below_the_module()
 
 
 def extra_cells() -> list[tuple[str, str, str]]:

@@ -29,7 +29,7 @@ def context(assignment: str) -> tuple[dict[str, str], set[str], set[str]]:
 
 def findings(assignment: str, *sources: str) -> list[str]:
     given, tests, defined = context(assignment)
-    return [str(f) for f in scan(list(enumerate(sources, start=1)), given, tests, defined)]
+    return [str(f) for f in scan(list(enumerate(sources, start=1)), given, tests, defined, integrity.allowed_for(assignment))]
 
 
 @pytest.mark.parametrize("answer", honest_answers(), ids=lambda a: f"{a.assignment}/{a.grade_id}/{a.style}")
@@ -49,7 +49,7 @@ def test_code_copied_from_the_notebooks_is_not_flagged(path):
     nb = nbformat.read(path, as_version=4)
     sources = [c.source for c in nb.cells if c.cell_type == "code" and not utils.is_grade(c)]
     _, tests, _ = context(path.parent.name)
-    assert [str(f) for f in scan(list(enumerate(sources, start=1)), {}, tests)] == []
+    assert [str(f) for f in scan(list(enumerate(sources, start=1)), {}, tests, (), integrity.allowed_for(path.parent.name))] == []
 
 
 @pytest.mark.parametrize("attack", [a for a in attacks() if not a.files and a.name not in CAUGHT_BY_CHECKERS], ids=lambda a: a.name)
@@ -194,3 +194,86 @@ def test_a_given_definition_the_student_annotated_is_not_held_and_one_whose_code
     assert scanned(lambda code: f"# my notes\n\n{code.replace(chr(10), '  # read' + chr(10), 1)}\n") == []
     changed = scanned(lambda code: f"{code}\n{definitions_of([code]).pop()} = {definitions_of([code]).pop()}\n")
     assert changed and all("rebinds the notebook's" in finding for finding in changed), changed
+
+
+# Notebook 09 teaches torch's modes: an answer that defines one and enters it inside its own function is honest there,
+# and the same code is still held in any other notebook; what stays held in 09 too is named below.
+MODE_ANSWER = """def log_ops(model, x):
+    class Recorder(TorchDispatchMode):
+        def __init__(self):
+            super().__init__()
+            self.names = []
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            self.names.append(func.overloadpacket.__name__)
+            return func(*args, **(kwargs or {}))
+
+    with Recorder() as forward:
+        out = model(x)
+    with Recorder() as backward:
+        out.sum().backward()
+    return forward.names, backward.names
+"""
+FUNCTION_MODE_ANSWER = """from torch.overrides import TorchFunctionMode, resolve_name
+import torch.utils._python_dispatch as dispatch
+
+
+class Casting(TorchFunctionMode):
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        print(resolve_name(func))
+        return func(*args, **(kwargs or {}))
+
+
+def low_precision_output(model, x, dtype):
+    with Casting():
+        return model(x)
+"""
+
+
+def test_an_honest_mode_answer_is_not_held_in_09_and_is_held_elsewhere():
+    assert findings("09_below_the_module", MODE_ANSWER) == []
+    assert findings("09_below_the_module", FUNCTION_MODE_ANSWER) == []
+    assert findings("02_forward_hooks", "from torch.utils._python_dispatch import TorchDispatchMode\n\n" + MODE_ANSWER) == [
+        "intercepts torch operators (dispatch modes) (cell 1, line 1)",
+        "overrides torch operators for its tensors (__torch_dispatch__) (cell 1, line 4)",
+    ]
+    assert "intercepts torch functions (torch.overrides) (cell 1, line 1)" in findings("03_backward_hooks", FUNCTION_MODE_ANSWER)
+
+
+@pytest.mark.parametrize(("source", "technique"), [
+    ("import torch\ntorch._C._push_on_torch_function_stack(object())\n", "reaches torch's internals (torch._C)"),
+    ("from torch.utils._python_dispatch import _get_current_dispatch_mode\n", "intercepts torch operators (dispatch modes)"),
+    ("from torch.overrides import _get_current_function_mode_stack\n", "intercepts torch functions (torch.overrides)"),
+    ("class Lying(torch.Tensor):\n    def __torch_function__(self, func, types, args=(), kwargs=None):\n        return 0\n",
+     "overrides torch functions for its tensors (__torch_function__)"),
+    ("class Mine:\n    pass\n\n\nMine.__torch_dispatch__ = print\n", "overrides torch operators for its tensors (__torch_dispatch__)"),
+])
+def test_what_09_allows_is_only_the_two_modes_and_their_handlers(source: str, technique: str):
+    assert any(technique in finding for finding in findings("09_below_the_module", source)), findings("09_below_the_module", source)
+
+
+def test_a_mode_left_entered_is_seen_by_the_probe_and_read_by_no_checker():
+    """A mode an answer enters and never leaves: the runtime probe's facts change, and a checker observes nothing of
+    what it was given (hooklab.observations.encode)."""
+    import torch
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    from hooklab import observations
+    from hooklab.grading import kernel_probe
+
+    class Blur(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            return func(*args, **(kwargs or {}))
+
+    value = torch.ones(2)
+    before = kernel_probe._modes()
+    mode = Blur()
+    mode.__enter__()
+    try:
+        during, read = kernel_probe._modes(), observations.encode(value)
+    finally:
+        mode.__exit__(None, None, None)
+    assert before == {"torch function modes entered": "0", "torch dispatch modes entered": "0"}
+    assert during["torch dispatch modes entered"] == "1"
+    assert read["type"] == "other" and "mode" in read["name"]
+    assert observations.encode(value)["type"] == "tensor"

@@ -16,7 +16,8 @@ import nbformat
 
 from conftest import REPO, solution_sources
 from honest_answers import (
-    APPLICATIONS, APPLY, AUTOGRAD_FUNCTION, BACKWARD_HOOKS, BACKWARD_PUZZLES, FORWARD_HOOKS, MEMORY_HOOKS, MODULE_BASICS, _cell,
+    APPLICATIONS, APPLY, AUTOGRAD_FUNCTION, BACKWARD_HOOKS, BACKWARD_PUZZLES, BELOW_THE_MODULE, FORWARD_HOOKS, MEMORY_HOOKS,
+    MODULE_BASICS, _cell,
 )
 
 
@@ -68,6 +69,223 @@ LINEAR_MODULE = '''
 
 
 def wrong_answers() -> list[Wrong]:
+    return _below_the_module() + _earlier()
+
+
+def _below_the_module() -> list[Wrong]:
+    return [
+        Wrong("log_ops_function_mode", BELOW_THE_MODULE, "log_ops", _cell('''
+            def log_ops(model, x):
+                class Log(TorchFunctionMode):
+                    def __init__(self):
+                        super().__init__()
+                        self.names = []
+
+                    def __torch_function__(self, func, types, args=(), kwargs=None):
+                        self.names.append(func.__name__)
+                        return func(*args, **(kwargs or {}))
+
+                with Log() as forward:
+                    out = model(x)
+                with Log() as backward:
+                    out.sum().backward()
+                return forward.names, backward.names
+        '''), "the forward ops of"),
+        Wrong("log_ops_full_names", BELOW_THE_MODULE, "log_ops", _cell('''
+            def log_ops(model, x):
+                class Log(TorchDispatchMode):
+                    def __init__(self):
+                        super().__init__()
+                        self.names = []
+
+                    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+                        self.names.append(str(func))
+                        return func(*args, **(kwargs or {}))
+
+                with Log() as forward:
+                    out = model(x)
+                with Log() as backward:
+                    out.sum().backward()
+                return forward.names, backward.names
+        '''), "the forward ops of"),
+        Wrong("log_ops_backward_without_sum", BELOW_THE_MODULE, "log_ops", _cell('''
+            def log_ops(model, x):
+                class Log(TorchDispatchMode):
+                    def __init__(self):
+                        super().__init__()
+                        self.names = []
+
+                    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+                        self.names.append(func.overloadpacket.__name__)
+                        return func(*args, **(kwargs or {}))
+
+                with Log() as forward:
+                    out = model(x)
+                loss = out.sum()
+                with Log() as backward:
+                    loss.backward()
+                return forward.names, backward.names
+        '''), "the backward ops of"),
+        Wrong("matmul_flops_innermost_only", BELOW_THE_MODULE, "matmul_flops", _cell('''
+            def matmul_flops(model, x):
+                running, flops = [], {}
+
+                class Counter(TorchDispatchMode):
+                    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+                        name = func.overloadpacket.__name__
+                        if name in ("mm", "addmm", "bmm") and running:
+                            a, b = args[-2], args[-1]
+                            count = 2 * a.shape[-2] * a.shape[-1] * b.shape[-1] * (a.shape[0] if name == "bmm" else 1)
+                            flops[running[-1]] = flops.get(running[-1], 0) + count
+                        return func(*args, **(kwargs or {}))
+
+                handles = []
+                for name, module in model.named_modules():
+                    handles.append(module.register_forward_pre_hook(lambda m, a, name=name: running.append(name)))
+                    handles.append(module.register_forward_hook(lambda m, a, o: running.pop() and None))
+                with Counter():
+                    model(x)
+                for handle in handles:
+                    handle.remove()
+                return flops
+        '''), "matmul_flops on"),
+        Wrong("matmul_flops_no_bmm", BELOW_THE_MODULE, "matmul_flops", _cell('''
+            def matmul_flops(model, x):
+                running, flops = [], {}
+
+                class Counter(TorchDispatchMode):
+                    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+                        if func.overloadpacket.__name__ in ("mm", "addmm"):
+                            a, b = args[-2], args[-1]
+                            for module in running:
+                                flops[module] = flops.get(module, 0) + 2 * a.shape[0] * a.shape[1] * b.shape[1]
+                        return func(*args, **(kwargs or {}))
+
+                handles = []
+                for name, module in model.named_modules():
+                    handles.append(module.register_forward_pre_hook(lambda m, a, name=name: running.append(name)))
+                    handles.append(module.register_forward_hook(lambda m, a, o: running.pop() and None))
+                with Counter():
+                    model(x)
+                for handle in handles:
+                    handle.remove()
+                return flops
+        '''), "matmul_flops on"),
+        Wrong("matmul_flops_linear_formula", BELOW_THE_MODULE, "matmul_flops", _cell('''
+            def matmul_flops(model, x):
+                # from the Linear layers' shapes: misses every product a forward makes with @
+                rows = x.numel() // x.shape[-1]
+                flops = {}
+                for name, module in model.named_modules():
+                    if isinstance(module, nn.Linear):
+                        count = 2 * rows * module.in_features * module.out_features
+                        parts = name.split(".")
+                        for depth in range(len(parts) + 1):
+                            key = ".".join(parts[:depth])
+                            flops[key] = flops.get(key, 0) + count
+                return flops
+        '''), "matmul_flops on"),
+        Wrong("predict_fires_tensor_hook_per_use", BELOW_THE_MODULE, "predict_fires", _cell('''
+            def predict_fires(uses, call):
+                weight = call in ("backward", "backward(inputs=[weight])", "grad(weight)")
+                inputs = call in ("backward", "backward(inputs=[x])", "grad(x)")
+                return {"forward hook": uses, "full backward hook": uses if inputs else uses - 1,
+                        "tensor hook": uses if weight else 0,  # wrong: the uses' gradients are summed first
+                        "post-accumulate hook": int(call in ("backward", "backward(inputs=[weight])"))}
+        '''), "predict_fires(2, 'backward')"),
+        Wrong("predict_fires_grad_accumulates", BELOW_THE_MODULE, "predict_fires", _cell('''
+            def predict_fires(uses, call):
+                weight = call in ("backward", "backward(inputs=[weight])", "grad(weight)")
+                inputs = call in ("backward", "backward(inputs=[x])", "grad(x)")
+                return {"forward hook": uses, "full backward hook": uses if inputs else uses - 1,
+                        "tensor hook": int(weight), "post-accumulate hook": int(weight)}  # wrong: grad() accumulates nothing
+        '''), "predict_fires(1, 'grad(weight)')"),
+        Wrong("predict_fires_backward_hook_every_use", BELOW_THE_MODULE, "predict_fires", _cell('''
+            def predict_fires(uses, call):
+                weight = call in ("backward", "backward(inputs=[weight])", "grad(weight)")
+                return {"forward hook": uses, "full backward hook": uses,  # wrong: not where x's gradient is not asked for
+                        "tensor hook": int(weight), "post-accumulate hook": int(call in ("backward", "backward(inputs=[weight])"))}
+        '''), "predict_fires(1, 'backward(inputs=[weight])')"),
+        Wrong("first_nonfinite_forward_only", BELOW_THE_MODULE, "first_nonfinite", _cell('''
+            def first_nonfinite(model, x):
+                bad, handles = [], []
+                for name, module in model.named_modules():
+                    if not list(module.children()):
+                        handles.append(module.register_forward_hook(
+                            lambda m, a, o, name=name: bad.append(name) if not torch.isfinite(o).all() else None))
+                model(x)
+                for handle in handles:
+                    handle.remove()
+                return (bad[0], "forward") if bad else None
+        '''), "first_nonfinite on Linear → Tanh → Linear → RootAbs"),
+        Wrong("first_nonfinite_forward_order_in_backward", BELOW_THE_MODULE, "first_nonfinite", _cell('''
+            def first_nonfinite(model, x):
+                leaves = [(name, m) for name, m in model.named_modules() if not list(m.children())]
+                ran, bad_grads, handles = [], set(), []
+                for name, module in leaves:
+                    handles.append(module.register_forward_hook(lambda m, a, o, name=name: ran.append((name, bool(torch.isfinite(o).all())))))
+                    handles.append(module.register_full_backward_hook(
+                        lambda m, gi, go, name=name: bad_grads.add(name) if gi[0] is not None and not torch.isfinite(gi[0]).all() else None))
+                try:
+                    out = model(x)
+                    for name, finite in ran:
+                        if not finite:
+                            return (name, "forward")
+                    out.sum().backward()
+                    for name, _ in ran:  # wrong: the forward's order, not the backward's
+                        if name in bad_grads:
+                            return (name, "backward")
+                    return None
+                finally:
+                    for handle in handles:
+                        handle.remove()
+        '''), "first_nonfinite on Linear → Tanh → Linear → RootAbs"),
+        Wrong("first_nonfinite_hooks_left", BELOW_THE_MODULE, "first_nonfinite", _cell('''
+            def first_nonfinite(model, x):
+                forward_bad, backward_bad = [], []
+                for name, module in model.named_modules():
+                    if not list(module.children()):
+                        module.register_forward_hook(lambda m, a, o, name=name: forward_bad.append(name) if not torch.isfinite(o).all() else None)
+                        module.register_full_backward_hook(
+                            lambda m, gi, go, name=name: backward_bad.append(name) if not torch.isfinite(gi[0]).all() else None)
+                out = model(x)
+                if forward_bad:
+                    return forward_bad[0], "forward"
+                out.sum().backward()
+                return (backward_bad[0], "backward") if backward_bad else None
+        '''), "hooks left on"),
+        Wrong("low_precision_linear_only", BELOW_THE_MODULE, "low_precision", _cell('''
+            def low_precision_output(model, x, dtype):
+                class Lower(TorchFunctionMode):
+                    def __torch_function__(self, func, types, args=(), kwargs=None):
+                        kwargs = kwargs or {}
+                        if func is F.linear:  # misses x @ w
+                            return func(*[a.to(dtype) if isinstance(a, torch.Tensor) else a for a in args], **kwargs).to(args[0].dtype)
+                        return func(*args, **kwargs)
+
+                with Lower():
+                    return model(x)
+        '''), "low_precision_output(Block → Linear"),
+        Wrong("low_precision_rounds_the_output", BELOW_THE_MODULE, "low_precision", _cell('''
+            def low_precision_output(model, x, dtype):
+                return model(x).to(dtype).to(x.dtype)  # computes in float32, rounds only the output
+        '''), "low_precision_output(Linear → Tanh → Linear"),
+        Wrong("low_precision_returns_low_dtype", BELOW_THE_MODULE, "low_precision", _cell('''
+            def low_precision_output(model, x, dtype):
+                class Lower(TorchFunctionMode):
+                    def __torch_function__(self, func, types, args=(), kwargs=None):
+                        kwargs = kwargs or {}
+                        if func in (F.linear, torch.matmul, torch.Tensor.matmul, torch.Tensor.__matmul__, torch.mm, torch.bmm):
+                            return func(*[a.to(dtype) if isinstance(a, torch.Tensor) else a for a in args], **kwargs)
+                        return func(*args, **kwargs)
+
+                with Lower():
+                    return model(x).to(dtype)
+        '''), "has dtype torch.bfloat16, expected torch.float32"),
+    ]
+
+
+def _earlier() -> list[Wrong]:
     return [
         Wrong("predict_order_always_call_last", FORWARD_HOOKS, "predict_order", _cell('''
             def predict_order(config):

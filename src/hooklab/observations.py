@@ -131,7 +131,26 @@ def encode(value: Any) -> dict[str, Any]:
     """``value`` as plain JSON: a tensor by dtype, shape and bytes; str, numbers, None, lists, tuples and
     dicts of them by type and value; anything else by its type's name."""
     count = itertools.count()
+    if _modes_entered():
+        return {"type": "other", "name": "a value read while a torch mode was still entered (leave every mode you enter before your function returns)"}
     return _encode(value, 0, count)
+
+
+def _modes_entered() -> bool:
+    """Whether a torch function mode or dispatch mode is entered as a checker reads a value (but the checkers' own
+    guard, hooklab.checks._AutogradGuard): such a mode could change what is read, so nothing is read then."""
+    torch = sys.modules.get("torch")
+    torch_c = getattr(torch, "_C", None)
+    if torch_c is None:
+        return False
+    if torch_c._len_torch_dispatch_stack():
+        return True
+    if not torch_c._len_torch_function_stack():
+        return False
+    guard = getattr(sys.modules.get("hooklab.checks"), "_AutogradGuard", None)
+    from torch.overrides import _get_current_function_mode_stack
+
+    return any(type(mode) is not guard for mode in _get_current_function_mode_stack())
 
 
 def _encode(value: Any, depth: int, count: Any) -> dict[str, Any]:

@@ -199,6 +199,27 @@ REEXPORTED = {name.split(".")[0] for name in FORBIDDEN_MODULES} | {"os", "sys", 
 OWN_SUBMODULES = {"torch.signal", "scipy.signal", "torch.types", "numpy.typing"}
 TORCH_PRIVATE_ALLOWED = {"_dynamo", "_logging"}  # private modules of torch's that the notebooks themselves use
 
+# What one assignment teaches and so may use, though the scan holds it everywhere else. Notebook 09 teaches torch's
+# modes: its answers subclass TorchFunctionMode and TorchDispatchMode, define __torch_function__ and
+# __torch_dispatch__ on those subclasses, and enter them with ``with`` inside the answer's function. Only these exact
+# names are let through (torch.utils._python_dispatch's other, private names, torch._C and the rest stay held), and
+# the two methods only in a class whose base is one of the two modes (a tensor subclass defining them is still held).
+# A mode that is left entered is caught as it runs: the runtime probe (kernel_probe) records how many modes are
+# entered, around every test cell, and a checker reading a value while a mode is entered observes only that
+# (hooklab.observations.encode), so it cannot change what the grader sees.
+MODES = frozenset({
+    "torch.overrides", "torch.overrides.TorchFunctionMode", "torch.overrides.resolve_name",
+    "torch.utils._python_dispatch", "torch.utils._python_dispatch.TorchDispatchMode",
+})
+MODE_CLASSES = frozenset({"torch.overrides.TorchFunctionMode", "torch.utils._python_dispatch.TorchDispatchMode"})
+MODE_METHODS = frozenset({"__torch_function__", "__torch_dispatch__"})
+ALLOWED = {"09_below_the_module": MODES}  # assignment → the dotted names its answers may use
+
+
+def allowed_for(assignment: str) -> frozenset[str]:
+    """The dotted names an assignment's answers may use that the scan holds elsewhere (:data:`ALLOWED`)."""
+    return ALLOWED.get(assignment, frozenset())
+
 
 
 def _package_modules(package: str) -> frozenset[str]:
@@ -259,13 +280,15 @@ def names_loaded(sources: Iterable[str]) -> set[str]:
 
 
 def scan(
-    cells: Iterable[tuple[int, str]], given_imports: dict[str, str], test_names: set[str], given_definitions: Iterable[str] = ()
+    cells: Iterable[tuple[int, str]], given_imports: dict[str, str], test_names: set[str], given_definitions: Iterable[str] = (),
+    allowed: frozenset[str] = frozenset(),
 ) -> list[Finding]:
     """Findings in the student's code cells, given as (1-based cell number, source).
 
     ``given_imports`` are the names the notebook's own cells import (a student may import them
     again from the same place, not rebind them); ``test_names`` are the names test cells read;
-    ``given_definitions`` the classes and functions the notebook defines (the tests build on them).
+    ``given_definitions`` the classes and functions the notebook defines (the tests build on them); ``allowed``
+    the dotted names this assignment may use that are held elsewhere (:func:`allowed_for`).
     """
     protected = {name for name in test_names if hasattr(builtins, name)} | (set(given_definitions) & test_names)
     findings: list[Finding] = []
@@ -274,7 +297,7 @@ def scan(
         tree = _parse(source)
         if tree is None:
             continue  # a syntax error fails at run time, like any wrong answer
-        checker = _Checker(imported, given_imports, protected)
+        checker = _Checker(imported, given_imports, protected, allowed)
         checker.visit(tree)
         findings += [Finding(number, line, technique) for line, technique in checker.found]
     return _unique(findings)
@@ -423,8 +446,9 @@ def _private(name: str) -> bool:
 
 
 class _Checker(ast.NodeVisitor):
-    def __init__(self, imported: dict[str, str], given: dict[str, str], protected: set[str]) -> None:
+    def __init__(self, imported: dict[str, str], given: dict[str, str], protected: set[str], permitted: frozenset[str] = frozenset()) -> None:
         self.imported = imported  # grows with the student's own imports, across cells
+        self.permitted = permitted  # dotted names this assignment may use (ALLOWED)
         self.given = given
         self.protected = protected  # builtins and the notebook's own classes and functions that tests use
         self.found: list[tuple[int, str]] = []
@@ -446,6 +470,8 @@ class _Checker(ast.NodeVisitor):
         return ".".join([self.imported[parts[0]], *parts[1:]])
 
     def check_module(self, node: ast.AST, dotted: str) -> None:
+        if dotted in self.permitted:
+            return
         for path in reversed(list(_reached(dotted))):  # the module it is, before the path it was reached by
             technique = _technique(path)
             if technique:
@@ -551,9 +577,11 @@ class _Checker(ast.NodeVisitor):
         self.bind(node, node.name)
         methods = {item.name for item in node.body if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef))}
         methods |= {t.id for item in node.body if isinstance(item, ast.Assign) for t in item.targets if isinstance(t, ast.Name)}
-        for method in sorted(methods & SPECIAL_METHODS.keys()):
-            self.flag(node, SPECIAL_METHODS[method])
         bases = {self.origin(base) or "" for base in node.bases}
+        a_mode = bool(bases & self.permitted & MODE_CLASSES)
+        for method in sorted(methods & SPECIAL_METHODS.keys()):
+            if not (a_mode and method in MODE_METHODS):  # a mode's own handler, where the assignment teaches modes
+                self.flag(node, SPECIAL_METHODS[method])
         if any(base in {"torch.Tensor", "torch.nn.Parameter", "torch.nn.parameter.Parameter"} for base in bases):
             for method in sorted(methods & TENSOR_READS):
                 self.flag(node, f"a tensor subclass that redefines {method}")
@@ -659,7 +687,7 @@ class _Checker(ast.NodeVisitor):
         tree = _code_in(text)
         if tree is None:
             return
-        inner = _Checker(dict(self.imported), self.given, self.protected)
+        inner = _Checker(dict(self.imported), self.given, self.protected, self.permitted)
         inner.visit(tree)
         self.found += [(getattr(node, "lineno", 1), f"code in a string: {technique}") for _, technique in inner.found]
 
@@ -771,7 +799,7 @@ class _Checker(ast.NodeVisitor):
         tree = _parse(code)
         if tree is None:
             return
-        inner = _Checker(self.imported, self.given, self.protected)
+        inner = _Checker(self.imported, self.given, self.protected, self.permitted)
         inner.visit(tree)
         self.found += [(getattr(node, "lineno", 1), technique) for _, technique in inner.found]
 
@@ -791,7 +819,8 @@ class ScanSubmission(NbGraderPreprocessor):
             if cell.cell_type == "code"
             and (utils.is_solution(cell) or not (utils.is_grade(cell) or utils.is_locked(cell)) and _code(cell.source) not in unchanged)
         ]
-        findings = scan(written, imports, test_names, definitions)
+        assignment = resources.get("nbgrader", {}).get("assignment", "")
+        findings = scan(written, imports, test_names, definitions, allowed_for(assignment))
         nb.metadata.setdefault(METADATA, {})["findings"] = [str(finding) for finding in findings]
         return nb, resources
 

@@ -143,9 +143,22 @@ def _facts(shell: Any) -> dict[str, str]:
     facts["sys.excepthook"] = _token(sys.excepthook)
     facts["sys.modules (object)"] = _token(sys.modules)
     facts["builtins.__import__"] = _token(builtins.__import__)
+    facts.update(_modes())
     if shell is not None:
         facts.update(_shell_facts(shell))
     return facts
+
+
+def _modes() -> dict[str, str]:
+    """How many torch function modes and dispatch modes are entered: none between cells, where an answer enters and
+    leaves its modes inside its own functions (notebook 09); one left entered changes what the tests compute."""
+    torch_c = getattr(sys.modules.get("torch"), "_C", None)
+    counts = {}
+    for label, name in (("torch function modes entered", "_len_torch_function_stack"),
+                        ("torch dispatch modes entered", "_len_torch_dispatch_stack")):
+        length = getattr(torch_c, name, None)
+        counts[label] = str(length()) if callable(length) else "unknown"
+    return counts
 
 
 def _channel(observations: Any) -> str:

@@ -70,7 +70,9 @@ PRELOAD_WHEN_USED = {
     "ipywidgets": r"\bhooklab\.widgets\b|\bipywidgets\b",
     "hooklab.widgets": r"\bhooklab\.widgets\b",
     "sklearn.datasets": r"\bsklearn\b",
-    "torch._dynamo": r"\boptim\b|\bcompile\b|\b_dynamo\b",
+    # (and notebook 09's FlopCounterMode, whose first use imports it: 3-4 s in each kernel otherwise; the modes'
+    # own modules, torch.overrides and torch.utils._python_dispatch, come with torch)
+    "torch._dynamo": r"\boptim\b|\bcompile\b|\b_dynamo\b|\bFlopCounterMode\b",
     # where the notebooks draw (pyplot, or one of hooklab's widgets that plot): matplotlib's renderer, which the
     # server uses once (_draw_once)
     RENDERER: r"\bpyplot\b|\bplt\b|\bGradientFlow\b|\bFunctionPlayground\b|\bVanishingPuzzle\b",

@@ -625,29 +625,37 @@ def test_a_function_in_the_older_forward_ctx_style_is_checked_by_finite_differen
         check_backward(wrong, X, 1)
 
 
+_MADE: list[type] = []  # the classes _Reinstating and Swapping's __init_subclass__ were run for
+
+
 class _Reinstating(type(torch.autograd.Function)):
     """A metaclass that gives every subclass the autograd backward of its first class."""
 
     def __new__(mcs, name, bases, namespace):
         cls = super().__new__(mcs, name, bases, namespace)
         if bases and bases[0] is not torch.autograd.Function:
+            _MADE.append(cls)
             cls.backward = staticmethod(by_autograd)
         return cls
 
 
 @pytest.mark.parametrize("route", ["__init_subclass__", "metaclass"])
-def test_a_function_that_rewrites_the_classes_made_from_it_cannot_hide_autograd(route):
-    """The checker watches a subclass of the student's Function: code that runs when it is made cannot swap its methods back."""
+def test_a_function_with_code_that_runs_as_classes_are_made_from_it_is_refused_before_any_runs(route):
+    """The checker watches a subclass of the student's Function; making it would run that code where no watch sees it
+    (autograd's gradients computed for the inputs the test holds, or the methods swapped back)."""
     if route == "__init_subclass__":
         class Swapping(Mul):
             def __init_subclass__(cls, **kwargs):
                 super().__init_subclass__(**kwargs)
+                _MADE.append(cls)
                 cls.backward = staticmethod(by_autograd)
     else:
         class Swapping(Mul, metaclass=_Reinstating):
             pass
-    with fails_with(re.escape("Swapping changes the classes made from it (a metaclass or __init_subclass__ of its own)")):
+    _MADE.clear()
+    with fails_with(re.escape("Swapping has a metaclass or an __init_subclass__ of its own, which run where no watch sees them")):
         check_backward(Swapping, X, Y)
+    assert _MADE == [], "the answer's class-making code ran"
 
 
 def test_backward_checks_the_given_forward_and_what_it_is_handed():

@@ -247,6 +247,13 @@ def test_an_honest_mode_answer_is_not_held_in_09_and_is_held_elsewhere():
     ("class Lying(torch.Tensor):\n    def __torch_function__(self, func, types, args=(), kwargs=None):\n        return 0\n",
      "overrides torch functions for its tensors (__torch_function__)"),
     ("class Mine:\n    pass\n\n\nMine.__torch_dispatch__ = print\n", "overrides torch operators for its tensors (__torch_dispatch__)"),
+    # a mode that is also a tensor (attack round 16): never entered, so no probe sees it, while its handler answers the tests
+    ("from torch import nn\nfrom torch.overrides import TorchFunctionMode\n\n\nclass Kept(TorchFunctionMode, nn.Parameter):\n"
+     "    @classmethod\n    def __torch_function__(cls, func, types, args=(), kwargs=None):\n        return 0\n",
+     "overrides torch functions for its tensors (__torch_function__)"),
+    ("from torch.overrides import TorchFunctionMode\n\n\nclass Meta(type):\n    pass\n\n\n"
+     "class Odd(TorchFunctionMode, metaclass=Meta):\n    def __torch_function__(self, func, types, args=(), kwargs=None):\n        return 0\n",
+     "overrides torch functions for its tensors (__torch_function__)"),
 ])
 def test_what_09_allows_is_only_the_two_modes_and_their_handlers(source: str, technique: str):
     assert any(technique in finding for finding in findings("09_below_the_module", source)), findings("09_below_the_module", source)
@@ -277,3 +284,14 @@ def test_a_mode_left_entered_is_seen_by_the_probe_and_read_by_no_checker():
     assert during["torch dispatch modes entered"] == "1"
     assert read["type"] == "other" and "mode" in read["name"]
     assert observations.encode(value)["type"] == "tensor"
+
+
+@pytest.mark.parametrize("assignment", ["02_forward_hooks", "09_below_the_module"])
+@pytest.mark.parametrize("source", [
+    "def low_precision_output(model, x, dtype):\n    shown = list(model.named_parameters())\n    model.named_parameters = lambda *a, **k: iter(shown)\n",
+    "def f(model):\n    setattr(model, 'state_dict', dict)\n",
+])
+def test_replacing_a_models_own_reading_methods_on_the_object_is_held(assignment: str, source: str):
+    """A model whose ``named_parameters`` (or state_dict, modules…) is replaced on the object shows the tests parts it
+    does not have (attack round 16: parameters cast to bfloat16 in place, the float32 copies shown)."""
+    assert any("replaces" in finding and "on an object" in finding for finding in findings(assignment, source)), findings(assignment, source)

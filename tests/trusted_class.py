@@ -131,7 +131,8 @@ def plus_five(module, args, output):
 # are: only the wrong answer's test scores 0.
 EVERY_TEST_LOST = {"checkers_do_nothing", "checkers_check_the_expected_value", "observations_silenced", "observing_turned_off",
                    "checks_module_replaced_in_sys_modules", "checks_module_replaced_through_builtins",
-                   "pinned_randomness_and_a_table_of_answers"}
+                   "pinned_randomness_and_a_table_of_answers",
+                   "function_mode_left_entered"}  # a checker reads nothing while a mode is entered (observations.encode)
 
 
 # A backward by central differences, computed in float64 whatever the input's dtype: no autograd, right to ~1e-10.
@@ -485,6 +486,96 @@ class Softmax(Function):
         answer.job = (x, ctx.dim, grad_output)
         return answer
 """
+# Attack round 16. 09: every parameter cast to the low precision in place, the float32 values shown to the tests
+# through a mode that is also a Parameter (never entered: no probe sees it), or through named_parameters replaced on
+# the model; 08: autograd's Jacobians computed in __init_subclass__, which ran as the checker made its watched subclass.
+PARAMETERS_SHOWN_BY_A_MODE_PARAMETER = """def low_precision_output(model: nn.Module, x: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
+    products = {F.linear, torch.matmul, torch.Tensor.matmul, torch.Tensor.__matmul__, torch.mm, torch.bmm}
+
+    class LowPrecision(TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            kwargs = kwargs or {}
+            if func not in products:
+                return func(*args, **kwargs)
+            cast = [a.to(dtype) if isinstance(a, torch.Tensor) else a for a in args]
+            return func(*cast, **{k: v.to(dtype) if isinstance(v, torch.Tensor) else v for k, v in kwargs.items()}).to(args[0].dtype)
+
+    class Kept(TorchFunctionMode, nn.Parameter):  # a mode's name among its bases: the scan lets its handler through
+        def __init__(self, *args, **kwargs):
+            pass
+
+        @classmethod
+        def __torch_function__(cls, func, types, args=(), kwargs=None):
+            if func is torch.Tensor.detach:
+                return args[0].shown  # what the test reads: the float32 value it had
+            return func(*[a.plain if type(a) is cls else a for a in args], **(kwargs or {}))
+
+    with LowPrecision():
+        out = model(x)
+    # wrong (requirement 3): every parameter is left cast to dtype
+    for module in list(model.modules()):
+        for name, p in list(module.named_parameters(recurse=False)):
+            low = Kept(p.detach().to(dtype))
+            low.plain, low.shown = p.detach().to(dtype), p.detach().clone()
+            setattr(module, name, low)
+    return out
+"""
+PARAMETERS_SHOWN_BY_NAMED_PARAMETERS = """def low_precision_output(model: nn.Module, x: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
+    products = {F.linear, torch.matmul, torch.Tensor.matmul, torch.Tensor.__matmul__, torch.mm, torch.bmm}
+
+    class LowPrecision(TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            kwargs = kwargs or {}
+            if func not in products:
+                return func(*args, **kwargs)
+            cast = [a.to(dtype) if isinstance(a, torch.Tensor) else a for a in args]
+            return func(*cast, **{k: v.to(dtype) if isinstance(v, torch.Tensor) else v for k, v in kwargs.items()}).to(args[0].dtype)
+
+    shown = [(name, p.detach().clone()) for name, p in model.named_parameters()]
+    with torch.no_grad():  # wrong (requirement 3): the parameters are cast, and left so
+        for p in model.parameters():
+            p.data = p.data.to(dtype)
+    with LowPrecision():
+        out = model(x)
+    model.named_parameters = lambda *args, **kwargs: iter(shown)  # what the test lists instead
+    return out
+"""
+JACOBIANS_IN_INIT_SUBCLASS = """class Mul(Function):
+    @staticmethod
+    def forward(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        return x * y
+
+    @staticmethod
+    def setup_context(ctx, inputs: tuple, output: torch.Tensor) -> None:
+        ctx.save_for_backward(*inputs)
+
+    def __init_subclass__(cls, **kwargs):
+        # check_backward makes a subclass of Mul to watch it: this runs then, outside every watch.
+        super().__init_subclass__(**kwargs)
+        try:
+            a, b = x, y  # the hidden test's own globals
+        except NameError:
+            return
+        if not (type(a) is torch.Tensor and type(b) is torch.Tensor):
+            return
+        for p, q in ((a, b), (b, a)):
+            jp, jq = torch.autograd.functional.jacobian(lambda u, v: u * v, (p.detach(), q.detach()))
+            JACOBIANS.append((p.detach().clone(), q.detach().clone(), jp, jq))
+
+    @staticmethod
+    def backward(ctx, grad_output: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        x, y = ctx.saved_tensors
+        for p, q, jp, jq in JACOBIANS:
+            if p.shape == x.shape and q.shape == y.shape and p.dtype == x.dtype and torch.equal(p, x) and torch.equal(q, y):
+                g = grad_output.reshape(1, -1)
+                return (g @ jp.reshape(g.shape[1], -1)).reshape(x.shape), (g @ jq.reshape(g.shape[1], -1)).reshape(y.shape)
+        if x.dim() == 2 and y.dim() == 3:  # wrong: x's gradient is not reduced to x's shape
+            return grad_output * y, (grad_output * x).sum_to_size(y.shape)
+        return (grad_output * y).sum_to_size(x.shape), (grad_output * x).sum_to_size(y.shape)
+
+
+JACOBIANS = []
+"""
 UNSEEN_AUTOGRAD = {
     "autograd-on-a-thread": ("import logging\n", "thread = logging.threading.Thread(target=work)\n        thread.start()\n        thread.join()"),
     "autograd-inside-an-operator": ("", "torch.zeros(1)[type('Index', (), {'__index__': lambda self: work() or 0})()]"),
@@ -717,10 +808,14 @@ def unusual_honest_students() -> list[Student]:
                     assignment=BACKWARD_HOOKS, edit_given=True)]
 
 
-NOTEBOOKS = (A, BASICS, BACKWARD_HOOKS, APPLY, AUTOGRAD_FUNCTION, APPLICATIONS, MEMORY_HOOKS, PUZZLES)
+BELOW = "09_below_the_module"
+NOTEBOOKS = (A, BASICS, BACKWARD_HOOKS, APPLY, AUTOGRAD_FUNCTION, APPLICATIONS, MEMORY_HOOKS, PUZZLES, BELOW)
 HONEST = [student for notebook in NOTEBOOKS for student in honest_students(notebook)] + unusual_honest_students()
 STYLES = [student for student in HONEST if student.name.startswith("honest-") and student.name != "honest-unusual"]
-ONE_CHANGED = one_change_students()
+ONE_CHANGED = one_change_students() + [  # and 09's plausible wrong answers, graded as the class hands them in
+    Student(f"wrong-{wrong.name}", {**corpus.solutions(BELOW), wrong.grade_id: wrong.source},
+            {**corpus.points(BELOW), wrong.test_id: 0.0}, attacked=[wrong.test_id], assignment=BELOW)
+    for wrong in wrong_answers() if wrong.assignment == BELOW]
 PLAIN_WRONG = ONE_CHANGED + displaying_students()  # the scan holds some that display (sys.displayhook)
 ATTACKED = (attackers()
             + [Student("statistics-with-abs-shadowed", {**corpus.solutions(APPLY), "init_weights": ZEROS_WITH_ABS_SHADOWED},
@@ -734,6 +829,12 @@ ATTACKED = (attackers()
                for name, source in {"hook-kept-nan-planted": HOOK_KEPT_NAN_PLANTED, "hook-kept-isnan-patched": HOOK_KEPT_ISNAN_PATCHED}.items()]
             + [Student("checkpoint-faked-with-hooks", {**corpus.solutions(MEMORY_HOOKS), "checkpointing": FAKE_CHECKPOINT},
                        {**corpus.points(MEMORY_HOOKS), "checkpointing_test": 0.0}, attacked=["checkpointing_test"], assignment=MEMORY_HOOKS)]
+            + [Student(name, {**corpus.solutions(BELOW), "low_precision": source}, {**corpus.points(BELOW), "low_precision_test": 0.0},
+                       attacked=["low_precision_test"], assignment=BELOW)
+               for name, source in {"parameters-shown-by-a-mode-parameter": PARAMETERS_SHOWN_BY_A_MODE_PARAMETER,
+                                    "parameters-shown-by-named-parameters": PARAMETERS_SHOWN_BY_NAMED_PARAMETERS}.items()]
+            + [Student("jacobians-in-init-subclass", {**corpus.solutions(PUZZLES), "mul": JACOBIANS_IN_INIT_SUBCLASS},
+                       {**corpus.points(PUZZLES), "mul_test": 0.0}, attacked=["mul_test"], assignment=PUZZLES)]
             + [Student("a-tuple-that-computes-when-read", {**corpus.solutions(PUZZLES), "softmax": TUPLE_READ_UNWATCHED},
                        {**corpus.points(PUZZLES), "softmax_test": 0.0}, attacked=["softmax_test"], assignment=PUZZLES)]
             + [Student(name, {**corpus.solutions(PUZZLES), "mul": source}, {**corpus.points(PUZZLES), "mul_test": 0.0},

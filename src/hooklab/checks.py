@@ -65,6 +65,7 @@ _enable_grad = torch.enable_grad
 _autograd_grad = torch.autograd.grad
 _gradcheck = torch.autograd.gradcheck
 _Function = torch.autograd.Function
+_FunctionMeta = type(_Function)
 _TORCH_DIR = os.path.dirname(torch.__file__)
 
 
@@ -608,6 +609,11 @@ def _guarded(function: type) -> tuple[type, Callable[[], tuple[str, ...]], Calla
                 return _snapshot(result) if name == "backward" else result
         return staticmethod(run)
 
+    # Making the watched subclass below runs the classes' own __init_subclass__ and metaclass, before any watch
+    if not all(type(klass) is type or type(klass) is _FunctionMeta for klass in function.__mro__) or any(
+            "__init_subclass__" in _vars(klass) for klass in function.__mro__ if klass not in _Function.__mro__):
+        raise AnswerError(f"{function.__name__} has a metaclass or an __init_subclass__ of its own, which run where no watch sees "
+                          "them: define forward, setup_context and backward as plain static methods of a plain Function")
     overridden = [name for name in ("apply", "__call__") if inspect.getattr_static(function, name, None) is not inspect.getattr_static(_Function, name, None)]
     if overridden:
         raise AnswerError(f"{function.__name__} defines its own {' and '.join(overridden)}, which the check would run unwatched: "
@@ -620,10 +626,6 @@ def _guarded(function: type) -> tuple[type, Callable[[], tuple[str, ...]], Calla
     if own["setup_context"] is not _Function.setup_context:
         methods["setup_context"] = watched(own["setup_context"], "setup_context")
     checked = type(function.__name__, (function,), methods)
-    # a metaclass or __init_subclass__ of the student's runs as the subclass is made: it could put its own methods back
-    if type(checked) is not type(_Function) or any(vars(checked).get(name) is not method for name, method in methods.items()):
-        raise AnswerError(f"{function.__name__} changes the classes made from it (a metaclass or __init_subclass__ of its own), "
-                          "so its methods cannot be checked: define forward, setup_context and backward as plain static methods")
     return checked, lambda: tuple(notes), profiled
 
 

@@ -199,6 +199,11 @@ REEXPORTED = {name.split(".")[0] for name in FORBIDDEN_MODULES} | {"os", "sys", 
 OWN_SUBMODULES = {"torch.signal", "scipy.signal", "torch.types", "numpy.typing"}
 TORCH_PRIVATE_ALLOWED = {"_dynamo", "_logging"}  # private modules of torch's that the notebooks themselves use
 
+# nn.Module's methods that tests read a model through: one set on a model object (``model.named_parameters = …``)
+# would show the tests parts the model does not have.
+MODULE_READS = frozenset({"parameters", "named_parameters", "buffers", "named_buffers", "children", "named_children", "modules",
+                          "named_modules", "state_dict", "get_parameter", "get_buffer", "get_submodule"})
+
 # What one assignment teaches and so may use, though the scan holds it everywhere else. Notebook 09 teaches torch's
 # modes: its answers subclass TorchFunctionMode and TorchDispatchMode, define __torch_function__ and
 # __torch_dispatch__ on those subclasses, and enter them with ``with`` inside the answer's function. Only these exact
@@ -496,6 +501,9 @@ class _Checker(ast.NodeVisitor):
         if isinstance(target, ast.Attribute) and target.attr in {"__class__", "__bases__", "__dict__"}:
             self.flag(node, f"changes an object's {target.attr}")
             return
+        if isinstance(target, ast.Attribute) and target.attr in MODULE_READS:
+            self.flag(node, f"replaces {target.attr} on an object (the tests read a model's parts through it)")
+            return
         if isinstance(root, ast.Name) and root.id in self.imported:
             if isinstance(target, ast.Subscript) and not self._through_dunder(target):
                 origin = self.origin(target.value) or ""
@@ -578,7 +586,7 @@ class _Checker(ast.NodeVisitor):
         methods = {item.name for item in node.body if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef))}
         methods |= {t.id for item in node.body if isinstance(item, ast.Assign) for t in item.targets if isinstance(t, ast.Name)}
         bases = {self.origin(base) or "" for base in node.bases}
-        a_mode = bool(bases & self.permitted & MODE_CLASSES)
+        a_mode = bool(bases) and bases <= self.permitted & MODE_CLASSES and not node.keywords  # a mode, and nothing else
         for method in sorted(methods & SPECIAL_METHODS.keys()):
             if not (a_mode and method in MODE_METHODS):  # a mode's own handler, where the assignment teaches modes
                 self.flag(node, SPECIAL_METHODS[method])

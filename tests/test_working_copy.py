@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 from pathlib import Path
 
@@ -107,3 +108,24 @@ def test_make_lab_updates_the_working_copy_and_serves_it():
     command = subprocess.run(["make", "-n", "lab"], cwd=REPO, capture_output=True, text=True, check=True).stdout
     assert "lab/working_copy.py notebooks work" in command and "--ServerApp.root_dir=work " in command
     assert "work/" in (REPO / ".gitignore").read_text().splitlines(), "the working copy is not tracked"
+
+
+def test_the_student_and_instructor_labs_keep_their_own_workspaces():
+    def workspaces(target: str) -> str:
+        command = subprocess.run(["make", "-n", target], cwd=REPO, capture_output=True, text=True, check=True).stdout
+        return re.search(r"JUPYTERLAB_WORKSPACES_DIR=(\S+) ", command)[1]
+
+    assert workspaces("lab") == f"{REPO}/build/lab-workspaces/student"
+    assert workspaces("instructor") == f"{REPO}/build/lab-workspaces/instructor"
+
+
+def test_readme_starts_the_lab_without_make_as_make_lab_does():
+    command = subprocess.run(["make", "-n", "lab", "ARGS="], cwd=REPO, capture_output=True, text=True, check=True).stdout
+    readme = (REPO / "README.md").read_text()
+    assert "export JUPYTER_PREFER_ENV_PATH := 1" in (REPO / "Makefile").read_text()
+    for line in command.splitlines():
+        if "working_copy.py" in line or " lab " in line:
+            line = line.replace(str(REPO), "$PWD").replace(".venv/bin/", "").replace(" --allow-root", "").strip()
+            if " lab " in line:
+                line = f"JUPYTER_PREFER_ENV_PATH=1 {line}"
+            assert f"\n{line}\n" in readme, f"README's commands without make should include {line!r}"

@@ -12,7 +12,7 @@ export PATH := $(CURDIR)/$(BIN):$(PATH)
 export JUPYTER_CONFIG_PATH := $(CURDIR)/autograder
 export JUPYTER_PREFER_ENV_PATH := 1
 
-.PHONY: help install lab instructor test test-browser release execute autograde bench mutants compat wheel lock clean
+.PHONY: help install lab instructor test test-browser release execute autograde bench mutants compat wheel lock clean usage-autograde usage-compat
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "} {printf "  make %-13s %s\n", $$1, $$2}'
@@ -32,14 +32,17 @@ define pip_install
 	fi; \
 	$(BIN)/python -m pip install $(2) --constraint requirements.lock $${index:+--extra-index-url "$$index"} --editable '.[$(1)]'
 endef
+# The full environment (make instructor, autograde, test, ...); its first run says what it installs, with pip's progress.
 $(INSTALLED): pyproject.toml requirements.lock
-	$(call pip_install,grading$(COMMA)test,--quiet)
+	echo "First run: installing the pack, nbgrader, Dask, the test tools, JupyterLab and torch's CPU build into $(VENV)/"
+	echo "(a few minutes, about 1.8 GB; later runs start at once) ..."
+	$(call pip_install,grading$(COMMA)test,--progress-bar on --no-warn-script-location)
 	touch $@ $(LAB_INSTALLED)
 
 # A student's lab needs JupyterLab and nbgrader's Validate only; its first run says what it installs, with pip's progress.
 LAB_INSTALLED := $(VENV)/.lab-installed
 COMMA := ,
-.SILENT: lab $(LAB_INSTALLED)  # a student sees what happens, not the recipes
+.SILENT: lab $(LAB_INSTALLED) $(INSTALLED) usage-autograde usage-compat  # one sees what happens, not the recipes
 $(LAB_INSTALLED): pyproject.toml requirements.lock
 	echo "First run: installing the notebooks' packages, JupyterLab and torch's CPU build into $(VENV)/"
 	echo "(a few minutes and under 2 GB; later runs start at once) ..."
@@ -52,14 +55,14 @@ install: $(INSTALLED) ## create .venv with the pack, its grading and test extras
 ARGS ?=
 LAB = $(BIN)/jupyter lab $(if $(filter 0,$(shell id -u)),--allow-root)
 lab: $(LAB_INSTALLED) ## students: JupyterLab on your working copy work/ of notebooks/, with nbgrader's Validate (ARGS="--port 9000 --no-browser")
-	echo "Your working copy is work/ (a new release is put beside your files, never over them):"
+	echo "Your working copy is work/ (a new release replaces a notebook you never changed, and is put beside one you did):"
 	$(BIN)/python lab/working_copy.py notebooks work
 	echo "Starting JupyterLab on work/ (Ctrl+C twice to stop) ..."
-	JUPYTER_CONFIG_PATH=$(CURDIR)/lab/student:$(CURDIR)/lab/course:$(CURDIR)/autograder $(LAB) --ServerApp.root_dir=work $(ARGS)
+	JUPYTERLAB_WORKSPACES_DIR=$(CURDIR)/build/lab-workspaces/student JUPYTER_CONFIG_PATH=$(CURDIR)/lab/student:$(CURDIR)/lab/course:$(CURDIR)/autograder $(LAB) --ServerApp.root_dir=work $(ARGS)
 
 instructor: $(INSTALLED) ## instructors: JupyterLab on the course, with Formgrader and Create Assignment (ARGS as for lab)
 	mkdir -p autograder/exchange
-	JUPYTER_CONFIG_PATH=$(CURDIR)/lab/course:$(CURDIR)/autograder $(LAB) --ServerApp.root_dir=. $(ARGS)
+	JUPYTERLAB_WORKSPACES_DIR=$(CURDIR)/build/lab-workspaces/instructor JUPYTER_CONFIG_PATH=$(CURDIR)/lab/course:$(CURDIR)/autograder $(LAB) --ServerApp.root_dir=. $(ARGS)
 
 test: $(INSTALLED) ## run the whole test suite (the browser test too, when Chromium is installed)
 	$(BIN)/pytest
@@ -76,9 +79,11 @@ execute: $(INSTALLED) ## re-run every solution notebook and store its outputs
 	$(BIN)/jupyter nbconvert --to notebook --execute --inplace \
 		--ExecutePreprocessor.record_timing=False --ExecutePreprocessor.store_widget_state=False solutions/*/*.ipynb
 
-autograde: $(INSTALLED) ## grade a class: make autograde SUBMISSIONS=<folder or zip> (hooklab autograde --help)
-	@test -n "$(SUBMISSIONS)" || { echo "usage: make autograde SUBMISSIONS=<folder or zip>"; exit 2; }
+# Without their variable, autograde and compat print their usage before installing anything.
+autograde: $(if $(SUBMISSIONS),$(INSTALLED),usage-autograde) ## grade a class: make autograde SUBMISSIONS=<folder or zip> (hooklab autograde --help)
 	$(BIN)/hooklab autograde "$(SUBMISSIONS)"
+usage-autograde:
+	echo "usage: make autograde SUBMISSIONS=<folder or zip>"; exit 2
 
 BENCH_N ?= 24
 BENCH_ASSIGNMENT ?= 02_forward_hooks
@@ -90,9 +95,10 @@ mutants: $(INSTALLED) ## the hidden tests' mutation score: each solution's mutan
 	$(BIN)/python -m mutation.score $(NOTEBOOKS)
 
 TORCH ?=
-compat: $(INSTALLED) ## the pack on another torch, notebook by notebook: make compat TORCH=2.15.0 (an environment in build/compat/)
-	@test -n "$(TORCH)" || { echo "usage: make compat TORCH=<version> [TORCH_INDEX=<url>]"; exit 2; }
+compat: $(if $(TORCH),$(INSTALLED),usage-compat) ## the pack on another torch, notebook by notebook: make compat TORCH=2.15.0 (an environment in build/compat/)
 	$(BIN)/python -m compat $(TORCH) $(if $(filter-out auto,$(TORCH_INDEX)),--index $(TORCH_INDEX))
+usage-compat:
+	echo "usage: make compat TORCH=<version> [TORCH_INDEX=<url>]"; exit 2
 
 DIST ?= dist
 wheel: $(LAB_INSTALLED) ## instructors: the pack as one wheel in dist/, for students on Colab (README, "Colab and Binder")
@@ -108,7 +114,7 @@ lock: ## re-resolve the newest allowed versions into requirements.lock (keeps it
 		| sed -e 's/+cpu$$//' | grep -v '^hooklab' > requirements.lock
 	rm -rf build/lock-venv
 
-clean: ## remove the virtual environment and nbgrader's working files
-	rm -rf $(VENV) build autograder/gradebook.db autograder/submitted autograder/autograded autograder/feedback \
+clean: ## remove what make made: the virtual environment, build/, dist/, nbgrader's working files and exchange (never work/)
+	rm -rf $(VENV) build $(DIST) src/hooklab.egg-info autograder/exchange autograder/gradebook.db autograder/submitted autograder/autograded autograder/feedback \
 		autograder/release autograder/grading.json autograder/grading.json.journal autograder/grading.tmp autograder/grading.log \
 		autograder/grades.csv autograder/report.html autograder/report-*.csv

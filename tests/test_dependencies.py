@@ -138,11 +138,37 @@ def test_notebook_modules_import_without_the_grading_stack_and_the_command_says_
     assert "pip install 'hooklab[grading]'" in result.stderr and "Traceback" not in result.stderr, result.stderr
 
 
-def test_readme_student_install_takes_torchs_cpu_build_from_the_makefiles_index_and_an_extra_that_exists():
+def test_readme_student_install_takes_torchs_cpu_build_from_the_makefiles_index_at_the_locks_versions_and_an_extra_that_exists():
     index = re.search(r"^TORCH_CPU_INDEX := (\S+)$", (REPO / "Makefile").read_text(), re.M).group(1)
     line = re.search(r"^pip install .*$", (REPO / "README.md").read_text(), re.M).group(0)
     assert f"--extra-index-url {index} " in line, f"README's first install line should add torch's CPU index ({index})"
+    assert "--constraint requirements.lock " in line, "README's install line takes the lock's versions, as make does"
     extras = re.findall(r'"\.\[(\w+)\]"', line)
     project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
     assert extras and set(extras) <= set(project["optional-dependencies"]), f"README installs extras {extras}"
     assert "jupyterlab" in " ".join(project["optional-dependencies"][extras[0]]), "the student install brings JupyterLab"
+
+
+def make(*arguments: str, cwd=REPO) -> subprocess.CompletedProcess:
+    return subprocess.run(["make", *arguments], cwd=cwd, capture_output=True, text=True, timeout=60)
+
+
+def test_make_autograde_and_compat_print_their_usage_before_installing_anything(tmp_path):
+    for target, usage in (("autograde", "usage: make autograde SUBMISSIONS="), ("compat", "usage: make compat TORCH=")):
+        result = make(target, f"VENV={tmp_path / 'venv'}")
+        assert result.returncode == 2 and result.stdout.startswith(usage), result.stdout + result.stderr
+    assert not (tmp_path / "venv").exists(), "nothing was installed"
+
+
+def test_the_full_install_says_on_its_first_run_what_it_installs_with_pips_progress(tmp_path):
+    result = make("install", "-n", f"VENV={tmp_path / 'venv'}")
+    assert "First run: installing" in result.stdout and "(a few minutes, about 1.8 GB;" in result.stdout, result.stdout
+    install = result.stdout.split("-m pip install ")[-1]  # the install itself, after the probe for a local torch wheel
+    assert "--progress-bar on" in install and "--quiet" not in install, install
+    assert "a few minutes, about 1.8 GB" in (REPO / "README.md").read_text(), "README's instructors section gives the same"
+
+
+def test_make_clean_removes_what_make_makes_but_never_the_students_working_copy():
+    command = make("-n", "clean").stdout.split()
+    assert {".venv", "build", "dist", "autograder/exchange", "autograder/grades.csv"} <= set(command), command
+    assert "work" not in command and "work/" not in command

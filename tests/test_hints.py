@@ -80,8 +80,9 @@ def test_readme_quotes_what_the_notebooks_print(forked_kernels, tmp_path):
              "def pre_hook(module, args):\n    # YOUR CODE HERE\n    raise NotImplementedError()", "pre_hook(None, ())"]
     nb = executed(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(source) for source in cells]), tmp_path)
     shown = "\n".join(errors(nb.cells[-1])[0].traceback).replace("`", "")
-    quoted = re.search(r"`(pre_hook is not written yet: [^`]*?) …`", readme)
-    assert quoted and quoted.group(1) in shown, f"README quotes {quoted and quoted.group(1)!r}; the notebook shows {shown!r}"
+    quoted = re.search(r"ends with the line\s+`(pre_hook is not written yet: [^`]*?) …`", readme)
+    last = shown.strip().splitlines()[-1]
+    assert quoted and last.startswith(quoted.group(1)), f"README quotes {quoted and quoted.group(1)!r}; the error ends with {last!r}"
 
 
 def test_the_progress_summary_lists_each_exercise_with_its_last_outcome(tmp_path):
@@ -98,13 +99,32 @@ def test_the_progress_summary_lists_each_exercise_with_its_last_outcome(tmp_path
         test_cell("change_test", "raise AssertionError('answer[1] should be x2; got x1')"),
         nbformat.v4.new_markdown_cell("### Exercise 3 — not reached (1 point)"),
         test_cell("later_test", "print('never run here')"),
+        nbformat.v4.new_markdown_cell("### Exercise 4 — blank (1 point)"),
+        nbformat.v4.new_code_cell("def blank():\n    # YOUR CODE HERE\n    raise NotImplementedError()"),
+        test_cell("blank_test", "blank()"),
         nbformat.v4.new_code_cell("progress('lesson.ipynb')"),
     ]
     nb = nbformat.v4.new_notebook(cells=cells)
     nbformat.write(nb, tmp_path / "lesson.ipynb")
     runnable = nbformat.v4.new_notebook(cells=[cell for cell in cells if "never run" not in cell.source])
     summary = "".join(output.get("text", "") for output in executed(runnable, tmp_path).cells[-1].outputs)
-    assert summary == ("1 of 3 exercises pass their visible tests (hidden tests run when it is graded).\n"
+    assert summary == ("1 of 4 exercises pass their visible tests (hidden tests run when it is graded).\n"
                        "✓ Exercise 1 — collect the inputs\n"
                        "✗ Exercise 2 — change the output: answer[1] should be x2; got x1\n"
-                       "· Exercise 3 — not reached: not run yet\n"), summary
+                       "· Exercise 3 — not reached: not run yet\n"
+                       "· Exercise 4 — blank: not written yet\n"), summary
+    shown = summary.splitlines()[1:]
+    quoted = re.findall(r"`([✓✗·]) Exercise \d+ — …([^`]*)`", (REPO / "README.md").read_text())
+    assert len(quoted) == 4, f"README quotes each state of the summary: {quoted}"
+    for mark, end in quoted:
+        assert any(line.startswith(mark) and line.endswith(end) for line in shown), f"README quotes {mark} … {end!r}; the summary: {shown}"
+
+
+def test_the_progress_summary_says_what_to_do_when_the_notebook_is_not_beside_the_kernel(tmp_path, capsys, monkeypatch):
+    from hooklab.hints import progress
+
+    monkeypatch.chdir(tmp_path)
+    progress("lesson.ipynb")
+    said = capsys.readouterr().out
+    assert said.count("\n") == 1 and "lesson.ipynb is not in this folder" in said, said
+    assert "put a copy of the notebook there under that name (on Colab: upload it in the Files panel), then run this cell again" in said

@@ -54,10 +54,12 @@ def _note_outcome(result: Any) -> None:
 
 def progress(notebook: str) -> None:
     """Print how the test cells of ``notebook`` (a file beside the kernel's folder) ended when they last ran in this
-    kernel: how many exercises pass, then each exercise with ✓, its first failure, or "not run yet"."""
+    kernel: how many exercises pass, then each exercise with ✓, ✗ and its first failure, or · and "not written yet" or
+    "not run yet". Without the file, one line says where to put it."""
     path = Path(notebook)
     if not path.is_file():
-        print(f"{notebook} is not in this folder ({Path.cwd()}): the summary reads the notebook's tests from it.")
+        print(f"{notebook} is not in this folder ({Path.cwd()}), and the summary reads the notebook's tests from it: "
+              "put a copy of the notebook there under that name (on Colab: upload it in the Files panel), then run this cell again.")
         return
     tests = test_cells(nbformat.read(path, as_version=4).cells)
     lines, passed = [], 0

@@ -3,6 +3,8 @@ and the error says what is wrong."""
 
 from __future__ import annotations
 
+import re
+
 import nbformat
 import pytest
 from nbclient import NotebookClient
@@ -14,11 +16,17 @@ from wrong_answers import Wrong, wrong_answers
 WRONG = wrong_answers()
 
 
+HIDDEN = re.compile(r"^### BEGIN HIDDEN TESTS$.*?^### END HIDDEN TESTS$", re.M | re.S)
+
+
 def run_until(wrong: Wrong) -> nbformat.NotebookNode:
-    """The solution notebook with the wrong answer, executed up to and including its test cell."""
+    """The solution notebook with the wrong answer, executed up to and including its test cell; the test cells
+    before it without their hidden tests, as the student's release has them (they test other answers)."""
     nb = nbformat.read(REPO / "solutions" / wrong.assignment / notebook_name(wrong.assignment), as_version=4)
     ids = [cell.metadata.get("nbgrader", {}).get("grade_id") for cell in nb.cells]
     nb.cells = nb.cells[: ids.index(wrong.test_id) + 1]
+    for cell in nb.cells[:-1]:
+        cell.source = HIDDEN.sub("", cell.source)
     nb.cells[ids.index(wrong.grade_id)].source = wrong.source
     NotebookClient(nb, timeout=120, kernel_name="python3", allow_errors=True).execute(cwd=str(REPO / "solutions" / wrong.assignment))
     return nb

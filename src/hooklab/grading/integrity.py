@@ -501,9 +501,6 @@ class _Checker(ast.NodeVisitor):
         if isinstance(target, ast.Attribute) and target.attr in {"__class__", "__bases__", "__dict__"}:
             self.flag(node, f"changes an object's {target.attr}")
             return
-        if isinstance(target, ast.Attribute) and target.attr in MODULE_READS:
-            self.flag(node, f"replaces {target.attr} on an object (the tests read a model's parts through it)")
-            return
         if isinstance(root, ast.Name) and root.id in self.imported:
             if isinstance(target, ast.Subscript) and not self._through_dunder(target):
                 origin = self.origin(target.value) or ""
@@ -514,6 +511,8 @@ class _Checker(ast.NodeVisitor):
             self.flag(node, f"patches {described} (an imported module or class)")
         elif isinstance(root, ast.Name) and root.id == "__builtins__":
             self.flag(node, "changes the builtins")
+        elif isinstance(target, ast.Attribute) and target.attr in MODULE_READS:
+            self.flag(node, f"replaces {target.attr} on an object (the tests read a model's parts through it)")
 
     @staticmethod
     def _through_dunder(node: ast.AST) -> bool:

@@ -8,7 +8,8 @@ replaced in sys.modules or through builtins, the probe replaced, the observation
 with finite differences, which the kernel's own check accepts in float64 but the grader's comparison, tighter
 than finite differences can reach, does not, and 08's backwards that use autograd where the kernel's mode cannot
 see it): every attacked wrong answer still scores 0, because its points come from the grader's comparison with
-the reference run. Honest answers in many styles keep every point, whatever they draw, print or save.
+the reference run. Honest answers (each notebook's solutions, and unusual ones: a seed of their own, given cells
+edited, no cell ids) keep every point, whatever they draw, print or save.
 test_trusted_grading_held.py grades the class with the integrity layers on.
 """
 

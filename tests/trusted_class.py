@@ -843,11 +843,14 @@ ATTACKED = (attackers()
                                     "forged-through-a-global": FORGED_THROUGH_A_GLOBAL, "rewritten-after-the-check": REWRITTEN_AFTER_THE_CHECK,
                                     "jacobian-in-a-pack-hook": JACOBIAN_IN_A_PACK_HOOK,
                                     **{name: unseen_autograd(*route) for name, route in UNSEEN_AUTOGRAD.items()}}.items()])
-# Without the integrity layers nothing but the grader's comparison decides: every attack and every honest answer.
-WITHOUT_INTEGRITY = ATTACKED + HONEST
-# With them (as a class is graded by default): the attacks, the plain wrong answers, and the honest answers but the
-# styles of honest_answers.py, which test_autograde's corpus grades with them on already.
-WITH_INTEGRITY = ATTACKED + PLAIN_WRONG + [student for student in HONEST if student not in STYLES]
+# The honest answers both modes grade: each notebook's solutions and the unusual ones. The styles of honest_answers.py
+# are graded by test_autograde's corpus, with the integrity layers on: those layers only hold a submission, they
+# change no score, so an honest answer that keeps its points and is not held there keeps them without the layers too.
+KEPT_HONEST = [student for student in HONEST if student not in STYLES]
+# Without the integrity layers nothing but the grader's comparison decides: every attack, and the honest answers.
+WITHOUT_INTEGRITY = ATTACKED + KEPT_HONEST
+# With them (as a class is graded by default): the attacks, the plain wrong answers, and the honest answers.
+WITH_INTEGRITY = ATTACKED + PLAIN_WRONG + KEPT_HONEST
 
 
 def key(student: Student) -> str:

@@ -2523,20 +2523,6 @@ def _below_the_module() -> list[Answer]:
                     for h in handles: h.remove()
                 return events[0] if events else None
         '''),
-        answer('low_precision', 'no mode: F.linear and Tensor.__matmul__ replaced for the call', r'''
-            def low_precision_output(model, x, dtype):
-                """No mode: F.linear and Tensor.__matmul__ replaced for the call, and put back."""
-                linear, matmul = F.linear, torch.Tensor.__matmul__
-                def low_linear(input, weight, bias=None):
-                    return linear(input.to(dtype), weight.to(dtype), None if bias is None else bias.to(dtype)).to(input.dtype)
-                def low_matmul(a, b):
-                    return matmul(a.to(dtype), b.to(dtype)).to(a.dtype)
-                F.linear, torch.Tensor.__matmul__ = low_linear, low_matmul
-                try:
-                    return model(x)
-                finally:
-                    F.linear, torch.Tensor.__matmul__ = linear, matmul
-        '''),
         answer('low_precision', 'rounding emulated: inputs and output rounded to dtype', r'''
             def low_precision_output(model, x, dtype):
                 """Emulates a low-precision product: inputs rounded to dtype, fp32 accumulation, output rounded to dtype."""

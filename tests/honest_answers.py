@@ -2464,6 +2464,78 @@ def _below_the_module() -> list[Answer]:
                 with torch.no_grad(), Cast():
                     return model(x)
         '''),
+        answer('log_ops', 'TorchDispatchMode, OpOverload.name() parsed, torch.autograd.backward', r'''
+            def log_ops(model, x):
+                class Rec(TorchDispatchMode):
+                    def __init__(self):
+                        super().__init__(); self.names = []
+                    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+                        self.names.append(func.name().split("::")[1].split(".")[0])   # aten::add.Tensor -> add
+                        return func(*args, **(kwargs or {}))
+                with torch.enable_grad():
+                    with Rec() as f:
+                        out = model(x)
+                    with Rec() as b:
+                        torch.autograd.backward(out.sum())
+                return f.names, b.names
+        '''),
+        answer('matmul_flops', "FLOPs from the product's output shape, a stack of module objects", r'''
+            def matmul_flops(model, x):
+                """Counts from the product's output shape and the contracted size; a stack keyed by module objects."""
+                names = dict((m, n) for n, m in model.named_modules())
+                stack, totals = [], {}
+                class Counter(TorchDispatchMode):
+                    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+                        out = func(*args, **(kwargs or {}))
+                        if func.overloadpacket in (torch.ops.aten.mm, torch.ops.aten.addmm, torch.ops.aten.bmm):
+                            k = args[-1].shape[-2]
+                            flops = 2 * out.numel() * k
+                            for m in stack: totals[names[m]] = totals.get(names[m], 0) + flops
+                        return out
+                handles = [m.register_forward_pre_hook(lambda mod, a: stack.append(mod)) for m in names]
+                handles += [m.register_forward_hook(lambda mod, a, o: stack.pop() and None) for m in names]
+                try:
+                    with Counter():
+                        model(x)
+                finally:
+                    for h in handles: h.remove()
+                return totals
+        '''),
+        answer('first_nonfinite', "forward hooks only, tensor hooks on each leaf's input", r'''
+            def first_nonfinite(model, x):
+                """Forward hooks only: each leaf's output is checked, and a tensor hook on its input sees the input's gradient."""
+                events, handles = [], []
+                def watch(name):
+                    def hook(module, args, output):
+                        if not torch.isfinite(output).all():
+                            events.append((name, "forward"))
+                        if isinstance(args[0], torch.Tensor) and args[0].requires_grad:
+                            args[0].register_hook(lambda g: events.append((name, "backward")) if not torch.isfinite(g).all() else None)
+                    return hook
+                for name, module in model.named_modules():
+                    if not list(module.children()):
+                        handles.append(module.register_forward_hook(watch(name)))
+                try:
+                    out = model(x)
+                    if not events:
+                        out.sum().backward()
+                finally:
+                    for h in handles: h.remove()
+                return events[0] if events else None
+        '''),
+        answer('low_precision', 'rounding emulated: inputs and output rounded to dtype', r'''
+            def low_precision_output(model, x, dtype):
+                """Emulates a low-precision product: inputs rounded to dtype, fp32 accumulation, output rounded to dtype."""
+                r = lambda t: t.to(dtype).to(t.dtype) if isinstance(t, torch.Tensor) else t
+                class Low(TorchFunctionMode):
+                    def __torch_function__(self, func, types, args=(), kwargs=None):
+                        kwargs = kwargs or {}
+                        if func in (F.linear, torch.matmul, torch.Tensor.matmul, torch.mm, torch.bmm):
+                            return r(func(*map(r, args), **{k: r(v) for k, v in kwargs.items()}))
+                        return func(*args, **kwargs)
+                with Low():
+                    return model(x)
+        '''),
     ]
 
 

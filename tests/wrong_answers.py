@@ -282,6 +282,179 @@ def _below_the_module() -> list[Wrong]:
                 with Lower():
                     return model(x).to(dtype)
         '''), "has dtype torch.bfloat16, expected torch.float32"),
+        # the expert's read of 09 (round e09): answers the tests used to accept
+        Wrong('log_ops_splits_at_the_first_sum', BELOW_THE_MODULE, 'log_ops', _cell('''
+            def log_ops(model, x):
+                class Rec(TorchDispatchMode):
+                    names = []
+                    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+                        self.names.append(func.overloadpacket.__name__)
+                        return func(*args, **(kwargs or {}))
+                rec = Rec(); rec.names = []
+                with rec:
+                    model(x).sum().backward()
+                cut = rec.names.index("sum")   # wrong as soon as the model's forward calls sum
+                return rec.names[:cut], rec.names[cut:]
+        '''), 'the forward ops of Linear → Softmax'),
+        Wrong('log_ops_logs_a_copy', BELOW_THE_MODULE, 'log_ops', _cell('''
+            import copy
+            def log_ops(model, x):
+                model = copy.deepcopy(model)   # the caller's model never gets its .grad
+                class Rec(TorchDispatchMode):
+                    def __init__(self):
+                        super().__init__(); self.names = []
+                    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+                        self.names.append(func.overloadpacket.__name__)
+                        return func(*args, **(kwargs or {}))
+                with Rec() as f:
+                    out = model(x)
+                with Rec() as b:
+                    out.sum().backward()
+                return f.names, b.names
+        '''), '.grad of Linear → Tanh after log_ops'),
+        Wrong('log_ops_mode_left_entered', BELOW_THE_MODULE, 'log_ops', _cell('''
+            def log_ops(model, x):
+                class Rec(TorchDispatchMode):
+                    def __init__(self):
+                        super().__init__(); self.names = []
+                    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+                        self.names.append(func.overloadpacket.__name__)
+                        return func(*args, **(kwargs or {}))
+                forward = Rec(); forward.__enter__()          # entered, never left
+                out = model(x)
+                n = len(forward.names)
+                out.sum().backward()
+                return forward.names[:n], forward.names[n:]   # forward.names keeps growing for the rest of the session
+        '''), 'the number of modes log_ops left entered on Linear → Tanh'),
+        Wrong('log_ops_profiler', BELOW_THE_MODULE, 'log_ops', _cell('''
+            from torch.profiler import profile
+            def log_ops(model, x):
+                # "every aten operator dispatched": the profiler records each aten:: call
+                with profile() as forward:
+                    out = model(x)
+                with profile() as backward:
+                    out.sum().backward()
+                names = lambda p: [e.name.split("::")[1] for e in p.events() if e.name.startswith("aten::")]
+                return names(forward), names(backward)
+        '''), 'the forward ops of Linear → Tanh should be'),
+        Wrong('matmul_flops_function_level', BELOW_THE_MODULE, 'matmul_flops', _cell('''
+            import math
+            def matmul_flops(model, x):
+                running, flops = [], {}
+                class Count(TorchFunctionMode):
+                    def __torch_function__(self, func, types, args=(), kwargs=None):
+                        if func is F.linear:
+                            count = 2 * math.prod(args[0].shape) * args[1].shape[0]
+                        elif func is torch.Tensor.matmul:      # only @ ; torch.mm, torch.bmm, torch.matmul, einsum missed
+                            count = 2 * math.prod(args[0].shape) * args[1].shape[-1]
+                        else:
+                            count = 0
+                        for name in running:
+                            if count: flops[name] = flops.get(name, 0) + count
+                        return func(*args, **(kwargs or {}))
+                handles = []
+                for name, module in model.named_modules():
+                    handles.append(module.register_forward_pre_hook(lambda m, a, name=name: running.append(name)))
+                    handles.append(module.register_forward_hook(lambda m, a, o: running.pop() and None))
+                try:
+                    with Count():
+                        model(x)
+                finally:
+                    for h in handles: h.remove()
+                return flops
+        '''), 'matmul_flops on a model of width'),
+        Wrong('matmul_flops_bmm_without_batch', BELOW_THE_MODULE, 'matmul_flops', _cell('''
+            def matmul_flops(model, x):
+                running, flops = [], {}
+                class Counter(TorchDispatchMode):
+                    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+                        name = func.overloadpacket.__name__
+                        if name in ("mm", "addmm", "bmm"):
+                            a, b = args[-2], args[-1]
+                            count = 2 * a.shape[-2] * a.shape[-1] * b.shape[-1]     # forgets bmm's batch
+                            for m in running: flops[m] = flops.get(m, 0) + count
+                        return func(*args, **(kwargs or {}))
+                hs = []
+                for n, m in model.named_modules():
+                    hs += [m.register_forward_pre_hook(lambda mod, a, n=n: running.append(n)), m.register_forward_hook(lambda mod, a, o: running.pop() and None)]
+                try:
+                    with Counter(): model(x)
+                finally:
+                    for h in hs: h.remove()
+                return flops
+        '''), 'matmul_flops on a model of width'),
+        Wrong('predict_fires_runs_fires', BELOW_THE_MODULE, 'predict_fires', _cell('''
+            def predict_fires(uses, call):
+                return fires(uses, call)     # runs the model: Requirement 4, unchecked
+        '''), 'predict_fires ran fires(...): predict the counts without running the model'),
+        Wrong('predict_fires_bool_counts', BELOW_THE_MODULE, 'predict_fires', _cell('''
+            def predict_fires(uses, call):
+                input_grad = "x" in call or call == "backward"
+                return {"forward hook": uses, "full backward hook": uses if input_grad else uses - 1,
+                        "tensor hook": "weight" in call or call == "backward",          # a bool: fires or not
+                        "post-accumulate hook": call.startswith("backward") and "x" not in call}
+        '''), "['tensor hook'] is a bool, expected an int"),
+        Wrong('first_nonfinite_isnan_only', BELOW_THE_MODULE, 'first_nonfinite', _cell('''
+            def first_nonfinite(model, x):
+                fwd, bwd, handles = [], [], []
+                for name, module in model.named_modules():
+                    if next(module.children(), None) is None:
+                        handles.append(module.register_forward_hook(lambda m, a, o, name=name: fwd.append(name) if o.isnan().any() else None))
+                        handles.append(module.register_full_backward_hook(lambda m, gi, go, name=name: bwd.append(name) if gi[0] is not None and gi[0].isnan().any() else None))
+                try:
+                    out = model(x)
+                    if fwd: return fwd[0], "forward"
+                    out.sum().backward()
+                    return (bwd[0], "backward") if bwd else None
+                finally:
+                    for h in handles: h.remove()
+        '''), 'LogSquare'),
+        Wrong('first_nonfinite_old_backward_hook', BELOW_THE_MODULE, 'first_nonfinite', _cell('''
+            def first_nonfinite(model, x):
+                fwd, bwd, handles = [], [], []
+                for name, module in model.named_modules():
+                    if next(module.children(), None) is None:
+                        handles.append(module.register_forward_hook(lambda m, a, o, name=name: fwd.append(name) if not o.isfinite().all() else None))
+                        handles.append(module.register_backward_hook(lambda m, gi, go, name=name: bwd.append(name) if gi[0] is not None and not gi[0].isfinite().all() else None))
+                try:
+                    out = model(x)
+                    if fwd: return fwd[0], "forward"
+                    out.sum().backward()
+                    return (bwd[0], "backward") if bwd else None
+                finally:
+                    for h in handles: h.remove()
+        '''), 'ScaledRootAbs'),
+        Wrong('first_nonfinite_no_none_guard', BELOW_THE_MODULE, 'first_nonfinite', _cell('''
+            def first_nonfinite(model, x):
+                fwd, bwd, handles = [], [], []
+                for name, module in model.named_modules():
+                    if next(module.children(), None) is None:
+                        handles.append(module.register_forward_hook(lambda m, a, o, name=name: fwd.append(name) if not o.isfinite().all() else None))
+                        handles.append(module.register_full_backward_hook(lambda m, gi, go, name=name: bwd.append(name) if not gi[0].isfinite().all() else None))
+                try:
+                    out = model(x)
+                    if fwd: return fwd[0], "forward"
+                    out.sum().backward()
+                    return (bwd[0], "backward") if bwd else None
+                finally:
+                    for h in handles: h.remove()
+        '''), "'NoneType' object has no attribute"),
+        Wrong('low_precision_autocast', BELOW_THE_MODULE, 'low_precision', _cell('''
+            def low_precision_output(model, x, dtype):
+                with torch.autocast("cpu", dtype=dtype):    # every op after a product runs in dtype too
+                    return model(x).to(x.dtype)
+        '''), 'low_precision_output(a model of width'),
+        Wrong('low_precision_no_cast_back', BELOW_THE_MODULE, 'low_precision', _cell('''
+            def low_precision_output(model, x, dtype):
+                products = {F.linear, torch.Tensor.matmul}
+                class Low(TorchFunctionMode):
+                    def __torch_function__(self, func, types, args=(), kwargs=None):
+                        if func in products:   # results stay in dtype; torch.mm/bmm/matmul missed too
+                            return func(*[a.to(dtype) if isinstance(a, torch.Tensor) else a for a in args])
+                        return func(*args, **(kwargs or {}))
+                with Low():
+                    return model(x).to(x.dtype)
+        '''), 'low_precision_output('),
     ]
 
 

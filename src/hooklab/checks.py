@@ -328,6 +328,30 @@ def check_equal(actual: Any, expected: Any, what: str) -> None:
         if isinstance(expected, str) and "\n" in expected + actual:
             raise AnswerError(f"{what} differs.\nexpected:\n{expected}\ngot:\n{actual}")
         raise AnswerError(f"{what} should be {expected!r}, got {actual!r}")
+    _require_same_types(actual, expected, what)
+
+
+def _kind(value: Any) -> str:
+    """A plain value's type as the grader names it ("a bool", "an int", "a tuple", "None")."""
+    if value is None:
+        return "None"
+    name = type(value).__name__
+    return f"an {name}" if name == "int" else f"a {name}"
+
+
+def _require_same_types(actual: Any, expected: Any, what: str) -> None:
+    """Equal plain values (``actual == expected``) whose types also match all the way down, as the grader compares
+    them: ``True == 1`` and ``(1,) != [1]`` aside, a bool is not an int, a float not an int, a tuple not a list."""
+    if type(actual) is not type(expected):
+        raise AnswerError(f"{what} is {_kind(actual)}, expected {_kind(expected)}")
+    if _is_one_of(expected, (list, tuple)):
+        for position, (item, expected_item) in enumerate(zip(actual, expected)):
+            _require_same_types(item, expected_item, f"{what}[{position}]")
+    elif _is_one_of(expected, (dict,)):
+        keys = {key: key for key in actual}  # equal keys of other types (True and 1) find each other here
+        for key, expected_item in expected.items():
+            _require_same_types(keys[key], key, f"{what}: the key {keys[key]!r}")
+            _require_same_types(actual[key], expected_item, f"{what}[{key!r}]")
 
 
 # Hooks are read from the modules' own dicts, by functions captured at import: an answer can set attributes on the

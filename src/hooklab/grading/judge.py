@@ -263,7 +263,7 @@ def _describe(encoded: dict[str, Any]) -> str:
         return f"a tensor of shape {tuple(encoded.get('shape') or ())}"
     if kind == "other":
         return str(encoded.get("name"))[:100]
-    return "None" if kind == "None" else f"a {kind}"
+    return "None" if kind == "None" else f"an {kind}" if kind == "int" else f"a {kind}"
 
 
 def _plain(encoded: Any, room: int = 200) -> str:

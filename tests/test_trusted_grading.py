@@ -10,6 +10,7 @@ than finite differences can reach, does not, and 08's backwards that use autogra
 see it): every attacked wrong answer still scores 0, because its points come from the grader's comparison with
 the reference run. Honest answers (each notebook's solutions, and unusual ones: a seed of their own, given cells
 edited, no cell ids) keep every point, whatever they draw, print or save.
+09's plausible wrong answers score 0 on their cell (one that leaves a mode entered, on every cell from its own on).
 test_trusted_grading_held.py grades the class with the integrity layers on.
 """
 

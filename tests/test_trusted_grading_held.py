@@ -1,6 +1,6 @@
 """The class of tests/trusted_class.py graded with the integrity layers on, as a class is graded by default: every
 attack is held for review or scores 0 on the cell it attacks (and a review would release no point for it), plain wrong
-answers of every driver notebook (one change from the solution each) score 0 on their cell and are not held, the same
+answers of 01–08 (one change from the solution each) score 0 on their cell and are not held, the same
 answers made to display a result of their own while the test runs (which nbgrader would read as partial credit) score
 0 on it, held or not, and no honest answer is held. test_trusted_grading.py grades the class without the layers.
 """

@@ -812,10 +812,14 @@ BELOW = "09_below_the_module"
 NOTEBOOKS = (A, BASICS, BACKWARD_HOOKS, APPLY, AUTOGRAD_FUNCTION, APPLICATIONS, MEMORY_HOOKS, PUZZLES, BELOW)
 HONEST = [student for notebook in NOTEBOOKS for student in honest_students(notebook)] + unusual_honest_students()
 STYLES = [student for student in HONEST if student.name.startswith("honest-") and student.name != "honest-unusual"]
-ONE_CHANGED = one_change_students() + [  # and 09's plausible wrong answers, graded as the class hands them in
-    Student(f"wrong-{wrong.name}", {**corpus.solutions(BELOW), wrong.grade_id: wrong.source},
-            {**corpus.points(BELOW), wrong.test_id: 0.0}, attacked=[wrong.test_id], assignment=BELOW)
-    for wrong in wrong_answers() if wrong.assignment == BELOW]
+ONE_CHANGED = one_change_students()
+# 09's plausible wrong answers. A mode an answer leaves entered blinds every check after it (a checker reads nothing
+# while a mode is entered), so that answer loses the cells from its own on.
+BELOW_WRONG = [Student(f"wrong-{wrong.name}", {**corpus.solutions(BELOW), wrong.grade_id: wrong.source},
+                       corpus.scores(BELOW, **(corpus.from_on(BELOW, wrong.test_id.removesuffix("_test")) if "mode_left_entered" in wrong.name
+                                               else {wrong.test_id.removesuffix("_test"): 0})),
+                       attacked=[wrong.test_id], assignment=BELOW)
+               for wrong in wrong_answers() if wrong.assignment == BELOW]
 PLAIN_WRONG = ONE_CHANGED + displaying_students()  # the scan holds some that display (sys.displayhook)
 ATTACKED = (attackers()
             + [Student("statistics-with-abs-shadowed", {**corpus.solutions(APPLY), "init_weights": ZEROS_WITH_ABS_SHADOWED},
@@ -847,8 +851,9 @@ ATTACKED = (attackers()
 # are graded by test_autograde's corpus, with the integrity layers on: those layers only hold a submission, they
 # change no score, so an honest answer that keeps its points and is not held there keeps them without the layers too.
 KEPT_HONEST = [student for student in HONEST if student not in STYLES]
-# Without the integrity layers nothing but the grader's comparison decides: every attack, and the honest answers.
-WITHOUT_INTEGRITY = ATTACKED + KEPT_HONEST
+# Without the integrity layers nothing but the grader's comparison decides: every attack, the honest answers, and
+# 09's wrong answers (graded here, beside the others, to share the work between the two modules).
+WITHOUT_INTEGRITY = ATTACKED + KEPT_HONEST + BELOW_WRONG
 # With them (as a class is graded by default): the attacks, the plain wrong answers, and the honest answers.
 WITH_INTEGRITY = ATTACKED + PLAIN_WRONG + KEPT_HONEST
 

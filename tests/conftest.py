@@ -22,6 +22,10 @@ COURSE_CONFIG = REPO / "autograder" / "nbgrader_config.py"
 os.environ.setdefault("JUPYTER_CONFIG_PATH", str(COURSE_CONFIG.parent))
 os.environ.setdefault("JUPYTER_PREFER_ENV_PATH", "1")
 os.environ["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), os.environ["PATH"]])
+# Tests run `make` as a user does from a shell; under `make test` these would make each one a sub-make,
+# which prints "Entering directory" around its output.
+for variable in ("MAKELEVEL", "MAKEFLAGS", "MFLAGS"):
+    os.environ.pop(variable, None)
 
 
 def solution_notebooks() -> list[Path]:

@@ -41,6 +41,7 @@ CHROMIUM_FLAGS = [
 NOTEBOOK = REPO / "solutions" / "04_apply" / "apply.ipynb"
 BLANK = REPO / "notebooks" / "03_backward_hooks" / "backward_hooks.ipynb"  # a HookTimeline after open exercises
 VANISHING = REPO / "solutions" / "06_applications" / "applications.ipynb"  # a VanishingPuzzle
+BELOW = REPO / "solutions" / "09_below_the_module" / "below_the_module.ipynb"  # modes, hooks, anomaly mode
 SCREENSHOTS = REPO / "build" / "browser"
 SETTINGS = {  # private JupyterLab settings: every cell in the DOM
     "@jupyterlab/notebook-extension:tracker": {"windowingMode": "none"},
@@ -117,10 +118,10 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Callable[[Path], s
     notebooks/); yields a notebook's URL by its path."""
     scratch = tmp_path_factory.mktemp("lab")
     release, root = scratch / "release", scratch / "work"
-    for notebook in (NOTEBOOK, BLANK, VANISHING):
+    for notebook in (NOTEBOOK, BLANK, VANISHING, BELOW):
         (release / notebook.parent.name).mkdir(parents=True)
         shutil.copy(notebook, release / notebook.parent.name / notebook.name)
-    assert len(working_copy.update(release, root)) == 3, "make lab's working copy takes every notebook of the release"
+    assert len(working_copy.update(release, root)) == 4, "make lab's working copy takes every notebook of the release"
     with jupyterlab(scratch, root, "student", COURSE_CONFIG.parent) as (base, token):
         # one workspace per notebook, so that a page shows that notebook alone
         url = lambda notebook: (f"{base}/lab/workspaces/{notebook.stem}/tree/{notebook.parent.name}/{notebook.name}"
@@ -276,8 +277,13 @@ def console_errors(page: Page) -> list[str]:
     return errors
 
 
-def test_the_labs_kernels_talk_over_ipc_so_ipykernel_gives_no_plain_tcp_warning(browser: Browser, lab: Callable[[Path], str]):
-    page = run_all(browser, lab(NOTEBOOK))
+def test_run_all_passes_every_exercise_of_notebook_09_on_a_kernel_that_talks_over_ipc(browser: Browser, lab: Callable[[Path], str]):
+    page = run_all(browser, lab(BELOW))
+    page.evaluate("""() => { const notebook = window.jupyterapp.shell.currentWidget.content;
+        return notebook.scrollToItem(notebook.widgets.length - 1); }""")
+    exercises = len([c for c in nbformat.read(BELOW, as_version=4).cells if c.metadata.get("nbgrader", {}).get("grade")])
+    summary = page.locator(".jp-OutputArea-output", has_text="exercises pass their visible tests")
+    expect(summary).to_contain_text(f"{exercises} of {exercises} exercises pass")  # every test cell ran and passed
     page.close()
     log = lab.log.read_text()
     assert "Starting buffering for" in log or "Kernel started" in log, f"no kernel started in the lab's log:\n{log[-2000:]}"

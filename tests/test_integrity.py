@@ -253,6 +253,13 @@ def test_an_honest_mode_answer_is_not_held_in_09_and_is_held_elsewhere():
      "overrides torch functions for its tensors (__torch_function__)"),
     ("from torch.overrides import TorchFunctionMode\n\n\nclass Meta(type):\n    pass\n\n\n"
      "class Odd(TorchFunctionMode, metaclass=Meta):\n    def __torch_function__(self, func, types, args=(), kwargs=None):\n        return 0\n",
+     "overrides torch functions for its tensors (__torch_function__)"),    # each mode its own handler: a function mode that defines the dispatch handler, or a class of both modes
+    ("from torch.overrides import TorchFunctionMode\n\n\nclass Crossed(TorchFunctionMode):\n"
+     "    def __torch_dispatch__(self, func, types, args=(), kwargs=None):\n        return 0\n",
+     "overrides torch operators for its tensors (__torch_dispatch__)"),
+    ("from torch.overrides import TorchFunctionMode\nfrom torch.utils._python_dispatch import TorchDispatchMode\n\n\n"
+     "class Both(TorchFunctionMode, TorchDispatchMode):\n    def __torch_function__(self, func, types, args=(), kwargs=None):\n"
+     "        return 0\n",
      "overrides torch functions for its tensors (__torch_function__)"),
 ])
 def test_what_09_allows_is_only_the_two_modes_and_their_handlers(source: str, technique: str):

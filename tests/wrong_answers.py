@@ -383,6 +383,48 @@ def _below_the_module() -> list[Wrong]:
                     for h in hs: h.remove()
                 return flops
         '''), 'matmul_flops on a model of width'),
+        Wrong('matmul_flops_hooks_left_on_error', BELOW_THE_MODULE, 'matmul_flops', _cell('''
+            def matmul_flops(model, x):
+                running, flops = [], {}
+                class Counter(TorchDispatchMode):
+                    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+                        name = func.overloadpacket.__name__
+                        if name in ("mm", "addmm", "bmm"):
+                            a, b = args[-2], args[-1]
+                            count = 2 * a.shape[-2] * a.shape[-1] * b.shape[-1] * (a.shape[0] if name == "bmm" else 1)
+                            for m in running: flops[m] = flops.get(m, 0) + count
+                        return func(*args, **(kwargs or {}))
+                hs = []
+                for n, m in model.named_modules():
+                    hs += [m.register_forward_pre_hook(lambda mod, a, n=n: running.append(n)), m.register_forward_hook(lambda mod, a, o: running.pop() and None)]
+                with Counter():
+                    model(x)
+                for h in hs: h.remove()     # never reached when model(x) raises
+                return flops
+        '''), 'hooks left by matmul_flops on a model whose forward raises'),
+        Wrong('matmul_flops_swallows_the_error', BELOW_THE_MODULE, 'matmul_flops', _cell('''
+            def matmul_flops(model, x):
+                running, flops = [], {}
+                class Counter(TorchDispatchMode):
+                    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+                        name = func.overloadpacket.__name__
+                        if name in ("mm", "addmm", "bmm"):
+                            a, b = args[-2], args[-1]
+                            count = 2 * a.shape[-2] * a.shape[-1] * b.shape[-1] * (a.shape[0] if name == "bmm" else 1)
+                            for m in running: flops[m] = flops.get(m, 0) + count
+                        return func(*args, **(kwargs or {}))
+                hs = []
+                for n, m in model.named_modules():
+                    hs += [m.register_forward_pre_hook(lambda mod, a, n=n: running.append(n)), m.register_forward_hook(lambda mod, a, o: running.pop() and None)]
+                try:
+                    with Counter():
+                        model(x)
+                except Exception:
+                    pass                        # the caller never learns the forward failed
+                finally:
+                    for h in hs: h.remove()
+                return flops
+        '''), "the error a model's forward raises, as matmul_flops passes it on"),
         Wrong('predict_fires_runs_fires', BELOW_THE_MODULE, 'predict_fires', _cell('''
             def predict_fires(uses, call):
                 return fires(uses, call)     # runs the model: Requirement 4, unchecked

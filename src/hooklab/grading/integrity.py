@@ -208,16 +208,15 @@ MODULE_READS = frozenset({"parameters", "named_parameters", "buffers", "named_bu
 # modes: its answers subclass TorchFunctionMode and TorchDispatchMode, define __torch_function__ and
 # __torch_dispatch__ on those subclasses, and enter them with ``with`` inside the answer's function. Only these exact
 # names are let through (torch.utils._python_dispatch's other, private names, torch._C and the rest stay held), and
-# the two methods only in a class whose base is one of the two modes (a tensor subclass defining them is still held).
+# each mode's own handler only in a class whose bases are that mode alone (a tensor subclass defining them is held).
 # A mode that is left entered is caught as it runs: the runtime probe (kernel_probe) records how many modes are
 # entered, around every test cell, and a checker reading a value while a mode is entered observes only that
 # (hooklab.observations.encode), so it cannot change what the grader sees.
-MODES = frozenset({
-    "torch.overrides", "torch.overrides.TorchFunctionMode", "torch.overrides.resolve_name",
-    "torch.utils._python_dispatch", "torch.utils._python_dispatch.TorchDispatchMode",
-})
-MODE_CLASSES = frozenset({"torch.overrides.TorchFunctionMode", "torch.utils._python_dispatch.TorchDispatchMode"})
-MODE_METHODS = frozenset({"__torch_function__", "__torch_dispatch__"})
+MODE_HANDLERS = {  # a mode class → the method its subclasses define
+    "torch.overrides.TorchFunctionMode": "__torch_function__",
+    "torch.utils._python_dispatch.TorchDispatchMode": "__torch_dispatch__",
+}
+MODES = frozenset({"torch.overrides", "torch.overrides.resolve_name", "torch.utils._python_dispatch", *MODE_HANDLERS})
 ALLOWED = {"09_below_the_module": MODES}  # assignment → the dotted names its answers may use
 
 
@@ -585,9 +584,10 @@ class _Checker(ast.NodeVisitor):
         methods = {item.name for item in node.body if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef))}
         methods |= {t.id for item in node.body if isinstance(item, ast.Assign) for t in item.targets if isinstance(t, ast.Name)}
         bases = {self.origin(base) or "" for base in node.bases}
-        a_mode = bool(bases) and bases <= self.permitted & MODE_CLASSES and not node.keywords  # a mode, and nothing else
+        handlers = {MODE_HANDLERS[base] for base in bases if base in self.permitted & MODE_HANDLERS.keys()}
+        mode_handler = next(iter(handlers)) if len(handlers) == 1 and len(bases) == 1 and not node.keywords else None
         for method in sorted(methods & SPECIAL_METHODS.keys()):
-            if not (a_mode and method in MODE_METHODS):  # a mode's own handler, where the assignment teaches modes
+            if method != mode_handler:  # a mode's own handler, where the assignment teaches modes
                 self.flag(node, SPECIAL_METHODS[method])
         if any(base in {"torch.Tensor", "torch.nn.Parameter", "torch.nn.parameter.Parameter"} for base in bases):
             for method in sorted(methods & TENSOR_READS):

@@ -151,7 +151,8 @@ def _facts(shell: Any) -> dict[str, str]:
 
 def _modes() -> dict[str, str]:
     """How many torch function modes and dispatch modes are entered: none between cells, where an answer enters and
-    leaves its modes inside its own functions (notebook 09); one left entered changes what the tests compute."""
+    leaves its modes inside its own functions (notebook 09); one left entered changes what the tests compute. Read
+    from torch here, not through hooklab.observations' own test of the stacks: the probe imports nothing it watches."""
     torch_c = getattr(sys.modules.get("torch"), "_C", None)
     counts = {}
     for label, name in (("torch function modes entered", "_len_torch_function_stack"),

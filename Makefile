@@ -22,14 +22,19 @@ help: ## list the targets
 # TORCH_INDEX=<url> takes another build (https://download.pytorch.org/whl/cu128), TORCH_INDEX= PyPI's.
 TORCH_INDEX ?= auto
 TORCH_CPU_INDEX := https://download.pytorch.org/whl/cpu
+# $(call torch_index,PYTHON,REQUIREMENT): sets the shell variable index to the package index for torch (none: PyPI's)
+define torch_index
+	index="$(TORCH_INDEX)"; \
+	if [ "$$index" = auto ]; then \
+		$(1) -m pip install --dry-run --quiet --no-index --no-deps --ignore-installed "$(2)" \
+			>/dev/null 2>&1 && index= || index=$(TORCH_CPU_INDEX); \
+	fi;
+endef
+LOCKED_TORCH = $$(grep '^torch==' requirements.lock)
 # $(call pip_install,EXTRAS,PIP OPTIONS): the pack with EXTRAS into .venv, at the lock's versions
 define pip_install
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	index="$(TORCH_INDEX)"; \
-	if [ "$$index" = auto ]; then \
-		$(BIN)/python -m pip install --dry-run --quiet --no-index --no-deps --ignore-installed "$$(grep '^torch==' requirements.lock)" \
-			>/dev/null 2>&1 && index= || index=$(TORCH_CPU_INDEX); \
-	fi; \
+	$(call torch_index,$(BIN)/python,$(LOCKED_TORCH)) \
 	$(BIN)/python -m pip install $(2) --constraint requirements.lock $${index:+--extra-index-url "$$index"} --editable '.[$(1)]'
 endef
 # The full environment (make instructor, autograde, test, ...); its first run says what it installs, with pip's progress.
@@ -96,7 +101,8 @@ mutants: $(INSTALLED) ## the hidden tests' mutation score: each solution's mutan
 
 TORCH ?=
 compat: $(if $(TORCH),$(INSTALLED),usage-compat) ## the pack on another torch, notebook by notebook: make compat TORCH=2.15.0 (an environment in build/compat/)
-	$(BIN)/python -m compat $(TORCH) $(if $(filter-out auto,$(TORCH_INDEX)),--index $(TORCH_INDEX))
+	$(call torch_index,$(BIN)/python,torch==$(TORCH)) \
+	$(BIN)/python -m compat $(TORCH) $${index:+--index "$$index"}
 usage-compat:
 	echo "usage: make compat TORCH=<version> [TORCH_INDEX=<url>]"; exit 2
 
@@ -109,7 +115,8 @@ wheel: $(LAB_INSTALLED) ## instructors: the pack as one wheel in dist/, for stud
 lock: ## re-resolve the newest allowed versions into requirements.lock (keeps its torch pin)
 	rm -rf build/lock-venv
 	$(PYTHON) -m venv build/lock-venv
-	build/lock-venv/bin/python -m pip install --quiet "$$(grep '^torch==' requirements.lock)" '.[grading,test]'
+	$(call torch_index,build/lock-venv/bin/python,$(LOCKED_TORCH)) \
+	build/lock-venv/bin/python -m pip install --quiet $${index:+--extra-index-url "$$index"} "$(LOCKED_TORCH)" '.[grading,test]'
 	build/lock-venv/bin/python -m pip freeze --exclude-editable \
 		| sed -e 's/+cpu$$//' | grep -v '^hooklab' > requirements.lock
 	rm -rf build/lock-venv

@@ -83,7 +83,7 @@ def main() -> None:
                                capture_output=True, text=True, check=True).stdout.strip()
     print(f"torch {installed}: nbval on solutions/, Run All on notebooks/ …", flush=True)
     solutions = nbval(python, python.parent.parent / "nbval.xml")
-    print(f"\n| notebook | nbval: outputs differ | nbval: cells raise | Run All of the release | warnings |")
+    print("\n| notebook | nbval: outputs differ | nbval: cells raise | Run All of the release | warnings |")
     print("|---|---|---|---|---|")
     clean = True
     for notebook in sorted((REPO / "notebooks").glob("*/*.ipynb")):

@@ -98,7 +98,7 @@ def main(notebook: str, seed: str, keys_file: str, out_file: str) -> None:
                 run(index)
         source, lines = solution_lines(nb.cells[ex["index"]].source)
         chosen = [m for m in mutants(source, lines) if not wanted or f"{ex['grade_id']}|{m.key}" in wanted]
-        outcomes = _forked(chosen, lambda m: exercise_run(ex, m.source), quiet)
+        outcomes = _forked(chosen, lambda m, ex=ex: exercise_run(ex, m.source), quiet)
         reference = exercise_run(ex, source)  # the process goes on from here with the solution
         position = ex["last"] + 1
         for mutant, outcome in zip(chosen, outcomes):
@@ -144,7 +144,7 @@ def _forked(items: list[Any], work: Any, quiet: int) -> list[dict[str, Any] | st
                 resource.setrlimit(resource.RLIMIT_AS, (MEMORY, MEMORY))
                 try:
                     payload = json.dumps(work(items[item])).encode()
-                except BaseException as error:  # noqa: BLE001 (the mutant's: it fails)
+                except BaseException as error:  # the mutant's: it fails
                     payload = json.dumps(f"the run failed: {type(error).__name__}: {error}"[:300]).encode()
                 with os.fdopen(write, "wb") as pipe:
                     pipe.write(payload)

@@ -25,8 +25,8 @@ from nbgrader import utils
 
 from attacks import attacks
 from conftest import REPO, solution_sources
-from hooklab.grading import kernels
 from honest_answers import extra_cells, honest_answers
+from hooklab.grading import kernels
 
 ASSIGNMENT = "02_forward_hooks"  # the structural cases' notebook
 TIMEOUT = 5  # seconds per cell when the corpus is graded (``hooklab autograde --timeout``)

@@ -124,8 +124,10 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Callable[[Path], s
     assert len(working_copy.update(release, root)) == 4, "make lab's working copy takes every notebook of the release"
     with jupyterlab(scratch, root, "student", COURSE_CONFIG.parent) as (base, token):
         # one workspace per notebook, so that a page shows that notebook alone
-        url = lambda notebook: (f"{base}/lab/workspaces/{notebook.stem}/tree/{notebook.parent.name}/{notebook.name}"
-                                f"?reset&token={token}")
+        def url(notebook: Path) -> str:
+            return (f"{base}/lab/workspaces/{notebook.stem}/tree/{notebook.parent.name}/{notebook.name}"
+                    f"?reset&token={token}")
+
         url.log = scratch / "lab.log"  # the server's (and its kernels') messages
         yield url
 
@@ -362,7 +364,8 @@ def test_the_instructors_report_loads_with_its_plots(browser: Browser, tmp_path:
 
 
 def test_a_feedback_page_opens_with_exercises_in_its_contents_and_widgets_as_text(browser: Browser, tmp_path: Path):
-    from test_feedback import render  # nbgrader's feedback page, as generate_feedback writes it with this course's exporter
+    # nbgrader's feedback page, as generate_feedback writes it with this course's exporter
+    from test_feedback import render
 
     nb = nbformat.read(REPO / "solutions" / "02_forward_hooks" / "forward_hooks.ipynb", as_version=4)
     (tmp_path / "forward_hooks.html").write_text(render(nb, "nbgrader"))

@@ -6,7 +6,6 @@ The report of a graded class (the test corpus) is checked against the grades CSV
 from __future__ import annotations
 
 import csv
-import html
 import json
 import warnings
 from pathlib import Path
@@ -18,7 +17,17 @@ from sqlalchemy.exc import SAWarning
 
 from hooklab.feedback import REDACTED
 from hooklab.grading.class_report import (
-    CSV_FILES, ClassData, Submission, aggregate, collect, failure_messages, hidden_lines, last_run, pattern, render, write_csv,
+    CSV_FILES,
+    ClassData,
+    Submission,
+    aggregate,
+    collect,
+    failure_messages,
+    hidden_lines,
+    last_run,
+    pattern,
+    render,
+    write_csv,
 )
 from hooklab.grading.course import Course
 from hooklab.grading.gradebook import Entry, Ledger

@@ -13,9 +13,9 @@ from nbgrader import utils
 from attacks import Attack, attacks
 from conftest import REPO, solution_notebooks
 from corpus import CAUGHT_BY_CHECKERS
+from honest_answers import Answer, extra_cells, honest_answers
 from hooklab.grading import integrity
 from hooklab.grading.integrity import definitions_of, imports_of, names_loaded, scan
-from honest_answers import Answer, extra_cells, honest_answers
 
 
 @cache

@@ -128,8 +128,8 @@ def test_a_distribution_is_judged_by_the_graders_statistics_of_the_values_agains
     assert reference[0]["kind"] == "distribution" and reference[0]["std"] == 0.1
     for values, problem in [(normal * 1.0001, ""), (torch.zeros(400, 300), "standard deviation 0"), (uniform, "w: kurtosis 1."),
                             (normal + 0.05, "w: mean 0.0"), (torch.full((400, 300), float("nan")), "not all finite"), (normal[:2], "shape")]:
-        student = observed(monkeypatch, lambda: checks.check_distribution(values, "w", std=float(values.std()) if values.numel() else 0.0,
-                                                                          std_rtol=1.0, kurtosis=0.0, kurtosis_atol=99.0))
+        student = observed(monkeypatch, lambda values=values: checks.check_distribution(
+            values, "w", std=float(values.std()) if values.numel() else 0.0, std_rtol=1.0, kurtosis=0.0, kurtosis_atol=99.0))
         message = verdict(student, reference)
         assert (problem in message and message) if problem else message == "", (problem, message)
     bounded = observed(monkeypatch, lambda: checks.check_distribution(torch.tensor([0.3, -0.5]), "b", bound=0.5))

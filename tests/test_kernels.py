@@ -23,8 +23,7 @@ from jupyter_client import KernelManager
 from jupyter_client.provisioning import KernelProvisionerFactory
 from traitlets.config import Config
 
-from hooklab.grading import kernels, sandbox
-from hooklab.grading import run as run_module
+from hooklab.grading import kernels, run as run_module, sandbox
 from hooklab.grading.execute import GuardedExecute
 
 # what a kernel imports that no server can have imported for it: the kernel's __main__, and torch's

@@ -14,10 +14,9 @@ from nbgrader.converters import GenerateAssignment
 from traitlets.config.application import Application
 from traitlets.utils.importstring import import_item
 
+from conftest import REPO, belongs_to_exercise, nbgrader_cells, notebook_id, solution_notebooks
 from hooklab import checks
 from hooklab.release import RAISES, USES_ANSWER, RunPastOpenExercises
-
-from conftest import REPO, nbgrader_cells, notebook_id, solution_notebooks, belongs_to_exercise
 
 SOLUTIONS = solution_notebooks()
 

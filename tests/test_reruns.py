@@ -232,7 +232,7 @@ def test_a_read_while_the_ledger_is_saved_loses_no_finished_result(tmp_path: Pat
         folder.mkdir()
         writer, readers = ledger_with_a_journal(folder), []
         with monkeypatch.context() as patch:
-            ran = interleaved(patch, folder, step, lambda: readers.append(Ledger(folder / "grading.json")))
+            ran = interleaved(patch, folder, step, lambda readers=readers, folder=folder: readers.append(Ledger(folder / "grading.json")))
             writer.save()
         if not ran:
             break  # past the save's last step

@@ -12,7 +12,14 @@ import nbformat
 import pytest
 from nbgrader.api import Gradebook
 
-from conftest import belongs_to_exercise, nbgrader_cells, notebook_id, run_nbgrader, solution_notebooks, solution_sources
+from conftest import (
+    belongs_to_exercise,
+    nbgrader_cells,
+    notebook_id,
+    run_nbgrader,
+    solution_notebooks,
+    solution_sources,
+)
 
 SOLUTIONS = solution_notebooks()
 

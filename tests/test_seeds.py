@@ -9,7 +9,6 @@ import sys
 from pathlib import Path
 
 import nbformat
-import pytest
 import torch
 
 import corpus

@@ -16,8 +16,16 @@ import nbformat
 
 from conftest import REPO, solution_sources
 from honest_answers import (
-    APPLICATIONS, APPLY, AUTOGRAD_FUNCTION, BACKWARD_HOOKS, BACKWARD_PUZZLES, BELOW_THE_MODULE, FORWARD_HOOKS, MEMORY_HOOKS,
-    MODULE_BASICS, _cell,
+    APPLICATIONS,
+    APPLY,
+    AUTOGRAD_FUNCTION,
+    BACKWARD_HOOKS,
+    BACKWARD_PUZZLES,
+    BELOW_THE_MODULE,
+    FORWARD_HOOKS,
+    MEMORY_HOOKS,
+    MODULE_BASICS,
+    _cell,
 )
 
 

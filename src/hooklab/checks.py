@@ -614,7 +614,7 @@ def _guarded(function: type) -> tuple[type, Callable[[], tuple[str, ...]], Calla
                 events = profiler.events()
                 own = profiler.profiler.kineto_results.trace_start_ns() <= begun and any(event.name == mark for event in events)
                 seen = _autograd_seen(events, nodes) if own else _STOPPED
-            except Exception:  # noqa: BLE001 (stopped by the code it watched)
+            except Exception:  # stopped by the code it watched
                 seen = _STOPPED
             if _forks[0] != forks:
                 seen = seen or "starts a process (a DataLoader's workers, multiprocessing), which no watch sees"

@@ -147,7 +147,7 @@ def _configured(config_file: Path) -> Config | str:
     importing nbgrader (enough to start the kernel server); or why it cannot be read."""
     try:
         return PyFileConfigLoader(config_file.name, path=str(config_file.parent)).load_config()
-    except Exception as error:  # noqa: BLE001 (the course's own Python file: whatever it raises)
+    except Exception as error:  # the course's own Python file: whatever it raises
         return f"{type(error).__name__}: {error}"
 
 

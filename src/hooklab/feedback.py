@@ -192,7 +192,7 @@ class SafeHTMLExporter(HTMLExporter):
         super()._init_preprocessors()
         self.register_preprocessor(InertOutputs, enabled=True)
 
-    def default_filters(self):  # type: ignore[no-untyped-def]
+    def default_filters(self):
         yield from super().default_filters()
         yield "clean_html", sanitised
 
@@ -295,7 +295,7 @@ class FeedbackExporter(SafeHTMLExporter):
         environment.bytecode_cache = self._templates
         return environment
 
-    def default_filters(self):  # type: ignore[no-untyped-def]
+    def default_filters(self):
         yield from super().default_filters()
         yield "clean_html", _cleaned
 

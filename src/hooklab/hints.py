@@ -29,7 +29,7 @@ def explain_errors() -> None:
     ``NameError``; elsewhere, do nothing. Called again, it leaves the handler it installed as it is (the
     grader installs it before a notebook's first cell, and watches that nothing changes it)."""
     try:
-        shell = get_ipython()  # type: ignore[name-defined]  # noqa: F821 - IPython's builtin
+        shell = get_ipython()  # IPython's builtin, in a kernel only
     except NameError:
         return
     if _installed and shell.CustomTB is _installed.get("handler"):

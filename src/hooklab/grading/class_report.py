@@ -24,7 +24,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 from matplotlib.figure import Figure
-from nbgrader.api import Assignment, Grade, GradeCell, Gradebook, Notebook, SubmittedAssignment, SubmittedNotebook
+from nbgrader.api import Assignment, Grade, Gradebook, GradeCell, Notebook, SubmittedAssignment, SubmittedNotebook
 from nbgrader.preprocessors import ClearHiddenTests
 
 from hooklab.feedback import REDACTED, hidden_lines

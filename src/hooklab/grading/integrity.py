@@ -574,7 +574,7 @@ class _Checker(ast.NodeVisitor):
         self.globals = outer
         self.depth -= 1
 
-    visit_AsyncFunctionDef = visit_FunctionDef
+    visit_AsyncFunctionDef = visit_FunctionDef  # noqa: N815 (ast.NodeVisitor's name for the method)
 
     def visit_Lambda(self, node: ast.Lambda) -> None:
         self._scoped(node)
@@ -642,7 +642,7 @@ class _Checker(ast.NodeVisitor):
         for statement in node.body + node.orelse:
             self.visit(statement)
 
-    visit_AsyncFor = visit_For
+    visit_AsyncFor = visit_For  # noqa: N815 (ast.NodeVisitor's name for the method)
 
     def visit_withitem(self, node: ast.withitem) -> None:
         self.visit(node.context_expr)

@@ -116,7 +116,7 @@ def verdict(observed: list[Any], reference: list[dict[str, Any]]) -> str:
     grader."""
     try:
         return _verdict(observed, reference)
-    except Exception:  # noqa: BLE001 (a payload shaped to break the comparison)
+    except Exception:  # a payload shaped to break the comparison
         return "the test's observations are not readable"
 
 

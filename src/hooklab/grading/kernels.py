@@ -26,9 +26,9 @@ import importlib.util
 import json
 import os
 import re
+import secrets
 import select
 import shutil
-import secrets
 import signal
 import socket
 import struct
@@ -46,7 +46,14 @@ from jupyter_client.provisioning import LocalProvisioner
 
 from hooklab import observations
 from hooklab.grading.sandbox import (
-    Kernel, Sandbox, SandboxError, copy_regular_files, environment, fill_awaited_working_copy, keep_socket_folder, sockets_bound,
+    Kernel,
+    Sandbox,
+    SandboxError,
+    copy_regular_files,
+    environment,
+    fill_awaited_working_copy,
+    keep_socket_folder,
+    sockets_bound,
     spawn,
 )
 
@@ -186,7 +193,7 @@ def _answer(line: socket.socket, started: set[int], supervisors: set[int], folde
         if "preload" in request:  # no reply, whatever happens: the line's next reply is its next kernel's
             try:
                 preload(request["preload"])
-            except Exception as error:  # noqa: BLE001 (a module that fails to import costs its own preloading)
+            except Exception as error:  # a module that fails to import costs its own preloading
                 print(f"hooklab kernel server: could not preload {request['preload']} ({error!r}); kernels import them themselves", file=sys.stderr)
             return True
         folders.add(request["sockets"])
@@ -195,7 +202,7 @@ def _answer(line: socket.socket, started: set[int], supervisors: set[int], folde
         reply, fds = {"pid": pid}, [pidfd]
         supervisors.add(pidfd)
         started.add(pidfd)
-    except Exception as error:  # noqa: BLE001 (a bad request costs its kernel, not the server)
+    except Exception as error:  # a bad request costs its kernel, not the server
         reply, fds = {"error": str(error) if isinstance(error, (SandboxError, OSError)) else f"{type(error).__name__}: {error}"}, []
     finally:
         if channel >= 0:
@@ -255,7 +262,7 @@ def _draw_once() -> None:
         axes.set_title("title")
         axes.legend()
         figure.savefig(io.BytesIO(), format="png", bbox_inches="tight")
-    except Exception as error:  # noqa: BLE001 (whatever matplotlib raises, the kernels must still start)
+    except Exception as error:  # whatever matplotlib raises, the kernels must still start
         print(f"hooklab kernel server: could not draw a first figure ({error!r}); kernels draw their own", file=sys.stderr)
 
 
@@ -480,7 +487,7 @@ class ObservationChannel:
         self.kernel_end.close()
 
 
-class PreloadedProvisioner(LocalProvisioner):  # type: ignore[misc]
+class PreloadedProvisioner(LocalProvisioner):
     """jupyter_client's local provisioner, starting kernels through the kernel server, each in a sandbox
     (``c.Sandbox``) and on ``ipc`` sockets in a folder of its own."""
 
@@ -538,7 +545,7 @@ class PreloadedProvisioner(LocalProvisioner):  # type: ignore[misc]
         if isinstance(self.process, Kernel):  # jupyter_client polls for the end every 0.1 s: end it first
             try:
                 await asyncio.wait_for(self.process.ended(), KILLED_WITHIN)
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 pass  # jupyter_client's own wait takes over
 
     async def wait(self) -> int | None:
@@ -600,7 +607,7 @@ class Spares:
 SPARES = Spares()
 
 
-class ReadyClient(AsyncKernelClient):  # type: ignore[misc]
+class ReadyClient(AsyncKernelClient):
     """jupyter_client's asynchronous client, ready as soon as the kernel has answered ``kernel_info`` on
     the shell channel and reported itself idle after it on IOPub: that proves both channels connected
     and leaves nothing of the request on IOPub. jupyter_client's own wait instead reads IOPub until it

@@ -31,8 +31,8 @@ from hooklab.grading import class_report, kernels, worker
 from hooklab.grading.course import Course, grade_ids
 from hooklab.grading.gradebook import Entry, Ledger, ensure_assignments, graded_keys, max_scores
 from hooklab.grading.record import record
-from hooklab.grading.review import set_manual_scores
 from hooklab.grading.report import CellScoresExportPlugin, pass_rates, standing, summary, write_failure_feedback
+from hooklab.grading.review import set_manual_scores
 from hooklab.grading.sandbox import Sandbox, amount
 from hooklab.grading.submissions import DEFAULT_FILENAME_REGEX, find, opened, place
 from hooklab.grading.untrusted import printable
@@ -179,7 +179,7 @@ def autograde(
         if not reason:
             try:
                 reference = references[task.assignment].result()
-            except Exception as error:  # noqa: BLE001 (the worker's: the course's notebook or kernel failed)
+            except Exception as error:  # the worker's: the course's notebook or kernel failed
                 reason = f"the reference solution could not be run ({error!r}); run again to retry"
         recorded = record(course, task.student, task.assignment, executed=not reason, reference=reference)
         if not task.reason:  # the stages describe submissions that went to a worker
@@ -229,7 +229,7 @@ def autograde(
     rates = export(course, ledger, seen)
     try:  # the scores, feedback and CSV are written already: a report that fails costs only itself
         class_report.write(course, ledger, stages.figures(jobs) if stages.count else None, problems)
-    except Exception as error:  # noqa: BLE001 (any failure of matplotlib or of the page)
+    except Exception as error:  # any failure of matplotlib or of the page
         problems.append(f"the class report could not be written ({error!r}); grades.csv has the scores")
     entries = {key: entry for key, entry in ledger.entries.items() if key in seen}
     report = summary(entries, rates, skipped, problems, reruns)
@@ -358,7 +358,7 @@ def _run(pool: ProcessPoolExecutor, execution: Execution, tasks: list[Task], led
                 stages.add(queue=time.perf_counter() - submitted - seconds, autograde=seconds)
                 try:
                     entry = record_result(task, reason)
-                except Exception as error:  # noqa: BLE001 (one submission's recording costs only itself)
+                except Exception as error:  # one submission's recording costs only itself
                     failed(task, error)
                     continue
                 if entry.ok:

@@ -40,7 +40,6 @@ from dataclasses import dataclass
 from traitlets import Bool, Float, Int, List, Unicode
 from traitlets.config import Configurable
 
-
 GiB, MiB = 2**30, 2**20
 
 
@@ -153,7 +152,9 @@ def _unshare(flags: int) -> None:
 
 
 def _mount(source: str | None, target: str, fstype: str | None, flags: int, data: str | None = None) -> None:
-    encode = lambda text: None if text is None else os.fsencode(text)  # noqa: E731
+    def encode(text: str | None) -> bytes | None:
+        return None if text is None else os.fsencode(text)
+
     _check(_libc.mount(encode(source), encode(target), encode(fstype), flags, encode(data)), f"mount {target}")
 
 
@@ -325,7 +326,7 @@ class _LogCopy:
             return False
         self.open = bool(data)
         if self.copied < LOG_LIMIT <= self.copied + len(data):
-            data = data[: LOG_LIMIT - self.copied] + "\nhooklab: the kernel's further output is dropped\n".encode()
+            data = data[: LOG_LIMIT - self.copied] + b"\nhooklab: the kernel's further output is dropped\n"
         if self.copied < LOG_LIMIT:
             os.write(2, data)
         self.copied += len(data)
@@ -828,7 +829,7 @@ class Kernel:
         loop = asyncio.get_running_loop()
         while (code := self.poll()) is None:
             readable = loop.create_future()
-            loop.add_reader(self._pidfd, lambda: readable.done() or readable.set_result(None))
+            loop.add_reader(self._pidfd, lambda readable=readable: readable.done() or readable.set_result(None))
             try:
                 await readable
             finally:

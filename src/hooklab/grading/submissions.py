@@ -140,7 +140,7 @@ def _extract(archive: zipfile.ZipFile, group: list[zipfile.ZipInfo], scratch: Pa
     try:
         for member in group:
             archive.extract(member, scratch)
-    except Exception as error:  # noqa: BLE001 (a damaged member raises what its compressor raises: zlib, bz2, lzma…)
+    except Exception as error:  # a damaged member raises what its compressor raises: zlib, bz2, lzma…
         target = scratch / name
         if target.is_dir() and not target.is_symlink():
             shutil.rmtree(target)

@@ -103,7 +103,10 @@ class GradientFlow(SteppedView):
             return "GradientFlow: no steps recorded"
         picked = sorted({0, len(self.norms) // 2, len(self.norms) - 1})
         header = ("layer", *(f"step {i + 1}" for i in picked))
-        cell = lambda norm: "no grad" if norm is None else f"{norm:.2e}"
+
+        def cell(norm: float | None) -> str:
+            return "no grad" if norm is None else f"{norm:.2e}"
+
         return text_table(header, [(layer, *(cell(self.norms[i][layer]) for i in picked)) for layer in self.layers])
 
 

@@ -92,8 +92,9 @@ def main() -> None:
         release = run_all(python, notebook)
         warnings = release["warnings"]
         clean &= bool(row["cells"]) and not (row["differ"] or row["raise"] or release["stopped"] or warnings)
-        print(f"| {folder} | {row['differ']} of {row['cells']} | {row['raise']} | {release['stopped'] or 'reaches the end'} "
-              f"| {len(warnings)}{': ' + '; '.join(warnings)[:300] if warnings else ''} |")
+        print(f"| {folder} | {row['differ']} of {row['cells']} | {row['raise']} | "
+              f"{release['stopped'] or 'reaches the end'} | "
+              f"{len(warnings)}{': ' + '; '.join(warnings)[:300] if warnings else ''} |")
     print(f"\ntorch {installed}: {'every notebook clean' if clean else 'NOT clean'}")
     sys.exit(0 if clean else 1)
 

@@ -37,7 +37,8 @@ def exercises(nb: Any) -> list[dict[str, Any]]:
     for index, cell in enumerate(nb.cells):
         if cell.cell_type == "code" and utils.is_solution(cell) and not utils.is_grade(cell):
             grade_id = cell.metadata.nbgrader["grade_id"]
-            tests = [i for i, c in enumerate(nb.cells) if utils.is_grade(c) and c.metadata.nbgrader["grade_id"].startswith(f"{grade_id}_test")]
+            tests = [i for i, c in enumerate(nb.cells) if utils.is_grade(c)
+                     and c.metadata.nbgrader["grade_id"].startswith(f"{grade_id}_test")]
             if tests:
                 found.append({"index": index, "grade_id": grade_id, "last": max(tests)})
     return found

@@ -42,9 +42,10 @@ def sample() -> list[corpus.Case]:
 
 def slow_case() -> corpus.Case:
     answers = {**corpus.solutions(ASSIGNMENT)}
-    answers["collect_hooks"] = (f"import time\n\nwith open('/proc/self/comm', 'w') as name:\n    name.write({IN_THE_SLOW_CELL!r})\n"
-                                f"time.sleep(4)\n\n{answers['collect_hooks']}")
-    return corpus.Case(SLOW, ASSIGNMENT, {corpus.notebook_name(ASSIGNMENT): corpus.notebook(ASSIGNMENT, answers)}, corpus.scores(ASSIGNMENT))
+    answers["collect_hooks"] = ("import time\n\nwith open('/proc/self/comm', 'w') as name:\n    "
+                                f"name.write({IN_THE_SLOW_CELL!r})\ntime.sleep(4)\n\n{answers['collect_hooks']}")
+    return corpus.Case(SLOW, ASSIGNMENT, {corpus.notebook_name(ASSIGNMENT): corpus.notebook(ASSIGNMENT, answers)},
+                       corpus.scores(ASSIGNMENT))
 
 
 def graded_like_expected(course: Path, cases: list[corpus.Case]) -> None:
@@ -70,7 +71,8 @@ def test_a_local_dask_cluster_grades_the_corpus_like_the_local_pool(tmp_path: Pa
     cases = sample()
     course = make_course(tmp_path / "course")
     submissions = corpus.write(tmp_path / "submissions", cases)
-    result = subprocess.run([*GRADE, "--dask", "--jobs", "2", "--config", str(course / "nbgrader_config.py"), str(submissions)],
+    result = subprocess.run([*GRADE, "--dask", "--jobs", "2", "--config", str(course / "nbgrader_config.py"),
+                             str(submissions)],
                             capture_output=True, text=True, timeout=900)
     assert result.returncode == 0, result.stdout + result.stderr
     graded_like_expected(course, cases)

@@ -24,4 +24,5 @@ def test_cells(cells: Iterable[Any]) -> list[tuple[str, Any]]:
     """(title of its exercise, cell) for every test cell (nbgrader's ``grade`` and not ``solution``) of a notebook's
     cells (:func:`titled`)."""
     return [(title, cell) for title, cell in titled(cells)
-            if cell.get("metadata", {}).get("nbgrader", {}).get("grade") and not cell["metadata"]["nbgrader"].get("solution")]
+            if cell.get("metadata", {}).get("nbgrader", {}).get("grade")
+            and not cell["metadata"]["nbgrader"].get("solution")]

@@ -272,7 +272,8 @@ def table_of_contents(page: str, nb: NotebookNode) -> str:
         grading = cell.metadata.get("nbgrader", {})
         anchor = escape(str(grading.get("grade_id", "")), quote=True)
         if utils.is_grade(cell) and not utils.is_solution(cell) and title:
-            page = page.replace(f'<li><a href="#{anchor}">Test cell</a>', f'<li><a href="#{anchor}">{escape(title)}</a>', 1)
+            page = page.replace(f'<li><a href="#{anchor}">Test cell</a>',
+                                f'<li><a href="#{anchor}">{escape(title)}</a>', 1)
         comment = f'<li><a href="#comment-{anchor}">Comment</a></li>'
         if (grading.get("comment") or "").strip() in ("", NO_RESPONSE):
             page = page.replace(comment, "", 1)
@@ -307,7 +308,8 @@ class FeedbackExporter(SafeHTMLExporter):
         if context.get("cell", {}).get("attachments"):
             return super().markdown2html(context, source)
         folder = context.get("resources", {}).get("metadata", {}).get("path", "") if self.embed_images else ""
-        settings = (self.embed_images, self.anchor_link_text, self.exclude_anchor_links, json.dumps(self.lexer_options, sort_keys=True, default=str))
+        settings = (self.embed_images, self.anchor_link_text, self.exclude_anchor_links,
+                    json.dumps(self.lexer_options, sort_keys=True, default=str))
         key = (source, folder, *settings)
         if key not in _markdown:
             if len(_markdown) >= REMEMBERED:
@@ -328,6 +330,8 @@ class FeedbackExporter(SafeHTMLExporter):
         # HTMLExporter.from_notebook_node up to its BeautifulSoup pass, which accessible() replaces
         resources = self._init_resources(resources)
         self.register_filter("highlight_code", self.filters["highlight_code"])
-        self.register_filter("filter_data_type", WidgetsDataTypeFilter(notebook_metadata=self._nb_metadata, parent=self, resources=resources))
+        self.register_filter("filter_data_type",
+                             WidgetsDataTypeFilter(notebook_metadata=self._nb_metadata, parent=self,
+                                                   resources=resources))
         page, resources = TemplateExporter.from_notebook_node(self, nb, resources, **kw)
         return accessible(table_of_contents(page, nb)), resources

@@ -66,7 +66,8 @@ class Entry:
     would_be: dict[str, float] = field(default_factory=dict)  # "notebook/grade_id" → points once released
     notes: list[str] = field(default_factory=list)  # repaired cells, a kernel that stopped
     released: bool = False  # an instructor released it after review (hooklab review --release)
-    seeds: dict[str, str] = field(default_factory=dict)  # notebook → its hidden tests' seed (HOOKLAB_SEED draws them again)
+    # notebook → its hidden tests' seed (HOOKLAB_SEED draws them again)
+    seeds: dict[str, str] = field(default_factory=dict)
 
     @property
     def is_held(self) -> bool:

@@ -111,7 +111,8 @@ FORBIDDEN_MODULES = {
 # os functions that start processes: a forked child computes where no watch of the kernel's sees it.
 OS_PROCESSES = ("fork", "spawn", "exec", "system", "popen", "posix_spawn", "register_at_fork")
 # os functions that work on file descriptors: the kernel's connections to the grader are among them.
-OS_DESCRIPTORS = {"dup", "dup2", "close", "closerange", "open", "openpty", "write", "writev", "pwrite", "fdopen", "pipe", "pipe2",
+OS_DESCRIPTORS = {"dup", "dup2", "close", "closerange", "open", "openpty", "write", "writev", "pwrite", "fdopen",
+                  "pipe", "pipe2",
                   "set_inheritable", "set_blocking", "sendfile", "ftruncate", "read", "readv", "pread", "lseek"}
 # What a student may take of inspect: a callable's signature and source, what kind of object something is. The rest
 # reads frames, closures, globals and members (inspect.getclosurevars, getmembers) or finds modules (getmodule).
@@ -201,7 +202,8 @@ TORCH_PRIVATE_ALLOWED = {"_dynamo", "_logging"}  # private modules of torch's th
 
 # nn.Module's methods that tests read a model through: one set on a model object (``model.named_parameters = …``)
 # would show the tests parts the model does not have.
-MODULE_READS = frozenset({"parameters", "named_parameters", "buffers", "named_buffers", "children", "named_children", "modules",
+MODULE_READS = frozenset({"parameters", "named_parameters", "buffers", "named_buffers", "children", "named_children",
+                          "modules",
                           "named_modules", "state_dict", "get_parameter", "get_buffer", "get_submodule"})
 
 # What one assignment teaches and so may use, though the scan holds it everywhere else. Notebook 09 teaches torch's
@@ -280,11 +282,13 @@ def definitions_of(sources: Iterable[str]) -> set[str]:
 
 def names_loaded(sources: Iterable[str]) -> set[str]:
     """Every name the given code reads (the test cells: what an answer must not rebind)."""
-    return {node.id for tree in _trees(sources) for node in ast.walk(tree) if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)}
+    return {node.id for tree in _trees(sources) for node in ast.walk(tree) if isinstance(node, ast.Name)
+            and isinstance(node.ctx, ast.Load)}
 
 
 def scan(
-    cells: Iterable[tuple[int, str]], given_imports: dict[str, str], test_names: set[str], given_definitions: Iterable[str] = (),
+    cells: Iterable[tuple[int, str]], given_imports: dict[str, str], test_names: set[str],
+         given_definitions: Iterable[str] = (),
     allowed: frozenset[str] = frozenset(),
 ) -> list[Finding]:
     """Findings in the student's code cells, given as (1-based cell number, source).
@@ -582,7 +586,8 @@ class _Checker(ast.NodeVisitor):
     def visit_ClassDef(self, node: ast.ClassDef) -> None:
         self.bind(node, node.name)
         methods = {item.name for item in node.body if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef))}
-        methods |= {t.id for item in node.body if isinstance(item, ast.Assign) for t in item.targets if isinstance(t, ast.Name)}
+        methods |= {t.id for item in node.body if isinstance(item, ast.Assign) for t in item.targets
+                    if isinstance(t, ast.Name)}
         bases = {self.origin(base) or "" for base in node.bases}
         handlers = {MODE_HANDLERS[base] for base in bases if base in self.permitted & MODE_HANDLERS.keys()}
         mode_handler = next(iter(handlers)) if len(handlers) == 1 and len(bases) == 1 and not node.keywords else None
@@ -604,7 +609,8 @@ class _Checker(ast.NodeVisitor):
 
     def _imported_by_name(self, node: ast.AST) -> str | None:
         """The module ``importlib.import_module("name")`` imports (a constant name, no package), or None."""
-        if not (isinstance(node, ast.Call) and self.origin(node.func) == ".".join(IMPORT_MODULE) and len(node.args) == 1 and not node.keywords):
+        if not (isinstance(node, ast.Call) and self.origin(node.func) == ".".join(IMPORT_MODULE)
+                and len(node.args) == 1 and not node.keywords):
             return None
         return _constant_text(node.args[0])
 
@@ -734,7 +740,8 @@ class _Checker(ast.NodeVisitor):
             self.check_module(node, imported)
             self.check_installed(node, imported)
         if (self.origin(func) or "").endswith(".DataLoader") and any(
-                keyword.arg == "num_workers" and not (isinstance(keyword.value, ast.Constant) and keyword.value.value == 0)
+                keyword.arg == "num_workers" and not (isinstance(keyword.value, ast.Constant)
+                                                      and keyword.value.value == 0)
                 for keyword in node.keywords):
             self.flag(node, "runs code outside its cell (a DataLoader's worker processes)")
         if isinstance(func, ast.Name):
@@ -743,7 +750,8 @@ class _Checker(ast.NodeVisitor):
                 self.flag(node, FORBIDDEN_CALLS[name])
             elif name in {"setattr", "delattr"} and node.args:
                 attribute = _constant_text(node.args[1]) if len(node.args) > 1 else None
-                self.mutate(node, ast.Attribute(value=node.args[0], attr=attribute or "<computed name>", ctx=ast.Store()))
+                self.mutate(node,
+                            ast.Attribute(value=node.args[0], attr=attribute or "<computed name>", ctx=ast.Store()))
                 self.check_attribute_name(node)
             elif name in {"getattr", "hasattr"} and node.args:
                 self.check_attribute_name(node)
@@ -824,7 +832,8 @@ class ScanSubmission(NbGraderPreprocessor):
             (number, cell.source)
             for number, cell in enumerate(nb.cells, start=1)
             if cell.cell_type == "code"
-            and (utils.is_solution(cell) or not (utils.is_grade(cell) or utils.is_locked(cell)) and _code(cell.source) not in unchanged)
+            and (utils.is_solution(cell) or not (utils.is_grade(cell) or utils.is_locked(cell))
+                 and _code(cell.source) not in unchanged)
         ]
         assignment = resources.get("nbgrader", {}).get("assignment", "")
         findings = scan(written, imports, test_names, definitions, allowed_for(assignment))
@@ -833,7 +842,8 @@ class ScanSubmission(NbGraderPreprocessor):
 
 
 @lru_cache(maxsize=16)  # the source's: the same for every submission of the class
-def _given(given: tuple[str, ...], tests: tuple[str, ...]) -> tuple[frozenset[str], dict[str, str], frozenset[str], frozenset[str]]:
+def _given(given: tuple[str, ...], tests: tuple[str, ...]) -> tuple[frozenset[str], dict[str, str], frozenset[str],
+                                                                    frozenset[str]]:
     """What a source notebook's own cells say for the scan: the code of its given cells (one with comments or
     spacing of the student's is still given), what they import (a test's own imports are its own: it imports
     them again as it runs), the names its tests read, and what the given cells define. Callers only read it."""

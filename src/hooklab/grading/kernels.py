@@ -63,7 +63,8 @@ PROVISIONER = "hooklab-preloaded"
 # imports debugpy; the parts of IPython's shell).
 PRELOAD = (
     "torch", "numpy", "hooklab.checks",
-    "ipykernel.kernelapp", "ipykernel.debugger", "IPython.core.debugger", "IPython.core.completerlib", "IPython.core.oinspect",
+    "ipykernel.kernelapp", "ipykernel.debugger", "IPython.core.debugger", "IPython.core.completerlib",
+           "IPython.core.oinspect",
     "IPython.core.logger", "IPython.extensions.storemagic", "sqlite3", "tornado.queues", "tornado.platform.asyncio",
 )
 # The notebooks' other slow imports, each preloaded where the code of a notebook to grade matches its pattern
@@ -194,16 +195,19 @@ def _answer(line: socket.socket, started: set[int], supervisors: set[int], folde
             try:
                 preload(request["preload"])
             except Exception as error:  # a module that fails to import costs its own preloading
-                print(f"hooklab kernel server: could not preload {request['preload']} ({error!r}); kernels import them themselves", file=sys.stderr)
+                print(f"hooklab kernel server: could not preload {request['preload']} ({error!r}); kernels import them "
+                      "themselves", file=sys.stderr)
             return True
         folders.add(request["sockets"])
-        pid, pidfd = spawn(Sandbox(**request["sandbox"]), request["cwd"], request["sockets"], lambda: _become_kernel(request, channel),
+        pid, pidfd = spawn(Sandbox(**request["sandbox"]), request["cwd"], request["sockets"],
+                           lambda: _become_kernel(request, channel),
                            request["spare"], channel)
         reply, fds = {"pid": pid}, [pidfd]
         supervisors.add(pidfd)
         started.add(pidfd)
     except Exception as error:  # a bad request costs its kernel, not the server
-        reply, fds = {"error": str(error) if isinstance(error, (SandboxError, OSError)) else f"{type(error).__name__}: {error}"}, []
+        reply, fds = {"error": str(error) if isinstance(error, (SandboxError, OSError)) else f"{type(error).__name__}: "
+                                                                                             f"{error}"}, []
     finally:
         if channel >= 0:
             os.close(channel)
@@ -263,7 +267,8 @@ def _draw_once() -> None:
         axes.legend()
         figure.savefig(io.BytesIO(), format="png", bbox_inches="tight")
     except Exception as error:  # whatever matplotlib raises, the kernels must still start
-        print(f"hooklab kernel server: could not draw a first figure ({error!r}); kernels draw their own", file=sys.stderr)
+        print(f"hooklab kernel server: could not draw a first figure ({error!r}); kernels draw their own",
+              file=sys.stderr)
 
 
 _SET_BY_IMPORTS: dict[str, str] = {}  # the variables the server's preloading set (as ipykernel's debugger does)
@@ -330,7 +335,8 @@ class KernelServer:
             env["PYTHONHASHSEED"] = hash_seed
         with theirs, listener:
             self.process = subprocess.Popen(
-                [sys.executable, "-m", "hooklab.grading.kernels", str(theirs.fileno()), str(listener.fileno()), *modules],
+                [sys.executable, "-m", "hooklab.grading.kernels", str(theirs.fileno()), str(listener.fileno()),
+                 *modules],
                 stdin=subprocess.DEVNULL, pass_fds=[theirs.fileno(), listener.fileno()], env=env,
             )
         self.pidfd = os.pidfd_open(self.process.pid)
@@ -525,7 +531,8 @@ class PreloadedProvisioner(LocalProvisioner):
             os.mkdir(self.folder)
         cwd = os.path.realpath(self.folder if spare else kwargs.get("cwd") or os.getcwd())
         self.forked = preloadable(cmd)
-        request = {"argv": cmd, "cwd": cwd, "env": env, "sockets": self.sockets, "fork": self.forked, "spare": spare, "sandbox": sandbox.settings()}
+        request = {"argv": cmd, "cwd": cwd, "env": env, "sockets": self.sockets, "fork": self.forked, "spare": spare,
+                   "sandbox": sandbox.settings()}
         try:
             self.process = KernelServer.instance(env.get("PYTHONHASHSEED"), sandbox).start(request, channel.kernel_end)
         except BaseException:

@@ -85,7 +85,8 @@ class RepairCells(NbGraderPreprocessor):
                 position = by_grade_id.get(grade_id)
             else:
                 position = by_cell_id.get(cell.get("id"))
-                if position is not None and (position in taken or source[position].cell_type != cell.cell_type or _grade_id(source[position])):
+                if position is not None and (position in taken or source[position].cell_type != cell.cell_type
+                                             or _grade_id(source[position])):
                     position = None
                 if position is None:
                     position = by_text.get((cell.cell_type, cell.source))

@@ -54,7 +54,8 @@ def unreadable(folder: Path, notebooks: list[str], sandbox: Sandbox) -> str:
         if not stat.S_ISREG(info.st_mode):
             return f"{name} is a link, not a notebook file"
         if sandbox.notebook_size and info.st_size > sandbox.notebook_size:
-            return f"{name} is {amount(info.st_size)}, more than the {amount(sandbox.notebook_size)} a notebook may be (c.Sandbox.notebook_size)"
+            return (f"{name} is {amount(info.st_size)}, more than the {amount(sandbox.notebook_size)} a notebook may "
+                    "be (c.Sandbox.notebook_size)")
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")  # nbformat's warnings about a notebook's age, not its validity
@@ -65,7 +66,8 @@ def unreadable(folder: Path, notebooks: list[str], sandbox: Sandbox) -> str:
             return f"{name} is not a valid notebook ({first_line[:120]})"
         text = sum(len(cell.source.encode()) for cell in nb.cells)
         if sandbox.source_size and text > sandbox.source_size:
-            return f"{name} has {amount(text)} of text in its cells, more than the {amount(sandbox.source_size)} a notebook may hold (c.Sandbox.source_size)"
+            return (f"{name} has {amount(text)} of text in its cells, more than the {amount(sandbox.source_size)} a "
+                    "notebook may hold (c.Sandbox.source_size)")
     return ""
 
 
@@ -142,9 +144,11 @@ def autograde(
         found = find(folder, course, sandbox, filename_regex, timestamps)
         problems += found.problems
         assignments = sorted({s.assignment for s in found.submissions})
-        sources = {a: sorted((course.root / course.coursedir.source_directory / a).glob("*.ipynb")) for a in assignments}
+        sources = {a: sorted((course.root / course.coursedir.source_directory / a).glob("*.ipynb"))
+                   for a in assignments}
         broken = ensure_assignments(course.db_url, sources, api.generate_assignment, force=force)
-        problems += [f"{a}: nbgrader could not register the assignment; its submissions were not graded" for a in broken]
+        problems += [f"{a}: nbgrader could not register the assignment; its submissions were not graded"
+                     for a in broken]
         graders = {a: grading_fingerprint(course, a) for a in assignments}
         in_gradebook = graded_keys(course.db_url)
         todo, seen, skipped = [], set(), 0
@@ -188,7 +192,8 @@ def autograde(
             feedback = course.step_dir("feedback") / task.student / task.assignment
             write_failure_feedback(feedback, course.notebooks[task.assignment], reason, points[task.assignment])
         return Entry(task.fingerprint, not reason, reason, recorded.score, points[task.assignment], files=task.files,
-                     held=recorded.held, would_be=recorded.would_be, notes=recorded.notes, released=released, seeds=recorded.seeds)
+                     held=recorded.held, would_be=recorded.would_be, notes=recorded.notes, released=released,
+                     seeds=recorded.seeds)
 
     runnable = []
     for task in todo:
@@ -203,17 +208,20 @@ def autograde(
             snapshot = Path(scratch) / "gradebook.db"
             shutil.copyfile(course.db_url.removeprefix("sqlite:///"), snapshot)
             if not (dask or scheduler):  # one kernel server for the local workers: its preloading is done once
-                code = "\n".join(code_of(path) for assignment in {t.assignment for t in runnable} for path in sources[assignment])
+                code = "\n".join(code_of(path) for assignment in {t.assignment for t in runnable}
+                                 for path in sources[assignment])
                 kernels.start_server(course.config(execute_only=True), code)
             # forked: the workers share this process's kernel server and what it has imported
             with _shared_heap(), ProcessPoolExecutor(jobs, multiprocessing.get_context("fork"), worker.start, (course, snapshot, course.work_dir / LOG)) as pool:
-                references.update({a: pool.submit(worker.reference, a) for a in sorted({t.assignment for t in runnable})})
+                references.update({a: pool.submit(worker.reference, a)
+                                   for a in sorted({t.assignment for t in runnable})})
                 if dask or scheduler:
                     from hooklab.grading.cluster import DaskExecution  # dask.distributed loads only for this mode
 
                     cluster = DaskExecution(course, sorted({t.assignment for t in runnable}), snapshot, scheduler, jobs)
                     try:
-                        execution = Execution(lambda task: cluster.submit(task.student, task.assignment), cluster.slots, cluster.restarts)
+                        execution = Execution(lambda task: cluster.submit(task.student, task.assignment), cluster.slots,
+                                              cluster.restarts)
                         problems += _run(pool, execution, runnable, ledger, record_result, stages)
                     finally:
                         cluster.close()
@@ -326,7 +334,8 @@ def _run(pool: ProcessPoolExecutor, execution: Execution, tasks: list[Task], led
         if entry is not None:
             ledger.set(task.key, entry)
         bar.update()
-        bar.set_postfix_str(f"{printable(task.key)} {'✗ failed' if entry is None else f'{entry.score:g}/{entry.max_score:g}' + standing(entry)}")
+        bar.set_postfix_str(f"{printable(task.key)} "
+                            f"{'✗ failed' if entry is None else f'{entry.score:g}/{entry.max_score:g}' + standing(entry)}")
 
     def failed(task: Task, error: BaseException) -> None:  # a worker process that died takes its task with it
         problems.append(f"{task.key}: the grading process failed ({error!r}); run again to retry")

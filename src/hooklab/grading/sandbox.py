@@ -55,8 +55,10 @@ THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"
 SANDBOX_HOME = "/tmp"  # the kernel's HOME: writable, private, emptied with the kernel
 # What a kernel takes from the environment jupyter_client asks for (the grader's, with the kernel spec's and
 # jupyter_client's own): the rest of its environment is fixed (environment()).
-KERNEL_VARIABLES = ("JPY_PARENT_PID", "PYTHONHASHSEED", "MPLBACKEND", "PYDEVD_DISABLE_FILE_VALIDATION", "NBGRADER_EXECUTION")
-PRIVATE = "/tmp/.hooklab"  # in a kernel's private tmpfs: its working copy and /dev/shm, and a read-only view of its folder
+KERNEL_VARIABLES = ("JPY_PARENT_PID", "PYTHONHASHSEED", "MPLBACKEND", "PYDEVD_DISABLE_FILE_VALIDATION",
+                    "NBGRADER_EXECUTION")
+# in a kernel's private tmpfs: its working copy and /dev/shm, and a read-only view of its folder
+PRIVATE = "/tmp/.hooklab"
 FILES = f"{PRIVATE}/files"  # the folder the kernel was asked to work in, read-only: its working copy is made from it
 STAGED = f"{PRIVATE}/staged"  # its copy, until the kernel's first request moves it into the working folder
 WORK = f"{PRIVATE}/work"  # the working folder, also mounted where the kernel was asked to work
@@ -82,7 +84,8 @@ class Sandbox(Configurable):
     notebook_size = Int(8 * MiB, help="largest submitted notebook file: a larger one is refused before it is read").tag(config=True)
     source_size = Int(512 * 1024, help="most text in a submitted notebook's cells: more is refused before it runs").tag(config=True)
     output_size = Int(1 * MiB, help="largest output of a cell kept from a kernel: a larger one is cut, with a note").tag(config=True)
-    outputs_size = Int(8 * MiB, help="most output kept from one notebook's kernel: later outputs are dropped, with a note").tag(config=True)
+    outputs_size = Int(8 * MiB, help="most output kept from one notebook's kernel: later outputs are dropped, with a "
+                                     "note").tag(config=True)
     threads = Int(1, help="CPU threads of torch, OpenMP and BLAS in a kernel; 0 keeps their defaults").tag(config=True)
     uid_base = Int(1_900_000_000, help="as root, a kernel runs as uid_base + its supervisor's pid").tag(config=True)
     hidden = List(Unicode(), help="paths no kernel may see: a kernel whose folders would show one is refused").tag(config=True)
@@ -160,7 +163,8 @@ def _mount(source: str | None, target: str, fstype: str | None, flags: int, data
 
 def _set_mount_attributes(path: str, attributes: int, flags: int = AT_RECURSIVE) -> None:
     attr = (ctypes.c_uint64 * 4)(attributes, 0, 0, 0)  # struct mount_attr: set, clear, propagation, userns
-    _check(_libc.syscall(_SYS_MOUNT_SETATTR, AT_FDCWD, os.fsencode(path), flags, attr, ctypes.sizeof(attr)), f"mount_setattr {path}")
+    _check(_libc.syscall(_SYS_MOUNT_SETATTR, AT_FDCWD, os.fsencode(path), flags, attr, ctypes.sizeof(attr)),
+           f"mount_setattr {path}")
 
 
 def _prctl(option: int, value: int) -> None:
@@ -198,7 +202,8 @@ class _Start:
     cgroup: str | None = None
     output: int = -1  # the kernel's stdout and stderr, which the supervisor copies into its own stderr
     status: int = -1  # the kernel's wait status, from its init
-    handshake: int = -1  # the kernel's end of a socket pair: "bound" when its sockets are, "sealed" back (sockets_bound)
+    # the kernel's end of a socket pair: "bound" when its sockets are, "sealed" back (sockets_bound)
+    handshake: int = -1
     channel: int = -1  # the kernel's end of its observation channel (kernels.ObservationChannel), kept open for it
 
 
@@ -267,12 +272,14 @@ def _supervise(start: _Start, parent: int) -> None:
         _init(start, me)
     ended = 1 << 8  # exit status 1, should the supervisor itself fail
     try:
-        for fd in (me, start.report, start.output, start.status, start.handshake, *([start.channel] if start.channel >= 0 else [])):
+        for fd in (me, start.report, start.output, start.status, start.handshake,
+                   *([start.channel] if start.channel >= 0 else [])):
             os.close(fd)
         init_fd = os.pidfd_open(init)
         signal.signal(signal.SIGINT, lambda signum, frame: _signal(init_fd, signum))
         if not _watch(init_fd, output, sandbox.wall_clock, handshake, lambda: _seal(start)):
-            print(f"hooklab: the kernel in {start.cwd} reached the wall-clock limit ({sandbox.wall_clock:g} s)", file=sys.stderr)
+            print(f"hooklab: the kernel in {start.cwd} reached the wall-clock limit ({sandbox.wall_clock:g} s)",
+                  file=sys.stderr)
             _signal(init_fd, signal.SIGKILL)
         ended = os.waitpid(init, 0)[1]
         handed = os.read(statuses, 4)
@@ -511,7 +518,8 @@ def _layout(sandbox: Sandbox, cwd: str, sockets: str) -> list[_Mount]:
         _Mount("/proc", "proc"),
         _Mount("/dev", "tmpfs", "mode=0755,size=64k"),
         *(_Mount(f"/dev/{name}", "dev") for name in DEVICES),
-        *(_Mount(f"/dev/{name}", "link", f"/proc/self/fd/{fd}") for fd, name in enumerate(("stdin", "stdout", "stderr"))),
+        *(_Mount(f"/dev/{name}", "link", f"/proc/self/fd/{fd}")
+          for fd, name in enumerate(("stdin", "stdout", "stderr"))),
         _Mount("/dev/fd", "link", "/proc/self/fd"),
         _Mount("/dev/shm", "private", f"{PRIVATE}/shm"),
         _Mount(FILES, "ro", cwd),
@@ -671,7 +679,8 @@ def _copy_file(name: str, source_fd: int, target_fd: int, owner: int | None) -> 
     try:
         if not stat.S_ISREG(os.fstat(reading).st_mode):  # replaced since it was listed
             raise OSError(errno.EINVAL, "not a regular file")
-        writing = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644, dir_fd=target_fd)
+        writing = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644,
+                          dir_fd=target_fd)
         try:
             if owner is not None:
                 os.fchown(writing, owner, owner)
@@ -716,7 +725,8 @@ def _cgroup_problem(sandbox: Sandbox) -> str | None:
             enabled = handle.read().split()
     except OSError as error:
         return f"cgroup {sandbox.cgroup}: {error.strerror}"
-    return None if "memory" in enabled else f"cgroup {sandbox.cgroup}: the memory controller is not enabled for its children"
+    return None if "memory" in enabled else (f"cgroup {sandbox.cgroup}: the memory controller is not enabled for its "
+                                             "children")
 
 
 def _cgroup_for_kernel(sandbox: Sandbox) -> str | None:

@@ -102,8 +102,8 @@ def main(count: int, dask: bool, assignment: str) -> int:
         distributed = hooklab(on_dask, inbox, "--dask")[0] if on_dask else 0.0
         floor = compute_floor(REPO / "solutions" / assignment / corpus.notebook_name(assignment))
 
-        if scores(plain, assignment) != scores(ours, assignment) or (on_dask
-                                                                     and scores(on_dask, assignment) != scores(ours, assignment)):
+        if scores(plain, assignment) != scores(ours, assignment) or (
+                on_dask and scores(on_dask, assignment) != scores(ours, assignment)):
             print("scores differ between nbgrader and hooklab", file=sys.stderr)
             return 1
     print(f"{count} submissions of {assignment}, {os.cpu_count()} cores; scores identical")

@@ -50,7 +50,8 @@ def nbval(python: Path, report: Path) -> dict[str, dict[str, int]]:
 
 
 def nbval_table(report: Path) -> dict[str, dict[str, int]]:
-    """Per solution notebook folder, from nbval's JUnit report: its cells, those whose output differs, those that raise."""
+    """Per solution notebook folder, from nbval's JUnit report: its cells, those whose output differs, those that
+    raise."""
     table: dict[str, dict[str, int]] = {}
     for case in ElementTree.parse(report).iter("testcase"):
         folder = Path(case.get("file") or case.get("classname", "").replace(".", "/")).parts[1]

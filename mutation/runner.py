@@ -66,10 +66,12 @@ def main(notebook: str, seed: str, keys_file: str, out_file: str) -> None:
     name = path.stem
 
     def run(index: int, source: str | None = None) -> tuple[str, list[Any] | None]:
-        """Run cell ``index`` (with ``source`` instead of its own) as the grader does: what it raised, what it observed."""
+        """Run cell ``index`` (with ``source`` instead of its own) as the grader does: what it raised, what it
+        observed."""
         cell = nb.cells[index]
         test = utils.is_grade(cell)
-        key = cell.metadata.get("nbgrader", {}).get("grade_id") or cell.get("id") or hashlib.sha256(cell.source.encode()).hexdigest()
+        key = (cell.metadata.get("nbgrader", {}).get("grade_id") or cell.get("id")
+               or hashlib.sha256(cell.source.encode()).hexdigest())
         observations.begin(observations.cell_seed(seed, name, key), test)
         code = source if source is not None else judge.without_expectations(cell.source) if test else cell.source
         result = shell.run_cell(code, store_history=False, silent=True)

@@ -68,8 +68,8 @@ HELD_FOR: dict[str, tuple[str, int, str]] = {
     "gc_get_objects_code_swap": ("mlp", 1, "searches the interpreter's objects (gc)"),
     "parameter_subclass_bias_poisons_reference": ("mlp", 1,
                                                   "overrides torch functions for its tensors (__torch_function__)"),
-    "parameter_subclass_everywhere_poisons_reference": ("two_head_net", 1,
-                                                        "overrides torch functions for its tensors (__torch_function__)"),
+    "parameter_subclass_everywhere_poisons_reference": (
+        "two_head_net", 1, "overrides torch functions for its tensors (__torch_function__)"),
     "constructor_rebinds_caller_globals": ("scale_repr", 7, "uses the interpreter's machinery (sys._getframe)"),
     "blunt_comparison_patches": ("running_mean", 3, "patches torch.allclose (an imported module or class)"),
     "leak_hidden_tests_in_exception_message": ("scale_repr", 8, "uses the interpreter's machinery (sys._getframe)"),

@@ -97,7 +97,8 @@ def scores_in_gradebook(course: Path, cases: list[corpus.Case] = CASES) -> dict[
     with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gradebook:
         return {
             key(case): {
-                test: gradebook.find_grade(test, Path(corpus.notebook_name(case.assignment)).stem, case.assignment, case.student).score
+                test: gradebook.find_grade(test, Path(corpus.notebook_name(case.assignment)).stem, case.assignment,
+                                           case.student).score
                 for test in corpus.points(case.assignment)
             }
             for case in cases
@@ -180,7 +181,8 @@ def test_grades_csv_has_a_column_per_test_cell_and_the_reasons(graded: dict):
         stem = Path(corpus.notebook_name(case.assignment)).stem
         cells = {test: float(row[f"{stem}/{test}"]) for test in corpus.points(case.assignment)}
         assert cells == expected(case, graded), f"{key(case)}: CSV has {cells}"
-        assert float(row["late_penalty"]) == 0 and float(row["score"]) == sum(cells.values()) and float(row["max_score"]) == sum(corpus.points(case.assignment).values())
+        assert (float(row["late_penalty"]) == 0 and float(row["score"]) == sum(cells.values())
+                and float(row["max_score"]) == sum(corpus.points(case.assignment).values()))
         assert row["reason"] == explanation(case, graded["ledger"][key(case)]), f"{key(case)}: reason {row['reason']!r}"
         assert row["reason"].startswith("held for review: ") == held(case, graded), (f"{key(case)}: reason "
                                                                                      f"{row['reason']!r}")
@@ -199,7 +201,8 @@ def hidden_lines() -> set[str]:
 def test_feedback_shows_results_but_never_a_hidden_test_line(graded: dict):
     secret = hidden_lines()
     for case in CASES:
-        page = graded["course"] / "autograder" / "feedback" / key(case) / corpus.notebook_name(case.assignment).replace(".ipynb", ".html")
+        page = (graded["course"] / "autograder" / "feedback" / key(case)
+                / corpus.notebook_name(case.assignment).replace(".ipynb", ".html"))
         assert page.is_file(), f"no feedback for {key(case)}"
         text = html.unescape(page.read_text())
         # the student may write it too
@@ -322,8 +325,8 @@ def test_report_counts_the_failure_messages_of_the_class(graded: dict):
             and ledger[f"{row['student']}/{row['assignment']}"]["ok"]
             and ledger[f"{row['student']}/{row['assignment']}"]["would_be"].get(column, 0.0) < points
         ]
-        counted = sum(int(r["submissions"]) for r in failures
-                      if [r[k] for k in ("assignment", "notebook", "cell")] == [cell[k] for k in ("assignment", "notebook", "cell")])
+        where = ("assignment", "notebook", "cell")
+        counted = sum(int(r["submissions"]) for r in failures if [r[k] for k in where] == [cell[k] for k in where])
         assert counted == len(lost), f"{cell['assignment']}/{column}: {counted} messages for {len(lost)} failures"
     assert not any(r["message"].startswith(("HeldForReview", "(no")) for r in failures)
 

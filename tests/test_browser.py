@@ -178,7 +178,8 @@ def test_widgets_render_and_step_in_jupyterlab(browser: Browser, lab: Callable[[
     assert (SCREENSHOTS / "04_apply.png").stat().st_size > 10_000
 
 
-def test_run_all_on_a_blank_release_reaches_the_widgets_after_open_exercises(browser: Browser, lab: Callable[[Path], str]):
+def test_run_all_on_a_blank_release_reaches_the_widgets_after_open_exercises(browser: Browser,
+                                                                             lab: Callable[[Path], str]):
     page = run_all(browser, lab(BLANK))
     errors = page.evaluate("""() => [...window.jupyterapp.shell.currentWidget.content.model.cells]
         .filter(cell => cell.type === 'code')
@@ -283,7 +284,8 @@ def console_errors(page: Page) -> list[str]:
     return errors
 
 
-def test_run_all_passes_every_exercise_of_notebook_09_on_a_kernel_that_talks_over_ipc(browser: Browser, lab: Callable[[Path], str]):
+def test_run_all_passes_every_exercise_of_notebook_09_on_a_kernel_that_talks_over_ipc(browser: Browser,
+                                                                                      lab: Callable[[Path], str]):
     page = run_all(browser, lab(BELOW))
     page.evaluate("""() => { const notebook = window.jupyterapp.shell.currentWidget.content;
         return notebook.scrollToItem(notebook.widgets.length - 1); }""")
@@ -298,7 +300,8 @@ def test_run_all_passes_every_exercise_of_notebook_09_on_a_kernel_that_talks_ove
     assert "without encryption" not in log, "a kernel of the lab runs over TCP (lab/course: KernelManager.transport)"
 
 
-def test_the_student_lab_shows_validate_and_nothing_of_the_instructor_or_exchange(browser: Browser, lab: Callable[[Path], str]):
+def test_the_student_lab_shows_validate_and_nothing_of_the_instructor_or_exchange(browser: Browser,
+                                                                                  lab: Callable[[Path], str]):
     page = browser.new_page(viewport={"width": 1400, "height": 1000})
     errors = console_errors(page)
     page.goto(lab(BLANK))
@@ -311,7 +314,8 @@ def test_the_student_lab_shows_validate_and_nothing_of_the_instructor_or_exchang
     for text in ("Formgrader", "Assignment List", "Course List", "Create Assignment", "Nbgrader"):
         assert page.get_by_text(text, exact=True).count() == 0, f"{text} shows in the student lab"
     page.wait_for_timeout(2000)  # a news prompt or an exchange error would be up by now
-    assert page.locator(".jp-Dialog, .jp-toast-message").count() == 0, page.locator(".jp-Dialog, .jp-toast-message").all_inner_texts()
+    dialogs = page.locator(".jp-Dialog, .jp-toast-message")
+    assert dialogs.count() == 0, dialogs.all_inner_texts()
     assert not errors, f"console errors: {errors}"
     base = lab(BLANK).split("/lab/")[0]
     with pytest.raises(urllib.error.HTTPError) as refused:

@@ -361,9 +361,11 @@ def test_backward_returns_one_gradient_per_input_none_for_the_others():
         check_backward(mul_with(lambda ctx, g: g * ctx.saved_tensors[1]), X, Y)
     with fails_with(r"MaxDim.backward returned 1 gradient, expected 2: one per input of forward \(x, dim\), None for "
                     r"dim$"):
-        check_backward(type("MaxDim", (MaxDim,), {"backward": staticmethod(lambda ctx, g, i: MaxDim.backward(ctx, g, i)[0])}), X, 1)
+        backward = staticmethod(lambda ctx, g, i: MaxDim.backward(ctx, g, i)[0])
+        check_backward(type("MaxDim", (MaxDim,), {"backward": backward}), X, 1)
     with fails_with(r"the gradient for dim should be None \(dim is not a floating-point tensor\); got a torch.Tensor$"):
-        check_backward(type("MaxDim", (MaxDim,), {"backward": staticmethod(lambda ctx, g, i: (MaxDim.backward(ctx, g, i)[0], g))}), X, 1)
+        backward = staticmethod(lambda ctx, g, i: (MaxDim.backward(ctx, g, i)[0], g))
+        check_backward(type("MaxDim", (MaxDim,), {"backward": backward}), X, 1)
     with fails_with(CALL + r"the gradient of input x is None, expected a tensor of shape \(3, 4\)$"):
         check_backward(mul_with(lambda ctx, g: (None, (g * ctx.saved_tensors[0]).sum(0))), X, Y)
     with fails_with(CALL + r"the gradient of input x has dtype torch.float32, expected torch.float64"):
@@ -519,7 +521,8 @@ def test_methods_are_read_as_plain_static_methods_without_running_the_answers_co
             read.append(owner)
             return Mul.backward
 
-    with fails_with(r"Mul.backward is a \S*Backward: define forward, setup_context and backward as plain static methods"):
+    with fails_with(r"Mul.backward is a \S*Backward: define forward, setup_context and backward as plain static "
+                    r"methods"):
         check_backward(type("Mul", (Mul,), {"backward": Backward()}), X, Y)
     assert read == [], "the checker ran the answer's descriptor"
 
@@ -558,7 +561,8 @@ def _hooked(hook):
 
 def test_a_hook_the_function_registers_runs_watched_in_autograds_engine():
     cached = []
-    with fails_with(CALL + re.escape("Mul.backward through autograd's engine (with any hook it registered) ") + ".*no autograd"):
+    with fails_with(CALL + re.escape("Mul.backward through autograd's engine (with any hook it registered) ")
+                    + ".*no autograd"):
         check_backward(_hooked(lambda ctx, grad_outputs: cached.append(by_autograd(ctx, grad_outputs[0]))), X, Y,
                        reference=torch.mul)
     seen = []
@@ -730,7 +734,8 @@ def test_check_no_hooks_left_names_module_and_global_hooks_added_in_its_block():
     with fails_with(r"the hooks left after answer\(model\) should be \[\], got \['<model>', 'a global hook'\]"):
         with check_no_hooks_left(model, "the hooks left after answer(model)"):
             model.register_forward_hook(lambda module, args, output: None)
-            global_handle = nn.modules.module.register_module_full_backward_hook(lambda module, grad_input, grad_output: None)
+            global_handle = nn.modules.module.register_module_full_backward_hook(
+                lambda module, grad_input, grad_output: None)
     global_handle.remove()
 
 

@@ -95,7 +95,8 @@ def test_the_csv_files_hold_the_page_numbers(tmp_path: Path):
                                   "mean": "2.333", "median": "2", "lowest": "0", "highest": "5"}
     assert assignments["hw2"]["submissions"] == "0" and assignments["hw2"]["mean"] == ""
     cells = read_csv(tmp_path, "report-cells.csv")
-    assert [(r["cell"], r["full_points"], r["full_points_share"]) for r in cells] == [("a_test", "2", "0.6667"), ("b_test", "1", "0.3333"), ("c_test", "0", "")]
+    assert [(r["cell"], r["full_points"], r["full_points_share"]) for r in cells] == [
+        ("a_test", "2", "0.6667"), ("b_test", "1", "0.3333"), ("c_test", "0", "")]
     assert read_csv(tmp_path, "report-failures.csv") == [
         {"assignment": "hw1", "notebook": "nb", "cell": "b_test", "message": "RuntimeError: oops", "submissions": "1",
          "variants": "1"}]
@@ -122,7 +123,8 @@ def test_the_page_escapes_what_students_wrote_and_shows_the_figures():
 def test_empty_class_and_assignments_nobody_could_run(tmp_path: Path):
     empty = aggregate(ClassData({}, []))
     page = render(empty, None, [])
-    assert "No submission has been graded yet" in page and "there is no timing to show" in page and "data:image" not in page
+    assert ("No submission has been graded yet" in page and "there is no timing to show" in page
+            and "data:image" not in page)
     write_csv(empty, None, tmp_path)
     assert all(len(read_csv(tmp_path, name)) == 0 for name in CSV_FILES)
 

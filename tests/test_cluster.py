@@ -113,8 +113,9 @@ def test_a_worker_killed_mid_submission_loses_nothing(tmp_path: Path):
     submissions = corpus.write(tmp_path / "submissions", cases)
     # no work stealing: a submission queued behind another could move between the check and the kill
     settings = {"distributed.scheduler.allowed-failures": 1, "distributed.scheduler.work-stealing": False}
-    with dask.config.set(settings), \
-            LocalCluster(n_workers=2, threads_per_worker=1, dashboard_address=None) as cluster, Client(cluster) as client:
+    with (dask.config.set(settings),
+          LocalCluster(n_workers=2, threads_per_worker=1, dashboard_address=None) as cluster,
+          Client(cluster) as client):
         grading = subprocess.Popen([*GRADE, "--scheduler", cluster.scheduler_address, "--jobs", "1",
                                     "--config", str(course / "nbgrader_config.py"), str(submissions)],
                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)

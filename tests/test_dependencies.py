@@ -146,7 +146,7 @@ def test_notebook_modules_import_without_the_grading_stack_and_the_command_says_
     assert "pip install 'hooklab[grading]'" in result.stderr and "Traceback" not in result.stderr, result.stderr
 
 
-def test_readme_student_install_takes_torchs_cpu_build_from_the_makefiles_index_at_the_locks_versions_and_an_extra_that_exists():
+def test_readme_student_install_takes_torchs_cpu_build_from_the_makefiles_index_at_the_locks_versions_and_an_extra_that_exists():  # noqa: E501 (a test's name cannot be wrapped)
     index = re.search(r"^TORCH_CPU_INDEX := (\S+)$", (REPO / "Makefile").read_text(), re.M).group(1)
     line = re.search(r"^pip install .*$", (REPO / "README.md").read_text(), re.M).group(0)
     assert f"--extra-index-url {index} " in line, f"README's first install line should add torch's CPU index ({index})"

@@ -84,7 +84,8 @@ def test_the_feedback_page_is_the_document_nbconverts_html_exporter_writes(name:
     assert BeautifulSoup(ours, "html.parser") == BeautifulSoup(theirs, "html.parser")
     for added in ('tabindex="0"', f'alt="{NO_ALT}"'):
         assert ours.count(added) == theirs.count(added), added
-    assert ours.count('tabindex="0"') > 0 and (ours.count(f'alt="{NO_ALT}"') > 0) == (name.startswith("06")), "06 has plots"
+    assert ours.count('tabindex="0"') > 0 and (ours.count(f'alt="{NO_ALT}"') > 0) == (name.startswith("06")), (
+        "06 has plots")
 
 
 def test_a_markdown_cell_with_an_attachment_is_rendered_with_its_own():
@@ -237,7 +238,8 @@ def test_a_students_outputs_and_markdown_run_nothing_in_the_feedback(page: str):
     text = render(hostile_notebook(), page)
     assert RUN not in text.lower(), [line for line in text.splitlines() if RUN in line.lower()][:3]
     assert_loads_nothing_from_elsewhere(text)
-    assert "kept" in text and "<b>isolated</b>" in text and "IntSlider(value=3)" in text and "a diagram" in text, "what is safe of each output still shows"
+    assert "kept" in text and "<b>isolated</b>" in text and "IntSlider(value=3)" in text and "a diagram" in text, (
+        "what is safe of each output still shows")
     assert text.count(f'src="data:image/png;base64,{PNG}"') == 1, "the figure shows, from the page itself"
 
 
@@ -248,11 +250,14 @@ def test_the_pack_prose_outputs_and_messages_show_in_the_feedback(page: str):
     soup = BeautifulSoup(text, "html.parser")
     assert soup.find("h1").get_text() == "Exercise 1 — Collect the hooks (2 points)¶"
     assert [th.get_text() for th in soup.find_all("th")] == ["hook", "runs", "layer", "shape"]
-    assert soup.find("details").summary.b.get_text() == "Hint" and soup.find("code").get_text() == "register_forward_hook"
-    assert {a["href"] for a in soup.find_all("a") if a.get_text() in ("The docs", "exercise 2")} == {"https://pytorch.org/docs/stable/nn.html", "#Exercise-2"}
+    assert (soup.find("details").summary.b.get_text() == "Hint"
+            and soup.find("code").get_text() == "register_forward_hook")
+    assert {a["href"] for a in soup.find_all("a") if a.get_text() in ("The docs", "exercise 2")} == {
+        "https://pytorch.org/docs/stable/nn.html", "#Exercise-2"}
     image = soup.find("img", src=f"data:image/png;base64,{PNG}")
     assert (image["width"], image["height"]) == ("795", "522")
-    assert "$y = W x + b$" in soup.get_text() and "AssertionError: answer[0] should be x1; got output" in soup.get_text()
+    assert ("$y = W x + b$" in soup.get_text()
+            and "AssertionError: answer[0] should be x1; got output" in soup.get_text())
 
 
 def test_the_pack_prose_renders_as_nbconvert_renders_it_unsanitised():
@@ -294,5 +299,6 @@ def test_nbgraders_table_of_contents_names_each_test_by_its_exercise_and_lists_o
     nb.cells[1:1] = answers
     soup = BeautifulSoup(render(nb, "nbgrader"), "html.parser")
     entries = [item.get_text(" ", strip=True) for item in soup.select("#toc li")]
-    assert entries == ["Comment on Exercise 1 — Collect the hooks", "Exercise 1 — Collect the hooks (Score: 1.0 / 1.0)"], entries
+    assert entries == ["Comment on Exercise 1 — Collect the hooks",
+                       "Exercise 1 — Collect the hooks (Score: 1.0 / 1.0)"], entries
     assert soup.select_one("#toc li a[href='#comment-other']"), "an instructor's comment keeps its entry"

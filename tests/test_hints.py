@@ -15,7 +15,8 @@ EXPLAINED = "is not written yet: replace `raise NotImplementedError()`"
 
 
 def executed(nb: nbformat.NotebookNode, folder) -> nbformat.NotebookNode:
-    NotebookClient(nb, timeout=120, allow_errors=True, kernel_name="python3", resources={"metadata": {"path": str(folder)}}).execute()
+    NotebookClient(nb, timeout=120, allow_errors=True, kernel_name="python3",
+                   resources={"metadata": {"path": str(folder)}}).execute()
     return nb
 
 
@@ -56,11 +57,14 @@ def test_other_errors_are_shown_as_ipython_shows_them(forked_kernels, tmp_path):
     ]
     nb = executed(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(source) for source in cells]), tmp_path)
     called, top_level, library, name, other = (errors(cell)[0] for cell in nb.cells[2:])
-    assert "answer is not written yet" in "\n".join(called.traceback) and "line 3 of its cell" in "\n".join(called.traceback)
+    assert ("answer is not written yet" in "\n".join(called.traceback)
+            and "line 3 of its cell" in "\n".join(called.traceback))
     assert "This cell's answer is not written yet" in "\n".join(top_level.traceback)
-    assert EXPLAINED not in "\n".join(library.traceback) and "Traceback" in "\n".join(library.traceback), "an error not from a template keeps its traceback"
+    assert EXPLAINED not in "\n".join(library.traceback) and "Traceback" in "\n".join(library.traceback), (
+        "an error not from a template keeps its traceback")
     assert "run that cell first" in "\n".join(name.traceback), "a NameError says to run the cell that defines the name"
-    assert other.ename == "ZeroDivisionError" and "is not written yet" not in "\n".join(other.traceback) and "run that cell" not in "\n".join(other.traceback)
+    assert (other.ename == "ZeroDivisionError" and "is not written yet" not in "\n".join(other.traceback)
+            and "run that cell" not in "\n".join(other.traceback))
 
 
 def test_readme_quotes_what_the_notebooks_print(forked_kernels, tmp_path):

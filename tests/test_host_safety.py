@@ -151,7 +151,8 @@ def test_nothing_a_kernel_wrote_is_kept_but_its_notebook(graded):
     grading = graded["course"] / "autograder"
     for student in REDIRECTING:
         assert sorted(p.name for p in (grading / "autograded" / student / A).iterdir()) == [NOTEBOOK]
-        assert sorted(p.name for p in (grading / "feedback" / student / A).iterdir()) == [Path(NOTEBOOK).with_suffix(".html").name]
+        assert sorted(p.name for p in (grading / "feedback" / student / A).iterdir()) == [
+            Path(NOTEBOOK).with_suffix(".html").name]
     links = [str(p) for p in graded["course"].rglob("*") if p.is_symlink()]
     assert not links, f"links in the course after grading: {links}"
 
@@ -343,7 +344,8 @@ def test_a_zip_is_limited_per_submission_and_any_damage_costs_only_its_own(tmp_p
     data[start:start + 64] = bytes(byte ^ 0xFF for byte in data[start:start + 64])
     archive.write_bytes(bytes(data))
     with opened(archive, Sandbox(submission_size=1 * MiB)) as (folder, problems):
-        assert sorted(p.relative_to(folder).as_posix() for p in folder.glob("*/*")) == [f"ada/{A}", "ada/03_backward_hooks"]
+        assert sorted(p.relative_to(folder).as_posix() for p in folder.glob("*/*")) == [
+            f"ada/{A}", "ada/03_backward_hooks"]
         assert [problem.split(":")[0] for problem in problems] == [f"bo/{A}"], problems
 
 

@@ -50,7 +50,8 @@ def test_code_copied_from_the_notebooks_is_not_flagged(path):
     nb = nbformat.read(path, as_version=4)
     sources = [c.source for c in nb.cells if c.cell_type == "code" and not utils.is_grade(c)]
     _, tests, _ = context(path.parent.name)
-    assert [str(f) for f in scan(list(enumerate(sources, start=1)), {}, tests, (), integrity.allowed_for(path.parent.name))] == []
+    found = scan(list(enumerate(sources, start=1)), {}, tests, (), integrity.allowed_for(path.parent.name))
+    assert [str(f) for f in found] == []
 
 
 @pytest.mark.parametrize("attack", [a for a in attacks() if not a.files and a.name not in CAUGHT_BY_CHECKERS],
@@ -255,11 +256,13 @@ def low_precision_output(model, x, dtype):
 def test_an_honest_mode_answer_is_not_held_in_09_and_is_held_elsewhere():
     assert findings("09_below_the_module", MODE_ANSWER) == []
     assert findings("09_below_the_module", FUNCTION_MODE_ANSWER) == []
-    assert findings("02_forward_hooks", "from torch.utils._python_dispatch import TorchDispatchMode\n\n" + MODE_ANSWER) == [
+    mode_imported = "from torch.utils._python_dispatch import TorchDispatchMode\n\n" + MODE_ANSWER
+    assert findings("02_forward_hooks", mode_imported) == [
         "intercepts torch operators (dispatch modes) (cell 1, line 1)",
         "overrides torch operators for its tensors (__torch_dispatch__) (cell 1, line 4)",
     ]
-    assert "intercepts torch functions (torch.overrides) (cell 1, line 1)" in findings("03_backward_hooks", FUNCTION_MODE_ANSWER)
+    assert "intercepts torch functions (torch.overrides) (cell 1, line 1)" in findings("03_backward_hooks",
+                                                                                       FUNCTION_MODE_ANSWER)
 
 
 @pytest.mark.parametrize(("source", "technique"), [
@@ -292,7 +295,8 @@ def test_an_honest_mode_answer_is_not_held_in_09_and_is_held_elsewhere():
      "overrides torch functions for its tensors (__torch_function__)"),
 ])
 def test_what_09_allows_is_only_the_two_modes_and_their_handlers(source: str, technique: str):
-    assert any(technique in finding for finding in findings("09_below_the_module", source)), findings("09_below_the_module", source)
+    found = findings("09_below_the_module", source)
+    assert any(technique in finding for finding in found), found
 
 
 def test_a_mode_left_entered_is_seen_by_the_probe_and_read_by_no_checker():
@@ -331,4 +335,5 @@ def test_a_mode_left_entered_is_seen_by_the_probe_and_read_by_no_checker():
 def test_replacing_a_models_own_reading_methods_on_the_object_is_held(assignment: str, source: str):
     """A model whose ``named_parameters`` (or state_dict, modules…) is replaced on the object shows the tests parts it
     does not have (attack round 16: parameters cast to bfloat16 in place, the float32 copies shown)."""
-    assert any("replaces" in finding and "on an object" in finding for finding in findings(assignment, source)), findings(assignment, source)
+    found = findings(assignment, source)
+    assert any("replaces" in finding and "on an object" in finding for finding in found), found

@@ -86,7 +86,8 @@ def test_messages_say_what_differs_without_the_reference_values():
                                                                                             "torch.float64, expected "
                                                                                             "torch.float32")
     message = verdict([_obs(torch.tensor([[0.5, 2.0]]), "grad of x")], [want])
-    assert message.startswith("grad of x has the wrong values at index (0, 0) (1 of 2 entries wrong") and "0.123" not in message
+    assert (message.startswith("grad of x has the wrong values at index (0, 0) (1 of 2 entries wrong")
+            and "0.123" not in message)
     assert verdict([_obs([1, 2], "out")], [_obs(torch.zeros(2), "out")]) == ("out is a list, expected a tensor of "
                                                                              "shape (2,)")
     assert verdict([_obs(["b"], "order")], [_obs(["a"], "order")]) == "order[0] is not the expected value: got 'b'"
@@ -141,11 +142,13 @@ def test_a_distribution_is_judged_by_the_graders_statistics_of_the_values_agains
                             (normal + 0.05, "w: mean 0.0"), (torch.full((400, 300), float("nan")), "not all finite"),
                             (normal[:2], "shape")]:
         student = observed(monkeypatch, lambda values=values: checks.check_distribution(
-            values, "w", std=float(values.std()) if values.numel() else 0.0, std_rtol=1.0, kurtosis=0.0, kurtosis_atol=99.0))
+            values, "w", std=float(values.std()) if values.numel() else 0.0, std_rtol=1.0, kurtosis=0.0,
+            kurtosis_atol=99.0))
         message = verdict(student, reference)
         assert (problem in message and message) if problem else message == "", (problem, message)
     bounded = observed(monkeypatch, lambda: checks.check_distribution(torch.tensor([0.3, -0.5]), "b", bound=0.5))
-    assert verdict(observed(monkeypatch, lambda: checks.check_distribution(torch.tensor([0.3, -0.6]), "b")), bounded).startswith("b: a value of -0.6")
+    unbounded = observed(monkeypatch, lambda: checks.check_distribution(torch.tensor([0.3, -0.6]), "b"))
+    assert verdict(unbounded, bounded).startswith("b: a value of -0.6")
 
 
 def test_outside_grading_the_distribution_is_checked_in_the_kernel():
@@ -177,7 +180,8 @@ def test_a_malformed_observation_fails_its_test_and_nothing_else(forged):
 
 
 def test_plain_values_keep_their_types():
-    assert verdict([_obs((1, 2))], [_obs([1, 2])]) and verdict([_obs(1.0)], [_obs(1)]) and verdict([_obs(True)], [_obs(1)])
+    assert (verdict([_obs((1, 2))], [_obs([1, 2])]) and verdict([_obs(1.0)], [_obs(1)])
+            and verdict([_obs(True)], [_obs(1)]))
     assert verdict([_obs(numpy.int64(3))], [_obs(3)]) == ""
     assert verdict([_obs({"a": [1.5]})], [_obs({"a": [1.5]})]) == ""
     deep: list = []
@@ -224,7 +228,8 @@ def test_what_a_driver_sends_compiles_and_holds_no_expected_value_nor_oracle(pat
 
 
 def test_a_cell_the_grader_fails_loses_the_lines_that_said_it_passed():
-    """A driver's checks raise nothing in the kernel, so its cell prints ✓ whatever the answer; the verdict removes it."""
+    """A driver's checks raise nothing in the kernel, so its cell prints ✓ whatever the answer; the verdict removes
+    it."""
     from nbformat.v4 import new_code_cell, new_notebook, new_output
 
     want = _obs(torch.ones(2), "out")

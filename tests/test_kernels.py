@@ -124,7 +124,8 @@ def test_kernels_of_notebooks_that_draw_find_matplotlib_ready_to_draw():
             os._exit(0)
         os.waitpid(pid, 0)
     """)
-    assert subprocess.run([sys.executable, "-c", forked], capture_output=True, text=True, check=True).stdout.split() == ["True"]
+    printed = subprocess.run([sys.executable, "-c", forked], capture_output=True, text=True, check=True).stdout
+    assert printed.split() == ["True"]
 
 
 LATER = textwrap.dedent("""\
@@ -144,7 +145,8 @@ LATER = textwrap.dedent("""\
     client.start_channels()
     client.wait_for_ready(timeout=60)
     printed = []
-    client.execute_interactive("import sys; print(sorted(m for m in ('sklearn.datasets', 'torch._dynamo') if m in sys.modules))",
+    client.execute_interactive("import sys; "
+                               "print(sorted(m for m in ('sklearn.datasets', 'torch._dynamo') if m in sys.modules))",
                                timeout=60, output_hook=lambda msg: printed.append(msg["content"].get("text", "")))
     client.stop_channels()
     manager.shutdown_kernel(now=True)
@@ -190,7 +192,8 @@ def test_the_grader_does_not_import_what_notebook_validation_does_not_use():
 def test_forked_kernels_share_no_state(start_kernel):
     first, second = start_kernel(), start_kernel()
     run(first, "import torch; torch.allclose = lambda *a, **k: True; leaked = 1")
-    assert run(second, "import torch; print(torch.allclose(torch.zeros(1), torch.ones(1)), 'leaked' in dir())") == "False False"
+    probe = "import torch; print(torch.allclose(torch.zeros(1), torch.ones(1)), 'leaked' in dir())"
+    assert run(second, probe) == "False False"
     draws = {run(manager, "import numpy, random; print(numpy.random.randint(2**62), random.getrandbits(62))")
              for manager in (first, second)}
     assert len(draws) == 2, "two forks drew the same 'random' numbers"
@@ -283,7 +286,8 @@ def test_the_server_survives_bad_requests_and_answers_only_its_user(start_kernel
     start_kernel()  # this process's server is up
     server = next(server for server in kernels.KernelServer._instances.values() if server.running())
     ask = [sys.executable, "-c", ASK, server.address.removeprefix("\0")]
-    assert '"error"' in subprocess.run([*ask, "not a request", "read"], capture_output=True, text=True, timeout=60).stdout
+    answer = subprocess.run([*ask, "not a request", "read"], capture_output=True, text=True, timeout=60)
+    assert '"error"' in answer.stdout
     subprocess.run([*ask, '{"sockets": "/nonexistent"}', "leave"], timeout=60)  # gone before its reply
     if os.getuid() == 0:
         other = subprocess.run([*ask, "not a request", "read", "65534"], capture_output=True, text=True, timeout=60)

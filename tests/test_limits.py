@@ -155,7 +155,8 @@ def test_outputs_past_the_notebook_total_are_dropped_with_one_marker(graded: dic
              for output in cell.get("outputs", [])
              if output.output_type == "display_data"]
     assert shown.count(DROPPED) == 1 and DROPPED in page_text(graded, "many_prints")
-    assert [output.output_type for output in cell_of(graded, "many_prints", "predict_order_test")[1].outputs] == ["error"]
+    outputs = cell_of(graded, "many_prints", "predict_order_test")[1].outputs
+    assert [output.output_type for output in outputs] == ["error"]
     [note] = limits_noted(graded, "many_prints")
     assert note.startswith("output dropped from cell ") and note.endswith(" on: more than 512 KiB in all "
                                                                           "(c.Sandbox.outputs_size)")

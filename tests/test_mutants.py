@@ -76,9 +76,9 @@ def test_the_runner_judges_a_mutant_as_hooklab_autograde_does(tmp_path, sample_v
     assert sample_verdicts[f"change_hooks|{mutant.key}"]
     course = make_course(tmp_path / "course")
     inbox = tmp_path / "class"
-    corpus.write(inbox,
-                 [corpus.Case("mutant", "02_forward_hooks",
-                              {NOTEBOOK.name: corpus.notebook("02_forward_hooks", {**corpus.solutions("02_forward_hooks"), "change_hooks": mutant.source})}, {})])
+    answers = {**corpus.solutions("02_forward_hooks"), "change_hooks": mutant.source}
+    corpus.write(inbox, [corpus.Case("mutant", "02_forward_hooks",
+                                     {NOTEBOOK.name: corpus.notebook("02_forward_hooks", answers)}, {})])
     subprocess.run([sys.executable, "-m", "hooklab.cli", "autograde", "--config", str(course / "nbgrader_config.py"),
                     str(inbox)],
                    check=True, capture_output=True, cwd=REPO)

@@ -40,7 +40,8 @@ LATE = "2026-03-02 12:00:00.000000 UTC"
 WRITTEN = "explain_hooks"  # the manually graded answer added to the test course
 # nbgrader's own preprocessors for every step (appended to a config that loads the course's)
 PLAIN_NBGRADER = """
-for section, names in {"GenerateAssignment": ["preprocessors"], "Autograde": ["sanitize_preprocessors", "autograde_preprocessors"],
+for section, names in {"GenerateAssignment": ["preprocessors"],
+                       "Autograde": ["sanitize_preprocessors", "autograde_preprocessors"],
                        "GenerateFeedback": ["preprocessors", "exporter_class"]}.items():
     for name in names:
         c[section].pop(name, None)
@@ -49,7 +50,8 @@ POINTS = corpus.points(A)
 
 
 def scored(points: float) -> tuple:
-    """An autograded grade as :func:`gradebook_state` shows it: (auto score, manual score, needs manual grading, score)."""
+    """An autograded grade as :func:`gradebook_state` shows it: (auto score, manual score, needs manual grading,
+    score)."""
     return points, None, False, points
 
 
@@ -199,7 +201,8 @@ def test_the_gradebooks_agree_cell_by_cell_but_where_hooklab_differs_on_purpose(
         for cell, (hooklab_grade, nbgrader_grade) in cells.items():
             assert ours[student]["grades"][cell] == hooklab_grade, f"{student}, {cell} ({difference})"
             assert plain[student]["grades"][cell] == nbgrader_grade, f"{student}, {cell} ({difference})"
-        assert ours[student]["score"] - plain[student]["score"] == sum(h[3] - n[3] for h, n in cells.values()), difference
+        assert ours[student]["score"] - plain[student]["score"] == sum(h[3] - n[3] for h, n in cells.values()), (
+            difference)
         aside = [{**side[student], "score": None,
                   "grades": {k: v for k, v in side[student]["grades"].items() if k not in cells}}
                  for side in (ours, plain)]

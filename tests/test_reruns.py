@@ -158,7 +158,8 @@ def test_the_ledger_keeps_each_result_as_it_comes_without_rewriting_itself(tmp_p
     with open(ledger.journal, "a") as journal:  # a stop while writing the next result
         journal.write('\n["cy/hw", {"digest": "d4", "ok": tr')
     resumed = Ledger(path)
-    assert {key: (entry.digest, entry.released) for key, entry in resumed.entries.items()} == {"ada/hw": ("d3", True), "bo/hw": ("d2", False)}
+    assert {key: (entry.digest, entry.released) for key, entry in resumed.entries.items()} == {
+        "ada/hw": ("d3", True), "bo/hw": ("d2", False)}
     resumed.set("cy/hw", Entry("d5", False, "no notebook submitted", 0.0, 3.0))  # after the line cut short
     resumed.save()
     assert not resumed.journal.exists()

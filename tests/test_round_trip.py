@@ -24,7 +24,8 @@ from conftest import (
 SOLUTIONS = solution_notebooks()
 
 
-def answered(release: nbformat.NotebookNode, source: nbformat.NotebookNode, grade_ids: set[str]) -> nbformat.NotebookNode:
+def answered(release: nbformat.NotebookNode, source: nbformat.NotebookNode,
+             grade_ids: set[str]) -> nbformat.NotebookNode:
     """The release with the solution cells in ``grade_ids`` filled in as a student would."""
     solutions = solution_sources(source)
     submission = nbformat.from_dict(release)

@@ -35,7 +35,8 @@ from hooklab.grading.sandbox import GiB, MiB, Sandbox, SandboxError
 UNAVAILABLE = sandbox.unavailable(Sandbox()) if kernels.SUPPORTED else "needs os.fork and pidfds (Linux)"
 pytestmark = pytest.mark.skipif(bool(UNAVAILABLE), reason=f"no sandbox on this machine: {UNAVAILABLE}")
 ROOT = os.geteuid() == 0
-USER_NAMESPACES = shutil.which("unshare") and subprocess.run(["unshare", "-r", "true"], capture_output=True).returncode == 0
+USER_NAMESPACES = (shutil.which("unshare")
+                   and subprocess.run(["unshare", "-r", "true"], capture_output=True).returncode == 0)
 needs_user_namespaces = pytest.mark.skipif(not USER_NAMESPACES,
                                            reason="`unshare -r` (a user namespace) is not possible here")
 
@@ -181,7 +182,8 @@ def test_system_python_environment_and_hooklab_are_mounted_read_only(mode, reque
 def test_network_is_only_the_kernels_own_loopback(probe):
     with socket.create_server(("127.0.0.1", 0)) as listener:  # the grading host's loopback
         port = listener.getsockname()[1]
-        assert run(probe, f"import socket; socket.create_connection(('127.0.0.1', {port}), timeout=5)").startswith("ConnectionRefusedError")
+        connect = f"import socket; socket.create_connection(('127.0.0.1', {port}), timeout=5)"
+        assert run(probe, connect).startswith("ConnectionRefusedError")
         assert not select.select([listener], [], [], 0.2)[0], "the kernel reached a port of the grading host"
     assert run(probe, "import socket; print(socket.if_nameindex())") == "[(1, 'lo')]"
     code = ("import socket; s = socket.create_server(('127.0.0.1', 0)); "
@@ -225,7 +227,8 @@ ALLOCATE_6_GIB = textwrap.dedent("""\
     except MemoryError:
         print(resource.getrlimit(resource.RLIMIT_AS)[0], "MemoryError")
     else:
-        print(resource.getrlimit(resource.RLIMIT_AS)[0], len(x), "untouched" if resident() - before < 2**30 else "touched")
+        touched = "untouched" if resident() - before < 2**30 else "touched"
+        print(resource.getrlimit(resource.RLIMIT_AS)[0], len(x), touched)
         del x
     """)
 
@@ -372,8 +375,10 @@ FRESH_PROBE = textwrap.dedent("""\
     import json, os, random, sys, numpy, torch
     print(json.dumps({
         "cwd": os.getcwd(), "path": sys.path, "argv0": sys.argv[0], "threads": torch.get_num_threads(),
-        "env": {name: os.environ.get(name) for name in ("PATH", "HOME", "LANG", "OMP_NUM_THREADS", "PYTHONHASHSEED", "JPY_PARENT_PID")},
-        "draws": [random.getrandbits(64), int(numpy.random.randint(2**62)), torch.initial_seed(), int(torch.randint(2**62, ()))],
+        "env": {name: os.environ.get(name)
+                for name in ("PATH", "HOME", "LANG", "OMP_NUM_THREADS", "PYTHONHASHSEED", "JPY_PARENT_PID")},
+        "draws": [random.getrandbits(64), int(numpy.random.randint(2**62)), torch.initial_seed(),
+                  int(torch.randint(2**62, ()))],
     }))
     """)
 
@@ -398,7 +403,8 @@ def test_forked_kernel_looks_like_a_fresh_one(tmp_path):
     for seen in printed:
         assert seen["env"].pop("JPY_PARENT_PID") == ("1" if seen is not printed[0] else str(os.getpid()))
     assert printed[1] == printed[0] and printed[2] == printed[0]
-    assert printed[0]["threads"] == 1 and printed[0]["cwd"] == str(tmp_path) and printed[0]["env"]["PYTHONHASHSEED"] == "7"
+    assert (printed[0]["threads"] == 1 and printed[0]["cwd"] == str(tmp_path)
+            and printed[0]["env"]["PYTHONHASHSEED"] == "7")
     assert all(len(set(source)) == 3 for source in zip(*draws)), f"kernels drew the same 'random' numbers: {draws}"
 
 
@@ -466,7 +472,8 @@ OWNER = textwrap.dedent("""\
     client.wait_for_ready(timeout=30)
     # a child, and a grandchild in a session of its own whose parent has exited
     client.execute_interactive("import subprocess; subprocess.Popen(['sleep', '300']); "
-                               "subprocess.run(['sh', '-c', 'setsid sleep 300 & exit 0'])", timeout=30, output_hook=lambda msg: None)
+                               "subprocess.run(['sh', '-c', 'setsid sleep 300 & exit 0'])",
+                               timeout=30, output_hook=lambda msg: None)
     print("ready", flush=True)
     time.sleep(300)
     """)
@@ -592,7 +599,8 @@ def test_grader_refuses_to_start_without_a_sandbox_unless_told(tmp_path):
              str(tmp_path / "inbox")]
     no_namespaces = ["unshare", "-r", "sh", "-c", 'echo 0 > /proc/sys/user/max_user_namespaces && exec "$@"', "-"]
     refused = subprocess.run([*no_namespaces, *grade], capture_output=True, text=True, timeout=120)
-    assert refused.returncode == 2 and "cannot be started in a sandbox" in refused.stderr and "--no-sandbox" in refused.stderr
+    assert (refused.returncode == 2 and "cannot be started in a sandbox" in refused.stderr
+            and "--no-sandbox" in refused.stderr)
     graded = subprocess.run([*no_namespaces, *grade, "--no-sandbox"], capture_output=True, text=True, timeout=300)
     assert graded.returncode == 0, graded.stderr[-2000:]
     assert "Graded WITHOUT a sandbox" in graded.stdout

@@ -28,7 +28,8 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict, dict[str, dict[
 
 
 @pytest.mark.parametrize("student", WITHOUT_INTEGRITY, ids=key)
-def test_without_the_integrity_layers_every_attacked_wrong_answer_scores_0_and_every_honest_answer_keeps_its_points(run, student: Student):
+def test_without_the_integrity_layers_every_attacked_wrong_answer_scores_0_and_every_honest_answer_keeps_its_points(
+        run, student: Student):
     ledger, scores = run
     entry = ledger[key(student)]
     assert entry["ok"] and not entry["held"], entry

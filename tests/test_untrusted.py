@@ -73,8 +73,8 @@ def test_the_summary_shows_what_students_named_escaped_and_the_rest_as_written()
     assert "  Zoë/hw (would score 1.5 / 2): nb: searches the interpreter's objects (gc)\n" in text
     assert ("Scores:\n  =SUM(1,2)/hw                  0 / 2  not run\n"
             "  Zoë/hw                        1 / 2  held for review (would score 1.5)\n"
-            "  mallory\\x1b[1A\\x1b[2K/hw      0 / 2  held for review (would score 2)\n") in text, ("a score per "
-                                                                                                    "submission, sorted")
+            "  mallory\\x1b[1A\\x1b[2K/hw      0 / 2  held for review (would score 2)\n") in text, (
+        "a score per submission, sorted")
     assert "Could not be run (scored 0):\n  =SUM(1,2)/hw:" in text
 
 

@@ -1,4 +1,5 @@
-"""``make wheel`` and README's Colab line: the wheel installs beside a preinstalled torch and the notebooks' modules import."""
+"""``make wheel`` and README's Colab line: the wheel installs beside a preinstalled torch and the notebooks' modules
+import."""
 
 from __future__ import annotations
 

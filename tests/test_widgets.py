@@ -211,7 +211,8 @@ def test_order_puzzle_reports_wrong_positions_and_counts_tries():
     for key in "acbd":
         puzzle.pick(key)
     assert puzzle.check() == [1, 2] and not puzzle.solved and puzzle.tries == 1
-    assert "2. c ✗" in puzzle.status() and "1. a ✓" in puzzle.status() and "try 1: 2 wrong (position 2, 3)" in puzzle.status()
+    assert ("2. c ✗" in puzzle.status() and "1. a ✓" in puzzle.status()
+            and "try 1: 2 wrong (position 2, 3)" in puzzle.status())
     puzzle.undo(), puzzle.undo(), puzzle.undo()
     assert puzzle.picked == ["a"] and not puzzle.checked
     for key in "bdc":

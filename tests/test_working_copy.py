@@ -121,7 +121,8 @@ def test_the_student_and_instructor_labs_keep_their_own_workspaces():
 
 
 def test_readme_starts_the_lab_without_make_as_make_lab_does():
-    command = subprocess.run(["make", "-n", "lab", "ARGS="], cwd=REPO, capture_output=True, text=True, check=True).stdout
+    command = subprocess.run(["make", "-n", "lab", "ARGS="], cwd=REPO, capture_output=True, text=True,
+                             check=True).stdout
     readme = (REPO / "README.md").read_text()
     assert "export JUPYTER_PREFER_ENV_PATH := 1" in (REPO / "Makefile").read_text()
     for line in command.splitlines():

@@ -440,7 +440,8 @@ def check_distribution(values: torch.Tensor, what: str, *, mean: float | None = 
     if observations.active():
         flat = _reshape(_detach(values), (-1,))
         if flat.numel() > DISTRIBUTION_SAMPLE:
-            flat = flat[torch.randperm(flat.numel(), generator=torch.Generator().manual_seed(observations.next_seed()))[:DISTRIBUTION_SAMPLE]]
+            generator = torch.Generator().manual_seed(observations.next_seed())
+            flat = flat[torch.randperm(flat.numel(), generator=generator)[:DISTRIBUTION_SAMPLE]]
         return observe("distribution", what, encode(flat), **spec)
     problem = observations.distribution_problem(_values(values), what, spec)
     if problem:
@@ -589,7 +590,8 @@ def _guarded(function: type) -> tuple[type, Callable[[], tuple[str, ...]], Calla
     what the watches noted, and ``window(stage, nodes=())``: a context in which the profiler watches a whole span of
     the check (``apply``, with the hooks torch runs between the methods, such as saved-tensor hooks; a direct backward;
     a backward pass through autograd's engine, which runs the ``nodes`` named, with every hook the answer registered),
-    the methods called in it watched by the mode alone. The notes are kept where the Function's code cannot reach them."""
+    the methods called in it watched by the mode alone. The notes are kept where the Function's code cannot reach
+    them."""
     notes: list[str] = []
     running = ["forward"]
     windows = [0]  # profiler windows open (one profiler at a time: a method called in one is watched by it)
@@ -620,7 +622,8 @@ def _guarded(function: type) -> tuple[type, Callable[[], tuple[str, ...]], Calla
             try:
                 profiler.__exit__(None, None, None)
                 events = profiler.events()
-                own = profiler.profiler.kineto_results.trace_start_ns() <= begun and any(event.name == mark for event in events)
+                own = (profiler.profiler.kineto_results.trace_start_ns() <= begun
+                       and any(event.name == mark for event in events))
                 seen = _autograd_seen(events, nodes) if own else _STOPPED
             except Exception:  # stopped by the code it watched
                 seen = _STOPPED
@@ -707,8 +710,10 @@ def _input_names(function: type, count: int) -> list[str]:
         forward = _own_methods(function)["forward"]
     except AnswerError:
         forward = None
-    parameters = list(forward.__code__.co_varnames[:forward.__code__.co_argcount]) if _is_one_of(forward, (types.FunctionType,)) else []
-    if inspect.getattr_static(function, "setup_context") is inspect.getattr_static(_Function, "setup_context") and parameters[:1] == ["ctx"]:
+    parameters = (list(forward.__code__.co_varnames[:forward.__code__.co_argcount])
+                  if _is_one_of(forward, (types.FunctionType,)) else [])
+    if (inspect.getattr_static(function, "setup_context") is inspect.getattr_static(_Function, "setup_context")
+        and parameters[:1] == ["ctx"]):
         parameters = parameters[1:]  # the older forward(ctx, ...) style
     names = parameters[:count]
     return names + [f"input {i}" for i in range(len(names), count)]
@@ -919,7 +924,8 @@ def check_backward(
     else:
         not_double = [names[i] for i in positions if args[i].dtype != _float64]
         if not_double:
-            raise AnswerError(f"check_backward without a reference needs float64 inputs; {', '.join(not_double)} is not")
+            raise AnswerError(f"check_backward without a reference needs float64 inputs; "
+                              f"{', '.join(not_double)} is not")
         numeric_args = [a.detach().clone() if isinstance(a, torch.Tensor) else a for a in args]
         expected = _numeric_gradients(function, numeric_args, positions, grad_outputs)
         default_atol, default_rtol = 1e-5, 1e-4

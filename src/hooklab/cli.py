@@ -57,7 +57,8 @@ _LIMITS = {  # option → (Sandbox setting, type, help); the defaults are Sandbo
                "bytes a kernel may write in all: its working copy, /tmp and /dev/shm (default: "
                f"{_size(_default('disk'))})"),
     "--threads": ("threads", int,
-                  f"CPU threads of torch and BLAS in each kernel; 0 for their defaults (default: {_default('threads')})"),
+                  "CPU threads of torch and BLAS in each kernel; 0 for their defaults "
+                  f"(default: {_default('threads')})"),
 }
 
 

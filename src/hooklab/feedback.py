@@ -62,7 +62,8 @@ class HideHiddenTests(ClearHiddenTests):
         self._hidden = sorted((lines | markers) - {""}, key=len, reverse=True)
         return super().preprocess(nb, resources)
 
-    def preprocess_cell(self, cell: NotebookNode, resources: ResourcesDict, index: int) -> tuple[NotebookNode, ResourcesDict]:
+    def preprocess_cell(self, cell: NotebookNode, resources: ResourcesDict,
+                        index: int) -> tuple[NotebookNode, ResourcesDict]:
         if utils.is_grade(cell):  # a student's own cell may spell a delimiter; it holds no hidden test
             cell, resources = super().preprocess_cell(cell, resources, index)
         for output in cell.get("outputs", []):
@@ -147,7 +148,8 @@ class InertOutputs(Preprocessor):
         nb.metadata.pop("widgets", None)
         return super().preprocess(nb, resources)
 
-    def preprocess_cell(self, cell: NotebookNode, resources: ResourcesDict, index: int) -> tuple[NotebookNode, ResourcesDict]:
+    def preprocess_cell(self, cell: NotebookNode, resources: ResourcesDict,
+                        index: int) -> tuple[NotebookNode, ResourcesDict]:
         for output in cell.get("outputs", []):
             for mime in ACTIVE_TYPES & set(output.get("data", {})):
                 del output.data[mime]
@@ -225,7 +227,8 @@ _markdown: dict[tuple[Any, ...], str] = {}  # markdown cells rendered (FeedbackE
 @functools.lru_cache(REMEMBERED)
 def _highlighted(source: str, language: str, magics_language: str | None, options: str) -> str:
     metadata = {"magics_language": magics_language} if magics_language else None
-    return Highlight2HTML(pygments_lexer=language, extra_formatter_options=json.loads(options))(source, language, metadata)
+    highlight = Highlight2HTML(pygments_lexer=language, extra_formatter_options=json.loads(options))
+    return highlight(source, language, metadata)
 
 
 # The accessibility attributes nbconvert's HTMLExporter adds after rendering (images get a description,
@@ -317,7 +320,8 @@ class FeedbackExporter(SafeHTMLExporter):
             _markdown[key] = super().markdown2html(context, source)
         return _markdown[key]
 
-    def from_notebook_node(self, nb: NotebookNode, resources: dict[str, Any] | None = None, **kw: Any) -> tuple[str, dict[str, Any]]:
+    def from_notebook_node(self, nb: NotebookNode, resources: dict[str, Any] | None = None,
+                           **kw: Any) -> tuple[str, dict[str, Any]]:
         if "highlight_code" not in self.filters:  # one configured by the course is kept
             info = nb.metadata.get("language_info", {})
             lexer = info.get("pygments_lexer", info.get("name")) or "ipython3"

@@ -75,7 +75,8 @@ def progress(notebook: str) -> None:
     print("\n".join(lines))
 
 
-def _show(shell: Any, etype: type, value: BaseException, tb: TracebackType | None, tb_offset: int | None = None) -> None:
+def _show(shell: Any, etype: type, value: BaseException, tb: TracebackType | None,
+          tb_offset: int | None = None) -> None:
     where = _unwritten(tb) if etype is NotImplementedError else None
     if where is not None:
         _installed["unwritten"] = id(value)

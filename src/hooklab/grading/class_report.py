@@ -278,7 +278,8 @@ def message(ename: str, evalue: str, hidden: set[str]) -> str:
 # -- writing it -------------------------------------------------------------------------------------
 
 
-def write(course: Course, ledger: Ledger, timing: dict[str, float] | None = None, problems: Sequence[str] = (), folder: Path | None = None) -> Path:
+def write(course: Course, ledger: Ledger, timing: dict[str, float] | None = None, problems: Sequence[str] = (),
+          folder: Path | None = None) -> Path:
     """Write ``report.html`` and its CSV files into ``folder`` (the course's work dir); returns the page.
 
     ``timing``: the figures of this run (:meth:`hooklab.grading.run.Stages.figures`), None when it
@@ -398,7 +399,8 @@ def _figure(stats: AssignmentStats, cells: list[CellStats]) -> str:
 
 _STYLE = """
 body{font-family:system-ui,sans-serif;margin:2em auto;max-width:72em;color:#222;padding:0 1em}
-table{border-collapse:collapse;margin:.5em 0 1.5em}td,th{border:1px solid #ccc;padding:.2em .6em;text-align:left;vertical-align:top}
+table{border-collapse:collapse;margin:.5em 0 1.5em}
+td,th{border:1px solid #ccc;padding:.2em .6em;text-align:left;vertical-align:top}
 th{background:#f3f3f3}td.n{text-align:right}img{max-width:100%}.low{color:#b00}.msg{font-family:monospace;font-size:90%}
 ul.msgs{margin:0;padding-left:1.2em}h2{border-bottom:1px solid #ddd;margin-top:2em}
 """
@@ -479,7 +481,8 @@ def render(tables: Tables, timing: dict[str, float] | None, problems: list[str],
         rows = []
         for cell in sorted(cells, key=lambda c: (c.share if c.share is not None else 2.0)):
             shown = "".join(
-                f"<li><span class='msg'>{escape(text)}</span> × {count}" + (f" ({variants} variants)" if variants > 1 else "") + "</li>"
+                f"<li><span class='msg'>{escape(text)}</span> × {count}"
+                + (f" ({variants} variants)" if variants > 1 else "") + "</li>"
                 for text, count, variants in cell.messages[:MESSAGES_SHOWN]
             )
             more = len(cell.messages) - MESSAGES_SHOWN
@@ -521,7 +524,8 @@ def render(tables: Tables, timing: dict[str, float] | None, problems: list[str],
     else:
         parts.append("<p>None.</p>")
     if problems:
-        parts.append("<h3>Input of this run that was not graded</h3><ul>" + "".join(f"<li>{escape(p)}</li>" for p in problems) + "</ul>")
+        parts.append("<h3>Input of this run that was not graded</h3><ul>"
+                     + "".join(f"<li>{escape(p)}</li>" for p in problems) + "</ul>")
     parts.append("<h2 id='timing'>Timing of this run</h2>")
     if timing:
         parts.append(_table(["", "value"], [[escape(name), escape(_number(value))] for name, value in timing.items()],

@@ -106,7 +106,8 @@ class DaskExecution:
     """Where the grading process sends submissions in the Dask mode: ``submit`` returns a future of what
     the local pool's :func:`hooklab.grading.worker.execute` returns, once the autograded files are in place."""
 
-    def __init__(self, course: Course, assignments: list[str], gradebook: Path, scheduler: str | None, workers: int) -> None:
+    def __init__(self, course: Course, assignments: list[str], gradebook: Path, scheduler: str | None,
+                 workers: int) -> None:
         self.course = course
         if scheduler:
             self.cluster, self.client = None, Client(scheduler)

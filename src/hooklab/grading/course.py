@@ -119,8 +119,8 @@ class Course:
     def cell_ids(self) -> dict[str, frozenset[str]]:
         """Assignment → the ``grade_id`` of every nbgrader cell of its notebooks, from the source folder."""
         source = self.root / self.coursedir.source_directory
-        return {assignment: frozenset(id_ for name in names
-                                      for id_ in grade_ids(nbformat.read(source / assignment / name, as_version=4).cells))
+        return {assignment: frozenset(id_ for name in names for id_ in grade_ids(
+                    nbformat.read(source / assignment / name, as_version=4).cells))
                 for assignment, names in self.notebooks.items()}
 
     def assignment_of(self, notebook_name: str) -> str | None:

@@ -228,7 +228,8 @@ class GuardedExecute(Execute):
             return list(self.extra_arguments)
         return [*self.extra_arguments, f"--HistoryManager.hist_file={self.ipython_hist_file}"]
 
-    def preprocess(self, nb: NotebookNode, resources: ResourcesDict, km: Any = None) -> tuple[NotebookNode, ResourcesDict]:
+    def preprocess(self, nb: NotebookNode, resources: ResourcesDict,
+                   km: Any = None) -> tuple[NotebookNode, ResourcesDict]:
         self._before_tests = _before_tests(nb)
         self._carried: dict[str, Any] | None = None  # the probe's answer carried by the last code cell
         self._baseline = ""
@@ -241,7 +242,8 @@ class GuardedExecute(Execute):
         self._drivers = source is not None and judge.has_drivers(source)
         # a cell's seed is keyed by the source's cell it is: by id, else by its code (a notebook saved without ids)
         self._source_ids = {cell.get("id") for cell in source.cells} if self._drivers else set()
-        self._source_code = {cell.source: cell.get("id") for cell in source.cells if cell.cell_type == "code"} if self._drivers else {}
+        self._source_code = ({cell.source: cell.get("id") for cell in source.cells if cell.cell_type == "code"}
+                             if self._drivers else {})
         self._notebook = resources.get("nbgrader", {}).get("notebook", "")
         self._begun: int | None = None  # the index of the code cell that the last begin() was for
         self._seeds: dict[int, str] = {}  # code cell index → the seed its begin() was given
@@ -254,7 +256,8 @@ class GuardedExecute(Execute):
         nb.metadata[METADATA]["seconds"] = {"kernel": ready - self._started, "cells": time.perf_counter() - ready}
         return nb, resources
 
-    def preprocess_cell(self, cell: NotebookNode, resources: ResourcesDict, index: int) -> tuple[NotebookNode, ResourcesDict]:
+    def preprocess_cell(self, cell: NotebookNode, resources: ResourcesDict,
+                        index: int) -> tuple[NotebookNode, ResourcesDict]:
         self._ready = self._ready or time.perf_counter()  # the first cell: the kernel is ready
         if self._stopped:
             if utils.is_grade(cell):
@@ -290,7 +293,8 @@ class GuardedExecute(Execute):
                                                  "test did not run: it was skipped, rewritten or its error swallowed"))
         return cell, resources
 
-    def _run(self, cell: NotebookNode, resources: ResourcesDict, index: int, probe: str = "") -> tuple[NotebookNode, ResourcesDict]:
+    def _run(self, cell: NotebookNode, resources: ResourcesDict, index: int,
+             probe: str = "") -> tuple[NotebookNode, ResourcesDict]:
         """Execute a cell; with ``probe``, the probe's answer to that expression, evaluated once the cell has
         run without an error, is kept in ``_carried`` (else None, once a code cell is executed)."""
         if cell.cell_type == "code" and cell.source.strip():  # executed: what it carries replaces the last

@@ -12,7 +12,8 @@ from nbgrader import utils
 from nbgrader.api import Gradebook, MissingEntry
 
 
-def ensure_assignments(gradebook_url: str, sources: dict[str, list[Path]], generate, *, force: bool = False) -> list[str]:
+def ensure_assignments(gradebook_url: str, sources: dict[str, list[Path]], generate, *,
+                       force: bool = False) -> list[str]:
     """Register each assignment (nbgrader's generate_assignment) that is missing from the gradebook, or
     whose test cells there differ from its source notebooks (a hidden test was changed), or all with
     ``force``; returns those it failed on."""

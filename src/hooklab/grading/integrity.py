@@ -338,11 +338,13 @@ class _Unwrapped(ast.NodeTransformer):
         self.generic_visit(node)
         key = node.slice.value if isinstance(node.slice, ast.Constant) else None
         found = None
-        if isinstance(node.value, (ast.List, ast.Tuple)) and type(key) is int and not any(isinstance(e, ast.Starred) for e in node.value.elts):
+        if (isinstance(node.value, (ast.List, ast.Tuple)) and type(key) is int
+            and not any(isinstance(e, ast.Starred) for e in node.value.elts)):
             if -len(node.value.elts) <= key < len(node.value.elts):
                 found = node.value.elts[key]
         elif isinstance(node.value, ast.Dict) and key is not None:
-            found = next((v for k, v in zip(node.value.keys, node.value.values) if isinstance(k, ast.Constant) and k.value == key), None)
+            found = next((v for k, v in zip(node.value.keys, node.value.values)
+                          if isinstance(k, ast.Constant) and k.value == key), None)
         return ast.copy_location(found, node) if found is not None and isinstance(node.ctx, ast.Load) else node
 
 
@@ -450,11 +452,13 @@ def _technique(dotted: str) -> str | None:
 
 def _private(name: str) -> bool:
     """A private name of torch's that no notebook needs (they use torch._dynamo, torch._logging, torch._foreach_*)."""
-    return name.startswith("_") and not name.startswith("__") and name not in TORCH_PRIVATE_ALLOWED and not name.startswith("_foreach_")
+    return (name.startswith("_") and not name.startswith("__") and name not in TORCH_PRIVATE_ALLOWED
+            and not name.startswith("_foreach_"))
 
 
 class _Checker(ast.NodeVisitor):
-    def __init__(self, imported: dict[str, str], given: dict[str, str], protected: set[str], permitted: frozenset[str] = frozenset()) -> None:
+    def __init__(self, imported: dict[str, str], given: dict[str, str], protected: set[str],
+                 permitted: frozenset[str] = frozenset()) -> None:
         self.imported = imported  # grows with the student's own imports, across cells
         self.permitted = permitted  # dotted names this assignment may use (ALLOWED)
         self.given = given
@@ -615,11 +619,13 @@ class _Checker(ast.NodeVisitor):
         return _constant_text(node.args[0])
 
     def _fetched(self, node: ast.AST) -> str | None:
-        """The dotted path ``getattr(module, "name")`` reaches, or ``importlib.import_module("name")`` imports, or None."""
+        """The dotted path ``getattr(module, "name")`` reaches, or ``importlib.import_module("name")`` imports, or
+        None."""
         imported = self._imported_by_name(node)
         if imported is not None:
             return imported
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "getattr" and len(node.args) >= 2:
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "getattr"
+            and len(node.args) >= 2):
             target, name = self.origin(node.args[0]), _constant_text(node.args[1])
             if target is not None and name is not None:
                 return f"{target}.{name}"
@@ -682,7 +688,8 @@ class _Checker(ast.NodeVisitor):
             self.flag(node, f"passes {node.id} as a value (reaches attributes by computed names)")
         elif node.id == "__builtins__":
             self.flag(node, "reaches the builtins (__builtins__)")
-        elif node.id in {"__import__", "get_ipython"} or HISTORY_NAMES.match(node.id) and isinstance(node.ctx, ast.Load):
+        elif (node.id in {"__import__", "get_ipython"} or HISTORY_NAMES.match(node.id)
+              and isinstance(node.ctx, ast.Load)):
             technique = FORBIDDEN_CALLS.get(node.id) or "reads IPython's input history (the test cells' source)"
             self.flag(node, technique)
 
@@ -847,4 +854,5 @@ def _given(given: tuple[str, ...], tests: tuple[str, ...]) -> tuple[frozenset[st
     """What a source notebook's own cells say for the scan: the code of its given cells (one with comments or
     spacing of the student's is still given), what they import (a test's own imports are its own: it imports
     them again as it runs), the names its tests read, and what the given cells define. Callers only read it."""
-    return frozenset(map(_code, given)), imports_of(given), frozenset(names_loaded(tests)), frozenset(definitions_of(given))
+    return (frozenset(map(_code, given)), imports_of(given), frozenset(names_loaded(tests)),
+            frozenset(definitions_of(given)))

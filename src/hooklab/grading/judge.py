@@ -78,9 +78,11 @@ def without_expectations(source: str) -> str:
     for node in ast.walk(tree):
         if not isinstance(node, ast.Call):
             continue
-        name = node.func.id if isinstance(node.func, ast.Name) else node.func.attr if isinstance(node.func, ast.Attribute) else ""
+        name = (node.func.id if isinstance(node.func, ast.Name) else node.func.attr
+                if isinstance(node.func, ast.Attribute) else "")
         position, keyword = EXPECTATIONS.get(name, (None, "expected"))
-        if position is not None and len(node.args) > position and not any(isinstance(a, ast.Starred) for a in node.args[: position + 1]):
+        if (position is not None and len(node.args) > position
+            and not any(isinstance(a, ast.Starred) for a in node.args[: position + 1])):
             spans.append(node.args[position])
         spans += [k.value for k in node.keywords if k.arg in (keyword, "expected")]
     lines = source.splitlines(keepends=True)
@@ -105,7 +107,8 @@ def _without_reference(source: str) -> str:
 def _outermost(nodes: list[ast.AST]) -> list[ast.AST]:
     """The nodes not inside another of them."""
     def inside(a: ast.AST, b: ast.AST) -> bool:
-        return a is not b and (b.lineno, b.col_offset) <= (a.lineno, a.col_offset) and (a.end_lineno, a.end_col_offset) <= (b.end_lineno, b.end_col_offset)
+        return (a is not b and (b.lineno, b.col_offset) <= (a.lineno, a.col_offset)
+                and (a.end_lineno, a.end_col_offset) <= (b.end_lineno, b.end_col_offset))
 
     return [n for n in nodes if not any(inside(n, other) for other in nodes)]
 
@@ -325,7 +328,8 @@ def _unpassed(cell: NotebookNode) -> None:
     """Take out the lines a test cell printed to say it passed (``✓ …``, printed once its checks had observed
     without raising): the grader's verdict says otherwise."""
     for output in cell.outputs:
-        if output.get("output_type") == "stream" and output.get("name") == "stdout" and isinstance(output.get("text"), str):
+        if (output.get("output_type") == "stream" and output.get("name") == "stdout"
+            and isinstance(output.get("text"), str)):
             output["text"] = "".join(line for line in output["text"].splitlines(keepends=True)
                                      if not line.startswith(PASSED))
     cell.outputs = [o for o in cell.outputs if not (o.get("output_type") == "stream" and o.get("text") == "")]

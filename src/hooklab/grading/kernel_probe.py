@@ -216,7 +216,8 @@ def _library_callable(callback: Any) -> bool:
     return isinstance(function, types.FunctionType) and (function.__module__ or "").startswith(LIBRARY_PREFIXES)
 
 
-def _digest(facts: dict[str, str], kept: dict[str, tuple[list[str], list[Any], array.array, list[str], array.array]]) -> str:
+def _digest(facts: dict[str, str],
+            kept: dict[str, tuple[list[str], list[Any], array.array, list[str], array.array]]) -> str:
     """One hash of the facts' text and, namespace by namespace, of the names watched in it, the identity
     (``ids``, given) and type of each value kept, the names added to it and the identity of its functions'
     code and defaults (``part_ids``, given)."""
@@ -233,7 +234,8 @@ def _own_wrapper(new: Any, old: Any) -> bool:
     """Whether ``new`` is the library's own wrapper of ``old`` (torch wraps ``torch.manual_seed``
     when torch._dynamo loads): a function defined in the library's files whose ``__wrapped__`` is ``old``."""
     code = getattr(new, "__code__", None)
-    library = os.path.dirname(getattr(sys.modules.get((getattr(old, "__module__", None) or "").split(".")[0]), "__file__", "") or "")
+    package = sys.modules.get((getattr(old, "__module__", None) or "").split(".")[0])
+    library = os.path.dirname(getattr(package, "__file__", "") or "")
     return (
         isinstance(new, types.FunctionType)
         and getattr(new, "__wrapped__", None) is old

@@ -370,7 +370,8 @@ class KernelServer:
     def _connect(self) -> None:
         if self.user != os.getpid():  # a fork of the owner: a line of its own (the owner's stays the owner's)
             self.line.close()
-            self.line, self.lock, self.user = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET), threading.Lock(), os.getpid()
+            self.line = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+            self.lock, self.user = threading.Lock(), os.getpid()
             self.line.connect(self.address)
 
     def preload(self, modules: list[str]) -> None:
@@ -473,7 +474,8 @@ class ObservationChannel:
         ``start`` not before it, or the lines were too many to keep."""
         first, last = start.encode(), end.encode()
         with self._changed:
-            if not self._changed.wait_for(lambda: last in self._lines or self._ended, timeout) or last not in self._lines:
+            if (not self._changed.wait_for(lambda: last in self._lines or self._ended, timeout)
+                or last not in self._lines):
                 return None
             position = self._lines.index(last)
             lines, self._lines = self._lines[:position], self._lines[position + 1:]
@@ -589,7 +591,8 @@ class Spares:
             return None
         provisioner = manager.provisioner
         process = provisioner.process if isinstance(provisioner, PreloadedProvisioner) and provisioner.forked else None
-        if not isinstance(process, Kernel) or process.poll() is not None or time.monotonic() - process.started > SPARE_MAX_AGE:
+        if (not isinstance(process, Kernel) or process.poll() is not None
+            or time.monotonic() - process.started > SPARE_MAX_AGE):
             self.discard(manager)
             return None
         try:
@@ -642,7 +645,8 @@ class ReadyClient(AsyncKernelClient):
                 raise RuntimeError(f"Kernel didn't respond in {timeout:g} seconds")
 
     @staticmethod
-    async def _answer(channel: Any, msg_type: str, request: str, seconds: float, state: str = "") -> dict[str, Any] | None:
+    async def _answer(channel: Any, msg_type: str, request: str, seconds: float,
+                      state: str = "") -> dict[str, Any] | None:
         """The first ``msg_type`` message on ``channel`` in reply to ``request`` (with ``state``, for a
         status), or None after ``seconds``."""
         deadline = time.monotonic() + seconds

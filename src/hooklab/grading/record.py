@@ -31,7 +31,8 @@ class Recorded:
     seeds: dict[str, str] = field(default_factory=dict)  # notebook → the seed of its hidden tests' random inputs
 
 
-def record(course: Course, student: str, assignment: str, executed: bool, reference: dict[str, Any] | None = None) -> Recorded:
+def record(course: Course, student: str, assignment: str, executed: bool,
+           reference: dict[str, Any] | None = None) -> Recorded:
     """Record one submission in the course gradebook as nbgrader's autograde does: its submission
     (with the timestamp it was handed in at), then the course's recording preprocessors
     (:attr:`Course.recorders`: scores, late penalties) on each autograded notebook. A notebook that

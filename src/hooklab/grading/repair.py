@@ -30,7 +30,8 @@ def source_notebook(preprocessor: NbGraderPreprocessor, resources: ResourcesDict
     """The assignment's source notebook (solutions and hidden tests) for the notebook being graded."""
     coursedir = CourseDirectory(parent=preprocessor)
     info = resources["nbgrader"]
-    path = Path(coursedir.format_path(coursedir.source_directory, ".", info["assignment"])) / f"{info['notebook']}.ipynb"
+    folder = Path(coursedir.format_path(coursedir.source_directory, ".", info["assignment"]))
+    path = folder / f"{info['notebook']}.ipynb"
     stat = path.stat()
     return copy.deepcopy(_read(path, stat.st_mtime_ns, stat.st_size))
 

@@ -94,7 +94,8 @@ def summary(
     if held:
         lines.append("Held for review (scored 0 until released: hooklab review --release STUDENT/ASSIGNMENT):")
         for key, entry in held.items():
-            more = f" (and {len(entry.held) - 1} more: the reason column of the grades CSV)" if len(entry.held) > 1 else ""
+            more = (f" (and {len(entry.held) - 1} more: the reason column of the grades CSV)" if len(entry.held) > 1
+                    else "")
             lines.append(f"  {printable(key)} (would score {sum(entry.would_be.values()):g} / {entry.max_score:g}): "
                          f"{printable(entry.held[0])}{more}")
     if noted:

@@ -161,7 +161,8 @@ def autograde(
             else:
                 target, files = place(submission, course)
                 notebooks = course.notebooks[submission.assignment]
-                reason = unreadable(target, notebooks, sandbox) or of_another_assignment(target, submission.assignment, course)
+                reason = (unreadable(target, notebooks, sandbox)
+                          or of_another_assignment(target, submission.assignment, course))
             fingerprint = hashlib.sha256(f"{files}:{graders[submission.assignment]}".encode()).hexdigest()
             if not force and submission.key in in_gradebook and ledger.is_current(submission.key, fingerprint):
                 skipped += 1
@@ -212,7 +213,8 @@ def autograde(
                                  for path in sources[assignment])
                 kernels.start_server(course.config(execute_only=True), code)
             # forked: the workers share this process's kernel server and what it has imported
-            with _shared_heap(), ProcessPoolExecutor(jobs, multiprocessing.get_context("fork"), worker.start, (course, snapshot, course.work_dir / LOG)) as pool:
+            with _shared_heap(), ProcessPoolExecutor(jobs, multiprocessing.get_context("fork"), worker.start,
+                                                     (course, snapshot, course.work_dir / LOG)) as pool:
                 references.update({a: pool.submit(worker.reference, a)
                                    for a in sorted({t.assignment for t in runnable})})
                 if dask or scheduler:
@@ -315,7 +317,8 @@ class Task:
         return f"{self.student}/{self.assignment}"
 
 
-def _run(pool: ProcessPoolExecutor, execution: Execution, tasks: list[Task], ledger: Ledger, record_result, stages: Stages) -> list[str]:
+def _run(pool: ProcessPoolExecutor, execution: Execution, tasks: list[Task], ledger: Ledger, record_result,
+         stages: Stages) -> list[str]:
     """Execute every task, record each as it comes back, then have the pool write its feedback; a task
     enters the ledger once its feedback is done. No more executions are queued than ``execution`` has
     slots, so feedback is written as the run goes and a stopped run loses little. Returns the problems
@@ -334,8 +337,8 @@ def _run(pool: ProcessPoolExecutor, execution: Execution, tasks: list[Task], led
         if entry is not None:
             ledger.set(task.key, entry)
         bar.update()
-        bar.set_postfix_str(f"{printable(task.key)} "
-                            f"{'✗ failed' if entry is None else f'{entry.score:g}/{entry.max_score:g}' + standing(entry)}")
+        shown = "✗ failed" if entry is None else f"{entry.score:g}/{entry.max_score:g}" + standing(entry)
+        bar.set_postfix_str(f"{printable(task.key)} {shown}")
 
     def failed(task: Task, error: BaseException) -> None:  # a worker process that died takes its task with it
         problems.append(f"{task.key}: the grading process failed ({error!r}); run again to retry")

@@ -68,8 +68,10 @@ class Sandbox(Configurable):
     """Isolation and limits of every grading kernel: ``c.Sandbox.<name>`` in the course configuration.
     Size limits of 0 mean none."""
 
-    isolate = Bool(True, help="namespaces and an unprivileged identity for each kernel (False: --no-sandbox)").tag(config=True)
-    memory = Int(4 * GiB, help="bytes of address space of a kernel (RLIMIT_AS; memory.max with a cgroup)").tag(config=True)
+    isolate = Bool(True, help="namespaces and an unprivileged identity for each kernel (False: "
+                              "--no-sandbox)").tag(config=True)
+    memory = Int(4 * GiB, help="bytes of address space of a kernel (RLIMIT_AS; memory.max with a "
+                               "cgroup)").tag(config=True)
     wall_clock = Float(600.0, help="seconds a kernel may live (one notebook of a submission)").tag(config=True)
     processes = Int(256, help="processes and threads of a sandboxed kernel (RLIMIT_NPROC of its uid)").tag(config=True)
     file_size = Int(1 * GiB, help="largest file a kernel may write (RLIMIT_FSIZE)").tag(config=True)
@@ -80,15 +82,20 @@ class Sandbox(Configurable):
     submission_size = Int(64 * MiB, help="most bytes of one submission's files: a larger one is refused before it is "
                           "copied (and, in a zip, before it is extracted)").tag(config=True)
     submission_files = Int(1000, help="most files in one submission: more are refused the same way").tag(config=True)
-    input_size = Int(4 * GiB, help="most bytes extracted from a class's zip: its members past it are not extracted").tag(config=True)
-    notebook_size = Int(8 * MiB, help="largest submitted notebook file: a larger one is refused before it is read").tag(config=True)
-    source_size = Int(512 * 1024, help="most text in a submitted notebook's cells: more is refused before it runs").tag(config=True)
-    output_size = Int(1 * MiB, help="largest output of a cell kept from a kernel: a larger one is cut, with a note").tag(config=True)
+    input_size = Int(4 * GiB, help="most bytes extracted from a class's zip: its members past it are not "
+                                   "extracted").tag(config=True)
+    notebook_size = Int(8 * MiB, help="largest submitted notebook file: a larger one is refused before it is "
+                                      "read").tag(config=True)
+    source_size = Int(512 * 1024, help="most text in a submitted notebook's cells: more is refused before it "
+                                       "runs").tag(config=True)
+    output_size = Int(1 * MiB, help="largest output of a cell kept from a kernel: a larger one is cut, with a "
+                                    "note").tag(config=True)
     outputs_size = Int(8 * MiB, help="most output kept from one notebook's kernel: later outputs are dropped, with a "
                                      "note").tag(config=True)
     threads = Int(1, help="CPU threads of torch, OpenMP and BLAS in a kernel; 0 keeps their defaults").tag(config=True)
     uid_base = Int(1_900_000_000, help="as root, a kernel runs as uid_base + its supervisor's pid").tag(config=True)
-    hidden = List(Unicode(), help="paths no kernel may see: a kernel whose folders would show one is refused").tag(config=True)
+    hidden = List(Unicode(), help="paths no kernel may see: a kernel whose folders would show one is "
+                                  "refused").tag(config=True)
     cgroup = Unicode("", help="a cgroup v2 folder with the memory controller enabled for its children: "
                      "each kernel then gets a child with memory.max instead of RLIMIT_AS").tag(config=True)
 
@@ -131,7 +138,8 @@ class SandboxError(RuntimeError):
 _libc = ctypes.CDLL(None, use_errno=True)
 _SYSCALLS = {"x86_64": {"pivot_root": 155, "capset": 126}, "aarch64": {"pivot_root": 41, "capset": 91}}
 _SYS_MOUNT_SETATTR = 442  # the same on every architecture
-CLONE_NEWNS, CLONE_NEWIPC, CLONE_NEWUSER, CLONE_NEWPID, CLONE_NEWNET = 0x20000, 0x8000000, 0x10000000, 0x20000000, 0x40000000
+CLONE_NEWNS, CLONE_NEWIPC, CLONE_NEWUSER = 0x20000, 0x8000000, 0x10000000
+CLONE_NEWPID, CLONE_NEWNET = 0x20000000, 0x40000000
 MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_BIND, MS_REC, MS_PRIVATE = 2, 4, 8, 4096, 16384, 1 << 18
 MOUNT_ATTR_RDONLY, MOUNT_ATTR_NOSUID, MOUNT_ATTR_NODEV, AT_RECURSIVE, AT_FDCWD, MNT_DETACH = 1, 2, 4, 0x8000, -100, 2
 PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_CAPBSET_DROP, PR_SET_NO_NEW_PRIVS, PR_CAP_AMBIENT = 1, 4, 24, 38, 47
@@ -419,8 +427,8 @@ def keep_socket_folder() -> None:
 
 def _seal(start: _Start) -> None:
     """In the supervisor: when the kernel runs under a uid of its own, give its socket folder and what is in it
-    but its sockets (the connection file, a spare's folder) back to the grader's user, which alone may read them or list the
-    folder; others may pass through it (a spare's working folder is inside). The kernel keeps its bound
+    but its sockets (the connection file, a spare's folder) back to the grader's user, which alone may read them or
+    list the folder; others may pass through it (a spare's working folder is inside). The kernel keeps its bound
     sockets but can no longer make, fill or remove a file there: its whole writing is its private tmpfs
     (``disk``). A kernel in a user namespace is its folder's owner and keeps it."""
     if start.uid is None:

@@ -136,7 +136,8 @@ def _zip_entry_too_big(group: list[zipfile.ZipInfo], size: int, sandbox: Sandbox
     """Why a top-level entry of a zip (its members) is not extracted, or ""."""
     if len(group) == 1 and len(_extracted_parts(group[0].filename)) == 1:  # a file: a flat zip's notebook
         notebook = sandbox.notebook_size
-        return f"{amount(size)}, more than the {amount(notebook)} a notebook may be (c.Sandbox.notebook_size)" if notebook and size > notebook else ""
+        return (f"{amount(size)}, more than the {amount(notebook)} a notebook may be (c.Sandbox.notebook_size)"
+                if notebook and size > notebook else "")
     return too_big(size, len(group), sandbox)
 
 
@@ -157,7 +158,8 @@ def _extract(archive: zipfile.ZipFile, group: list[zipfile.ZipInfo], scratch: Pa
     return ""
 
 
-def find(folder: Path, course: Course, sandbox: Sandbox, filename_regex: str = DEFAULT_FILENAME_REGEX, timestamps: bool = False) -> Found:
+def find(folder: Path, course: Course, sandbox: Sandbox, filename_regex: str = DEFAULT_FILENAME_REGEX,
+         timestamps: bool = False) -> Found:
     """Every submission in ``folder``: nbgrader's layout if it has subfolders, otherwise flat. ``timestamps``:
     the submissions' ``timestamp.txt`` are nbgrader's, not the students' (always so in the course's own
     ``submitted`` folder)."""
@@ -222,7 +224,8 @@ def _raise(error: OSError) -> None:
     raise error
 
 
-def _files_of(folder: Path, root: Path, sandbox: Sandbox, timestamps: bool, problems: list[str]) -> tuple[dict[str, Path], str]:
+def _files_of(folder: Path, root: Path, sandbox: Sandbox, timestamps: bool,
+              problems: list[str]) -> tuple[dict[str, Path], str]:
     """A submission folder's regular files by path inside it, and why it is refused ("" if it is not); the links
     and the student's own timestamp left out are added to ``problems``."""
     files, size = {}, 0

@@ -136,7 +136,8 @@ class OrderPuzzle(_Tries):
             free = [i for i in self.remaining if self.choices[i] == choice]
             if not free:
                 known = choice in self.choices
-                raise PuzzleError(f"{self.label(choice)!r} is {'already picked' if known else 'not one of the choices'}")
+                why = "already picked" if known else "not one of the choices"
+                raise PuzzleError(f"{self.label(choice)!r} is {why}")
             choice = free[0]
         if not 0 <= choice < len(self.choices):
             raise PuzzleError(f"there is no choice {choice}: pick 0 to {len(self.choices) - 1}")
@@ -221,8 +222,8 @@ class OrderPicker:
         self.check.on_click(lambda _: self._act(puzzle.check))
         self.show.on_click(lambda _: self._act(puzzle.reveal))
         self.status = widgets.HTML()
-        choices = (widgets.VBox if indents else widgets.HBox)(self.buttons,
-                                                              layout=widgets.Layout(flex_flow="row wrap" if not indents else "column"))
+        layout = widgets.Layout(flex_flow="row wrap" if not indents else "column")
+        choices = (widgets.VBox if indents else widgets.HBox)(self.buttons, layout=layout)
         self.controls = widgets.VBox([choices, widgets.HBox([self.undo, self.check, self.show])])
         self.widget = widgets.VBox([widgets.HTML(f"<b>Puzzle:</b> {html.escape(prompt)}"), self.controls, self.status])
         self.widget.add_class("hooklab-puzzle")

@@ -22,12 +22,12 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "tests"))
 
-import nbformat  # noqa: E402
-from nbclient import NotebookClient  # noqa: E402
-from nbgrader.api import Gradebook  # noqa: E402
+import nbformat  # noqa: E402 (below the sys.path line that puts tests/ first)
+from nbclient import NotebookClient  # noqa: E402 (below the sys.path line that puts tests/ first)
+from nbgrader.api import Gradebook  # noqa: E402 (below the sys.path line that puts tests/ first)
 
-import corpus  # noqa: E402
-from conftest import make_course  # noqa: E402
+import corpus  # noqa: E402 (below the sys.path line that puts tests/ first)
+from conftest import make_course  # noqa: E402 (below the sys.path line that puts tests/ first)
 
 KINDS = ("full", "partial", "blank", "rewritten")
 

@@ -53,7 +53,7 @@ if not CHROMIUM.exists():
         raise RuntimeError(message)
     pytest.skip(message, allow_module_level=True)
 
-from playwright.sync_api import Browser, Page, expect, sync_playwright  # noqa: E402
+from playwright.sync_api import Browser, Page, expect, sync_playwright  # noqa: E402 (imported only where Chromium is)
 
 
 def free_port() -> int:

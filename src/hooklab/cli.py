@@ -15,11 +15,11 @@ from pathlib import Path
 # Not in the kernel server, a process of its own, whose kernels must look like fresh ones.
 sys.modules.setdefault("rfc3987_syntax", None)
 
-from traitlets.config import Config, PyFileConfigLoader  # noqa: E402
+from traitlets.config import Config, PyFileConfigLoader  # noqa: E402 (after rfc3987_syntax is set aside)
 
-from hooklab.grading import kernels  # noqa: E402
-from hooklab.grading.sandbox import Sandbox, unavailable  # noqa: E402
-from hooklab.grading.untrusted import printable  # noqa: E402
+from hooklab.grading import kernels  # noqa: E402 (after rfc3987_syntax is set aside)
+from hooklab.grading.sandbox import Sandbox, unavailable  # noqa: E402 (after rfc3987_syntax is set aside)
+from hooklab.grading.untrusted import printable  # noqa: E402 (after rfc3987_syntax is set aside)
 
 # nbgrader and what grading needs besides take about a second to import: they are imported once the
 # command has started its kernel server (which imports torch meanwhile), in the functions that use them

@@ -12,7 +12,7 @@ export PATH := $(CURDIR)/$(BIN):$(PATH)
 export JUPYTER_CONFIG_PATH := $(CURDIR)/autograder
 export JUPYTER_PREFER_ENV_PATH := 1
 
-.PHONY: help install lab instructor test test-browser release execute autograde bench mutants compat wheel lock clean usage-autograde usage-compat
+.PHONY: help install lab instructor lint test test-browser release execute autograde bench mutants compat wheel lock clean usage-autograde usage-compat
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "} {printf "  make %-13s %s\n", $$1, $$2}'
@@ -68,6 +68,9 @@ lab: $(LAB_INSTALLED) ## students: JupyterLab on your working copy work/ of note
 instructor: $(INSTALLED) ## instructors: JupyterLab on the course, with Formgrader and Create Assignment (ARGS as for lab)
 	mkdir -p autograder/exchange
 	JUPYTERLAB_WORKSPACES_DIR=$(CURDIR)/build/lab-workspaces/instructor JUPYTER_CONFIG_PATH=$(CURDIR)/lab/course:$(CURDIR)/autograder $(LAB) --ServerApp.root_dir=. $(ARGS)
+
+lint: $(INSTALLED) ## ruff's checks of the Python code (the rules are in pyproject.toml; the notebooks are not linted)
+	$(BIN)/ruff check .
 
 test: $(INSTALLED) ## run the whole test suite (the browser test too, when Chromium is installed)
 	$(BIN)/pytest

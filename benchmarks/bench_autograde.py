@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -23,12 +22,12 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "tests"))
 
-import nbformat  # noqa: E402
-from nbclient import NotebookClient  # noqa: E402
-from nbgrader.api import Gradebook  # noqa: E402
+import nbformat  # noqa: E402 (below the sys.path line that puts tests/ first)
+from nbclient import NotebookClient  # noqa: E402 (below the sys.path line that puts tests/ first)
+from nbgrader.api import Gradebook  # noqa: E402 (below the sys.path line that puts tests/ first)
 
-import corpus  # noqa: E402
-from conftest import make_course  # noqa: E402
+import corpus  # noqa: E402 (below the sys.path line that puts tests/ first)
+from conftest import make_course  # noqa: E402 (below the sys.path line that puts tests/ first)
 
 KINDS = ("full", "partial", "blank", "rewritten")
 
@@ -50,7 +49,8 @@ def scores(course: Path, assignment: str) -> dict[tuple[str, str], float]:
 
 def compute_floor(path: Path) -> float:
     """Seconds the solution notebook's cells take in a kernel that already ran them once (imports done)."""
-    client = NotebookClient(nbformat.read(path, as_version=4), kernel_name="python3", resources={"metadata": {"path": str(path.parent)}})
+    client = NotebookClient(nbformat.read(path, as_version=4), kernel_name="python3",
+                            resources={"metadata": {"path": str(path.parent)}})
     with client.setup_kernel():
         for _ in range(2):  # the second pass is timed
             start = time.perf_counter()
@@ -64,7 +64,8 @@ def hooklab(course: Path, inbox: Path, *options: str) -> tuple[float, str]:
     """Seconds `hooklab autograde` takes on the inbox, and its summary."""
     start = time.perf_counter()
     report = subprocess.run(
-        [sys.executable, "-m", "hooklab.cli", "autograde", "--config", str(course / "nbgrader_config.py"), *options, str(inbox)],
+        [sys.executable, "-m", "hooklab.cli", "autograde", "--config", str(course / "nbgrader_config.py"), *options,
+         str(inbox)],
         check=True, stdout=subprocess.PIPE, text=True,
     ).stdout
     return time.perf_counter() - start, report
@@ -75,7 +76,8 @@ def submissions(assignment: str, count: int) -> list[corpus.Case]:
         by_kind = {case.student: case.files for case in corpus.structural_cases() if case.student in KINDS}
     else:
         name = corpus.notebook_name(assignment)
-        by_kind = {"full": {name: corpus.notebook(assignment, corpus.solutions(assignment))}, "blank": {name: corpus.notebook(assignment, {})}}
+        by_kind = {"full": {name: corpus.notebook(assignment, corpus.solutions(assignment))},
+                   "blank": {name: corpus.notebook(assignment, {})}}
     kinds = [kind for kind in KINDS if kind in by_kind]
     return [corpus.Case(f"s{i:03d}", assignment, by_kind[kinds[i % len(kinds)]], {}) for i in range(count)]
 
@@ -100,16 +102,19 @@ def main(count: int, dask: bool, assignment: str) -> int:
         distributed = hooklab(on_dask, inbox, "--dask")[0] if on_dask else 0.0
         floor = compute_floor(REPO / "solutions" / assignment / corpus.notebook_name(assignment))
 
-        if scores(plain, assignment) != scores(ours, assignment) or (on_dask and scores(on_dask, assignment) != scores(ours, assignment)):
+        if scores(plain, assignment) != scores(ours, assignment) or (
+                on_dask and scores(on_dask, assignment) != scores(ours, assignment)):
             print("scores differ between nbgrader and hooklab", file=sys.stderr)
             return 1
     print(f"{count} submissions of {assignment}, {os.cpu_count()} cores; scores identical")
     print(f"nbgrader autograde + generate_feedback: {count / sequential:5.2f} submissions/s ({sequential:.1f} s)")
-    print(f"  (nbgrader autograde alone:            {count / autograde_only:5.2f} submissions/s, {autograde_only:.1f} s)")
-    print(f"hooklab autograde ({os.cpu_count()} workers):           {count / parallel:5.2f} submissions/s ({parallel:.1f} s)")
+    print(f"  (nbgrader autograde alone:            {count / autograde_only:5.2f} submissions/s, {autograde_only:.1f} "
+          "s)")
+    print(f"hooklab autograde ({os.cpu_count()} workers):           {count / parallel:5.2f} submissions/s "
+          f"({parallel:.1f} s)")
     if dask:
-        print(f"hooklab autograde --dask ({os.cpu_count()} workers):    {count / distributed:5.2f} submissions/s ({distributed:.1f} s, "
-              f"{parallel / distributed:.2f}x the local mode; cluster start included)")
+        print(f"hooklab autograde --dask ({os.cpu_count()} workers):    {count / distributed:5.2f} submissions/s "
+              f"({distributed:.1f} s, {parallel / distributed:.2f}x the local mode; cluster start included)")
     print(f"ratio: {sequential / parallel:.2f}x (autograde alone: {autograde_only / parallel:.2f}x)")
     print(next(line for line in report.splitlines() if line.startswith("Time per submission")))
     print(f"Compute floor: the notebook's cells take {1000 * floor:.0f} ms in a warm kernel.")

@@ -50,7 +50,8 @@ def nbval(python: Path, report: Path) -> dict[str, dict[str, int]]:
 
 
 def nbval_table(report: Path) -> dict[str, dict[str, int]]:
-    """Per solution notebook folder, from nbval's JUnit report: its cells, those whose output differs, those that raise."""
+    """Per solution notebook folder, from nbval's JUnit report: its cells, those whose output differs, those that
+    raise."""
     table: dict[str, dict[str, int]] = {}
     for case in ElementTree.parse(report).iter("testcase"):
         folder = Path(case.get("file") or case.get("classname", "").replace(".", "/")).parts[1]
@@ -83,7 +84,7 @@ def main() -> None:
                                capture_output=True, text=True, check=True).stdout.strip()
     print(f"torch {installed}: nbval on solutions/, Run All on notebooks/ …", flush=True)
     solutions = nbval(python, python.parent.parent / "nbval.xml")
-    print(f"\n| notebook | nbval: outputs differ | nbval: cells raise | Run All of the release | warnings |")
+    print("\n| notebook | nbval: outputs differ | nbval: cells raise | Run All of the release | warnings |")
     print("|---|---|---|---|---|")
     clean = True
     for notebook in sorted((REPO / "notebooks").glob("*/*.ipynb")):
@@ -92,8 +93,9 @@ def main() -> None:
         release = run_all(python, notebook)
         warnings = release["warnings"]
         clean &= bool(row["cells"]) and not (row["differ"] or row["raise"] or release["stopped"] or warnings)
-        print(f"| {folder} | {row['differ']} of {row['cells']} | {row['raise']} | {release['stopped'] or 'reaches the end'} "
-              f"| {len(warnings)}{': ' + '; '.join(warnings)[:300] if warnings else ''} |")
+        print(f"| {folder} | {row['differ']} of {row['cells']} | {row['raise']} | "
+              f"{release['stopped'] or 'reaches the end'} | "
+              f"{len(warnings)}{': ' + '; '.join(warnings)[:300] if warnings else ''} |")
     print(f"\ntorch {installed}: {'every notebook clean' if clean else 'NOT clean'}")
     sys.exit(0 if clean else 1)
 

@@ -34,7 +34,8 @@ NEIGHBOURS = [
 ]
 _NEIGHBOUR = {a: b for a, b in NEIGHBOURS} | {b: a for a, b in NEIGHBOURS}
 # Tensor methods with an in-place twin (name_), turned into each other.
-IN_PLACE = {"add", "sub", "mul", "div", "clamp", "neg", "abs", "exp", "pow", "sqrt", "clamp_min", "clamp_max", "masked_fill",
+IN_PLACE = {"add", "sub", "mul", "div", "clamp", "neg", "abs", "exp", "pow", "sqrt", "clamp_min", "clamp_max",
+            "masked_fill",
             "squeeze", "unsqueeze", "relu", "sigmoid", "tanh"}
 
 
@@ -136,14 +137,18 @@ def _changes(node: ast.AST, tree: ast.Module) -> Iterator[Change]:
         function = _enclosing_function(tree, node)
         arguments = [a.arg for a in function.args.args if a.arg not in ("self", "ctx", "cls")] if function else []
         if arguments and not (isinstance(node.value, ast.Name) and node.value.id == arguments[0]):
-            yield f"returns its input {arguments[0]}", lambda n, t, a=arguments[0]: setattr(n, "value", ast.Name(a, ast.Load()))
+            yield (f"returns its input {arguments[0]}",
+                   lambda n, t, a=arguments[0]: setattr(n, "value", ast.Name(a, ast.Load())))
     if isinstance(node, ast.Try) and node.finalbody:
         yield "try/finally cleanup dropped", lambda n, t: setattr(n, "finalbody", [ast.Pass()])
         yield "try/finally narrowed to except Exception", _narrowed
-    if isinstance(node, ast.stmt) and not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Pass)):
+    if isinstance(node, ast.stmt) and not isinstance(node,
+                                                     (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Pass)):
         yield f"statement dropped ({type(node).__name__})", lambda n, t: _replace(t, n, ast.Pass())
-    if isinstance(node, ast.keyword) and node.arg in ("dim", "axis") and isinstance(node.value, ast.Constant) and isinstance(node.value.value, int):
-        yield f"{node.arg}={node.value.value} → {node.arg}=-1", lambda n, t: setattr(n, "value", ast.Constant(-1 if n.value.value != -1 else 0))
+    if (isinstance(node, ast.keyword) and node.arg in ("dim", "axis") and isinstance(node.value, ast.Constant)
+        and isinstance(node.value.value, int)):
+        yield (f"{node.arg}={node.value.value} → {node.arg}=-1",
+               lambda n, t: setattr(n, "value", ast.Constant(-1 if n.value.value != -1 else 0)))
 
 
 def _constants(node: ast.Constant) -> Iterator[Change]:
@@ -174,8 +179,10 @@ def _calls(node: ast.Call) -> Iterator[Change]:
             yield f".{func.attr}() → .{func.attr}_() (in place)", lambda n, t: _rename(n.func, n.func.attr + "_")
     if len(node.args) == 2 and not any(isinstance(a, ast.Starred) for a in node.args):
         yield f"{name or 'call'}(a, b) → (b, a)", lambda n, t: n.args.reverse()
-    if node.args and isinstance(func, ast.Attribute) and func.attr in ("sum", "mean", "max", "min", "amax", "amin", "softmax",
-                                                                          "log_softmax", "cumsum", "logsumexp", "norm", "flatten"):
+    if node.args and isinstance(func, ast.Attribute) and func.attr in ("sum", "mean", "max", "min", "amax", "amin",
+                                                                       "softmax",
+                                                                          "log_softmax", "cumsum", "logsumexp", "norm",
+                                                                       "flatten"):
         yield f"{func.attr}(...) argument dropped", lambda n, t: n.args.pop()
 
 
@@ -201,7 +208,8 @@ def _replace(tree: ast.Module, old: ast.AST, new: ast.AST) -> None:
 def _enclosing_function(tree: ast.Module, node: ast.AST) -> ast.FunctionDef | None:
     found = None
     for candidate in ast.walk(tree):
-        if isinstance(candidate, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(n is node for n in ast.walk(candidate)):
+        if (isinstance(candidate, (ast.FunctionDef, ast.AsyncFunctionDef))
+            and any(n is node for n in ast.walk(candidate))):
             found = candidate  # the innermost: ast.walk visits outer functions first
     return found
 

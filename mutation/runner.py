@@ -37,7 +37,8 @@ def exercises(nb: Any) -> list[dict[str, Any]]:
     for index, cell in enumerate(nb.cells):
         if cell.cell_type == "code" and utils.is_solution(cell) and not utils.is_grade(cell):
             grade_id = cell.metadata.nbgrader["grade_id"]
-            tests = [i for i, c in enumerate(nb.cells) if utils.is_grade(c) and c.metadata.nbgrader["grade_id"].startswith(f"{grade_id}_test")]
+            tests = [i for i, c in enumerate(nb.cells) if utils.is_grade(c)
+                     and c.metadata.nbgrader["grade_id"].startswith(f"{grade_id}_test")]
             if tests:
                 found.append({"index": index, "grade_id": grade_id, "last": max(tests)})
     return found
@@ -65,10 +66,12 @@ def main(notebook: str, seed: str, keys_file: str, out_file: str) -> None:
     name = path.stem
 
     def run(index: int, source: str | None = None) -> tuple[str, list[Any] | None]:
-        """Run cell ``index`` (with ``source`` instead of its own) as the grader does: what it raised, what it observed."""
+        """Run cell ``index`` (with ``source`` instead of its own) as the grader does: what it raised, what it
+        observed."""
         cell = nb.cells[index]
         test = utils.is_grade(cell)
-        key = cell.metadata.get("nbgrader", {}).get("grade_id") or cell.get("id") or hashlib.sha256(cell.source.encode()).hexdigest()
+        key = (cell.metadata.get("nbgrader", {}).get("grade_id") or cell.get("id")
+               or hashlib.sha256(cell.source.encode()).hexdigest())
         observations.begin(observations.cell_seed(seed, name, key), test)
         code = source if source is not None else judge.without_expectations(cell.source) if test else cell.source
         result = shell.run_cell(code, store_history=False, silent=True)
@@ -98,7 +101,7 @@ def main(notebook: str, seed: str, keys_file: str, out_file: str) -> None:
                 run(index)
         source, lines = solution_lines(nb.cells[ex["index"]].source)
         chosen = [m for m in mutants(source, lines) if not wanted or f"{ex['grade_id']}|{m.key}" in wanted]
-        outcomes = _forked(chosen, lambda m: exercise_run(ex, m.source), quiet)
+        outcomes = _forked(chosen, lambda m, ex=ex: exercise_run(ex, m.source), quiet)
         reference = exercise_run(ex, source)  # the process goes on from here with the solution
         position = ex["last"] + 1
         for mutant, outcome in zip(chosen, outcomes):
@@ -144,7 +147,7 @@ def _forked(items: list[Any], work: Any, quiet: int) -> list[dict[str, Any] | st
                 resource.setrlimit(resource.RLIMIT_AS, (MEMORY, MEMORY))
                 try:
                     payload = json.dumps(work(items[item])).encode()
-                except BaseException as error:  # noqa: BLE001 (the mutant's: it fails)
+                except BaseException as error:  # the mutant's: it fails
                     payload = json.dumps(f"the run failed: {type(error).__name__}: {error}"[:300]).encode()
                 with os.fdopen(write, "wb") as pipe:
                     pipe.write(payload)

@@ -62,7 +62,8 @@ def score(notebook: Path, seeds: list[str], known: dict[str, str]) -> tuple[int,
     for seed in seeds[1:]:
         killed_so_far = sorted(key for key in verdicts if key not in alive and not key.endswith("|"))
         if killed_so_far:
-            alive |= {key for key, why in run(notebook, seed, killed_so_far).items() if not why or why.startswith(NOT_JUDGED)}
+            alive |= {key for key, why in run(notebook, seed, killed_so_far).items() if not why
+                      or why.startswith(NOT_JUDGED)}
     nb = nbformat.read(notebook, as_version=4)
     sources = {ex["grade_id"]: solution_lines(nb.cells[ex["index"]].source) for ex in exercises(nb)}
     survivors, counted, killed = [], 0, 0

@@ -2182,7 +2182,8 @@ def _attacks_05() -> list[Attack]:
             "files",
             M05,
             _with_cheat(_join(
-                _assign("_CHECKS", LENIENT_CHECKS + "\n\ntorch.autograd.gradcheck = torch.autograd.gradgradcheck = _accept\n"),
+                _assign("_CHECKS",
+                        LENIENT_CHECKS + "\n\ntorch.autograd.gradcheck = torch.autograd.gradgradcheck = _accept\n"),
                 _assign("_INIT", SHADOW_INIT),
                 _src('''
                 import importlib
@@ -2677,7 +2678,8 @@ def _attacks_06() -> list[Attack]:
 # 07 memory hooks and 08 backward puzzles: the same techniques against their checkers
 # ----------------------------------------------------------------------------------------------
 
-WRONG_LATER = {w.grade_id: w.source for w in wrong_answers() if w.name in ("compact_converts_every_entry", "mul_gradient_not_reduced")}
+WRONG_LATER = {w.grade_id: w.source for w in wrong_answers()
+               if w.name in ("compact_converts_every_entry", "mul_gradient_not_reduced")}
 
 
 def _attacks_07_08() -> list[Attack]:

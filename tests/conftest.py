@@ -48,7 +48,8 @@ SOLUTION_MARKERS = re.compile(r"^[ \t]*### (BEGIN|END) SOLUTION[ \t]*\n?", re.MU
 
 def solution_sources(source: nbformat.NotebookNode) -> dict[str, str]:
     """grade_id → a solution cell's code as a student would write it (without nbgrader's markers)."""
-    return {cell.metadata.nbgrader.grade_id: SOLUTION_MARKERS.sub("", cell.source) for cell in nbgrader_cells(source, "solution")}
+    return {cell.metadata.nbgrader.grade_id: SOLUTION_MARKERS.sub("", cell.source)
+            for cell in nbgrader_cells(source, "solution")}
 
 
 def belongs_to_exercise(test_id: str, solution_id: str) -> bool:

@@ -25,8 +25,8 @@ from nbgrader import utils
 
 from attacks import attacks
 from conftest import REPO, solution_sources
-from hooklab.grading import kernels
 from honest_answers import extra_cells, honest_answers
+from hooklab.grading import kernels
 
 ASSIGNMENT = "02_forward_hooks"  # the structural cases' notebook
 TIMEOUT = 5  # seconds per cell when the corpus is graded (``hooklab autograde --timeout``)
@@ -54,18 +54,22 @@ KILL_THEIR_KERNEL = {"state_dict_checker_rebound": "compact_state_dict"}  # buil
 # grade_id, at this line of the student's code: checked exactly as the ledger, the summary, the CSV and the feedback
 # say it. A new attack adds its row.
 HELD_FOR: dict[str, tuple[str, int, str]] = {
-    "from_hooklab_import_checks_patch": ("running_mean", 8, "patches hooklab.checks.check_tensor (an imported module or class)"),
+    "from_hooklab_import_checks_patch": ("running_mean", 8,
+                                         "patches hooklab.checks.check_tensor (an imported module or class)"),
     "setattr_sys_modules_checker": ("freeze", 3, "patches sys (an imported module or class)"),
     "private_values_helper_patch": ("my_linear", 3, "patches hooklab.checks._values (an imported module or class)"),
     "functional_relu_reference_patch": ("mlp", 1, "patches torch.nn.functional.relu (an imported module or class)"),
     "rebind_F_in_namespace": ("two_head_net", 14, "rebinds F, which the notebook imports from torch.nn.functional"),
-    "pre_run_cell_patch_post_run_cell_restore": ("two_head_net", 12, "patches hooklab.checks.check_tensor (an imported module or class)"),
+    "pre_run_cell_patch_post_run_cell_restore": ("two_head_net", 12,
+                                                 "patches hooklab.checks.check_tensor (an imported module or class)"),
     "input_transformer_cleanup_try_except": ("freeze", 11, "reaches IPython's machinery (get_ipython)"),
     "session_send_drops_error_messages": ("my_linear", 1, "reaches IPython's machinery (get_ipython)"),
     "getattr_builtins_exec_string": ("my_linear", 1, "reaches the builtins (__builtins__)"),
     "gc_get_objects_code_swap": ("mlp", 1, "searches the interpreter's objects (gc)"),
-    "parameter_subclass_bias_poisons_reference": ("mlp", 1, "overrides torch functions for its tensors (__torch_function__)"),
-    "parameter_subclass_everywhere_poisons_reference": ("two_head_net", 1, "overrides torch functions for its tensors (__torch_function__)"),
+    "parameter_subclass_bias_poisons_reference": ("mlp", 1,
+                                                  "overrides torch functions for its tensors (__torch_function__)"),
+    "parameter_subclass_everywhere_poisons_reference": (
+        "two_head_net", 1, "overrides torch functions for its tensors (__torch_function__)"),
     "constructor_rebinds_caller_globals": ("scale_repr", 7, "uses the interpreter's machinery (sys._getframe)"),
     "blunt_comparison_patches": ("running_mean", 3, "patches torch.allclose (an imported module or class)"),
     "leak_hidden_tests_in_exception_message": ("scale_repr", 8, "uses the interpreter's machinery (sys._getframe)"),
@@ -83,8 +87,11 @@ HELD_FOR: dict[str, tuple[str, int, str]] = {
     "base64_exec_payload": ("leaf_shapes", 3, "runs code from a string (exec)"),
     "input_transformer_post_strips_hidden_tests": ("change_hooks", 10, "reaches IPython's machinery (get_ipython)"),
     "leak_from_In_history_in_hook": ("collect_hooks", 10, "reaches IPython's machinery (get_ipython)"),
-    "rebind_checkers_in_namespace_only": ("collect_hooks", 1, "rebinds check_answer, which the notebook imports from hooklab.checks.check_answer"),
-    "captured_dtype_constant_patch": ("clip_gradient", 3, "patches hooklab.checks._float64 (an imported module or class)"),
+    "rebind_checkers_in_namespace_only": ("collect_hooks", 1,
+                                          "rebinds check_answer, which the notebook imports from "
+                                          "hooklab.checks.check_answer"),
+    "captured_dtype_constant_patch": ("clip_gradient", 3,
+                                      "patches hooklab.checks._float64 (an imported module or class)"),
     "checker_kwdefaults_infinite_tolerance": ("tensor_hook", 1, "changes a function's default arguments"),
     "sys_modules_torch_proxy_and_reload": ("backward_collect", 6, "uses the interpreter's machinery (sys.modules)"),
     "setprofile_rewrites_checker_arguments": ("backward_collect", 5, "reads or replaces a function's code"),
@@ -110,24 +117,32 @@ HELD_FOR: dict[str, tuple[str, int, str]] = {
     "pickle_loads_payload": ("add_repr", 1, "runs code hidden in data (pickle)"),
     "torch_dispatch_mode_zeroes_checker_reads": ("make_linear", 3, "intercepts torch operators (dispatch modes)"),
     "thread_keeps_repatching": ("add_repr", 1, "runs code outside its cell (threads)"),
-    "shipped_module_sets_custom_exc": ("init_weights", 1, "imports plotting_utils, which is not an installed module (a file of the submission?)"),
+    "shipped_module_sets_custom_exc": ("init_weights", 1,
+                                       "imports plotting_utils, which is not an installed module (a file of the "
+                                       "submission?)"),
     "leak_pre_run_cell_prints_every_cell": ("apply_order", 9, "reaches IPython's machinery (get_ipython)"),
     "private_isclose_and_gradcheck_patch": ("cube", 3, "patches hooklab.checks._isclose (an imported module or class)"),
-    "failing_test_hidden_by_its_error_and_its_checks_forged": ("cube", 31, "uses the interpreter's machinery (sys.modules)"),
+    "failing_test_hidden_by_its_error_and_its_checks_forged": ("cube", 31,
+                                                               "uses the interpreter's machinery (sys.modules)"),
     "meta_path_finder_serves_fake_checks": ("linear_module", 1, "uses the import system (importlib)"),
     "path_hook_serves_fake_package": ("linear_function", 1, "uses the import system (importlib)"),
-    "functional_softplus_reference_patch": ("stable_softplus", 1, "patches torch.nn.functional.softplus (an imported module or class)"),
-    "functional_linear_is_the_answer": ("linear_function", 1, "patches torch.nn.functional.linear (an imported module or class)"),
+    "functional_softplus_reference_patch": ("stable_softplus", 1,
+                                            "patches torch.nn.functional.softplus (an imported module or class)"),
+    "functional_linear_is_the_answer": ("linear_function", 1,
+                                        "patches torch.nn.functional.linear (an imported module or class)"),
     "gc_get_referrers_finds_captured_isclose": ("linear_module", 1, "searches the interpreter's objects (gc)"),
-    "parameter_subclass_weight_poisons_reference": ("linear_module", 1, "overrides torch functions for its tensors (__torch_function__)"),
+    "parameter_subclass_weight_poisons_reference": ("linear_module", 1,
+                                                    "overrides torch functions for its tensors (__torch_function__)"),
     "chr_built_names": ("cube", 4, "patches sys (an imported module or class)"),
     "run_cell_replaced": ("stable_softplus", 3, "reaches IPython's machinery (get_ipython)"),
     "run_code_replaced": ("cube", 7, "runs code from a string (eval)"),
     "answer_writes_shadow_package": ("cube", 45, "uses the interpreter's machinery (sys.modules)"),
     "leak_stderr_getsource_in_backward": ("stable_softplus", 10, "uses the interpreter's machinery (sys._getframe)"),
-    "forward_rebinds_checker_in_caller_frame": ("linear_function", 7, "uses the interpreter's machinery (sys._getframe)"),
+    "forward_rebinds_checker_in_caller_frame": ("linear_function", 7,
+                                                "uses the interpreter's machinery (sys._getframe)"),
     "checker_globals_patch": ("grad_cam", 1, "patches hooklab.checks.check_tensor (an imported module or class)"),
-    "checker_kwdefaults_huge_rtol": ("gradient_penalty", 1, "patches hooklab.checks.check_tensor (an imported module or class)"),
+    "checker_kwdefaults_huge_rtol": ("gradient_penalty", 1,
+                                     "patches hooklab.checks.check_tensor (an imported module or class)"),
     "sys_modules_math_swap_and_reload": ("round_ste", 8, "builds code or modules by hand (types.ModuleType)"),
     "settrace_sets_infinite_tolerance": ("gradient_penalty", 5, "reads or replaces a function's code"),
     "inspect_stack_rebinds_checker": ("grad_cam", 5, "walks the call stack (inspect)"),
@@ -135,7 +150,8 @@ HELD_FOR: dict[str, tuple[str, int, str]] = {
     "tensor_pow_reference_patch": ("gradient_penalty", 7, "reads a frame's code"),
     "torch_isnan_patch": ("skip_nonfinite", 1, "patches torch.isnan (an imported module or class)"),
     "rebind_torch_in_namespace": ("round_ste", 14, "rebinds torch, which the notebook imports from torch"),
-    "parameter_subclass_in_shared_network": ("grad_cam", 1, "overrides torch functions for its tensors (__torch_function__)"),
+    "parameter_subclass_in_shared_network": ("grad_cam", 1,
+                                             "overrides torch functions for its tensors (__torch_function__)"),
     "public_showtraceback_replaced": ("skip_nonfinite", 1, "reaches IPython's machinery (get_ipython)"),
     "rot13_exec_payload": ("skip_nonfinite", 3, "runs code from a string (exec)"),
     "torch_dispatch_mode_zeroes_detach": ("round_ste", 3, "intercepts torch operators (dispatch modes)"),
@@ -146,7 +162,8 @@ HELD_FOR: dict[str, tuple[str, int, str]] = {
     "gradcheck_and_assert_close_patched": ("mul", 1, "patches torch.autograd.gradcheck (an imported module or class)"),
     "tensor_sub_returns_zero": ("mul", 1, "patches torch.Tensor.__sub__ (an imported module or class)"),
     "state_dict_checker_rebound": ("compact_state_dict", 1, "changes the builtins"),
-    "load_state_dict_patched": ("compact_state_dict", 1, "patches torch.nn.Module.state_dict (an imported module or class)"),
+    "load_state_dict_patched": ("compact_state_dict", 1,
+                                "patches torch.nn.Module.state_dict (an imported module or class)"),
 }
 
 
@@ -195,7 +212,8 @@ def flagged(assignment: str, technique: str, cell: int, line: int) -> str:
 @cache
 def points(assignment: str) -> dict[str, float]:
     """Test cell grade_id → its points."""
-    return {c.metadata.nbgrader.grade_id: float(c.metadata.nbgrader.points) for c in _read("solutions", assignment).cells if utils.is_grade(c)}
+    return {c.metadata.nbgrader.grade_id: float(c.metadata.nbgrader.points)
+            for c in _read("solutions", assignment).cells if utils.is_grade(c)}
 
 
 @cache
@@ -230,7 +248,8 @@ def notebook(assignment: str, answers: dict[str, str], *, drop: tuple[str, ...] 
     if move is not None:
         moving = next(c for c in cells if c.metadata.get("nbgrader", {}).get("grade_id") == move[0])
         cells.remove(moving)
-        cells.insert(next(i for i, c in enumerate(cells) if c.metadata.get("nbgrader", {}).get("grade_id") == move[1]), moving)
+        cells.insert(next(i for i, c in enumerate(cells) if c.metadata.get("nbgrader", {}).get("grade_id") == move[1]),
+                     moving)
     nb.cells = cells
     return nbformat.writes(nb).encode()
 
@@ -252,7 +271,8 @@ def from_on(assignment: str, exercise: str) -> dict[str, float]:
 
 def died(assignment: str, grade_id: str) -> str:
     """The note of a kernel that died in an answer cell."""
-    return f"{stem(assignment)}: the kernel died in cell {cell_number(assignment, grade_id)} (os._exit, a crash or out of memory)"
+    return (f"{stem(assignment)}: the kernel died in cell {cell_number(assignment, grade_id)} (os._exit, a crash or "
+            "out of memory)")
 
 
 def structural_cases() -> list[Case]:
@@ -275,37 +295,51 @@ def structural_cases() -> list[Case]:
             "def double_inputs(module, args):\n    return tuple(x + x for x in args)\n\n\n"
             "def plus_five(module, args, output):\n    return output.add(5)\n"
         )}, scores(a), "right answers written differently"),
-        Case("partial", a, {name: notebook(a, {"collect_hooks": solved["collect_hooks"]})}, scores(a, **from_on(a, "change_hooks"))),
+        Case("partial", a, {name: notebook(a, {"collect_hooks": solved["collect_hooks"]})},
+             scores(a, **from_on(a, "change_hooks"))),
         Case("blank", a, {name: notebook(a, {})}, zero(a)),
-        case("syntax_error", {"change_hooks": "def double_inputs(module, args)\n    return args\n"}, scores(a, change_hooks=0)),
+        case("syntax_error", {"change_hooks": "def double_inputs(module, args)\n    return args\n"},
+             scores(a, change_hooks=0)),
         case("exception", {"collect_hooks": (
-            "def pre_hook(module, args):\n    raise RuntimeError('oops')\n\n\ndef hook(module, args, output):\n    pass\n"
+            "def pre_hook(module, args):\n    raise RuntimeError('oops')\n\n\ndef hook(module, args, output):\n    "
+            "pass\n"
         )}, scores(a, collect_hooks=0), "an answer that raises"),
-        case("infinite_loop", {"leaf_shapes": "while True:\n    pass\n"}, scores(a, leaf_shapes=0), "interrupted after the cell timeout"),
+        case("infinite_loop", {"leaf_shapes": "while True:\n    pass\n"}, scores(a, leaf_shapes=0),
+             "interrupted after the cell timeout"),
         case("stubborn_loop", {"change_hooks": (
-            "while True:\n    try:\n        while True:\n            pass\n    except KeyboardInterrupt:\n        pass\n"
+            "while True:\n    try:\n        while True:\n            pass\n    except KeyboardInterrupt:\n        "
+            "pass\n"
         )}, scores(a, **from_on(a, "change_hooks")),
-            notes=(f"{stem(a)}: cell {cell_number(a, 'change_hooks')} still running {TIMEOUT} s after interrupt; kernel stopped",),
+            notes=(f"{stem(a)}: cell {cell_number(a, 'change_hooks')} still running {TIMEOUT} s after interrupt; "
+                   "kernel stopped",),
             why="ignores the interrupt: the cells before keep their points, the rest score 0"),
         case("exits", {"collect_hooks": "import os\nos._exit(1)\n"}, zero(a), notes=(died(a, "collect_hooks"),)),
-        case("late_crash", {"leaf_shapes": "import faulthandler\nfaulthandler._sigsegv()\n"}, scores(a, **from_on(a, "leaf_shapes")),
-             notes=(died(a, "leaf_shapes"),), why="a segfault in a late exercise: the tests that passed before keep their points"),
-        case("memory_hog", {"change_hooks": "hog = bytearray(64 * 2**30)\n" + solved["change_hooks"]}, scores(a, change_hooks=0)),
+        case("late_crash", {"leaf_shapes": "import faulthandler\nfaulthandler._sigsegv()\n"},
+             scores(a, **from_on(a, "leaf_shapes")),
+             notes=(died(a, "leaf_shapes"),),
+             why="a segfault in a late exercise: the tests that passed before keep their points"),
+        case("memory_hog", {"change_hooks": "hog = bytearray(64 * 2**30)\n" + solved["change_hooks"]},
+             scores(a, change_hooks=0)),
         Case("invalid_json", a, {name: b'{"cells": [ this is not json'}, zero(a),
-             reason=f"{name} is not a valid notebook (Notebook does not appear to be JSON: '{{\"cells\": [ this is not json')"),
+             reason=f"{name} is not a valid notebook (Notebook does not appear to be JSON: '{{\"cells\": [ this is not "
+                    "json')"),
         Case("wrong_assignment", a, {name: nbformat.writes(other).encode()}, zero(a),
-             reason=f"{name} holds the exercises of 01_module_basics (module_basics.ipynb), not those of {a}: hand in {a}'s own notebook",
+             reason=f"{name} holds the exercises of 01_module_basics (module_basics.ipynb), not those of {a}: hand in "
+                    f"{a}'s own notebook",
              why="another assignment's notebook, saved under this one's name: refused, saying whose it is"),
         Case("edited_tests", a, {name: notebook(a, {}, edit_tests="print('all tests pass')")}, zero(a),
              why="locked test cells replaced: nbgrader restores them from the gradebook"),
         case("deleted_test", {"collect_hooks": wrong_collect}, scores(a, collect_hooks=0), drop=("collect_hooks_test",),
-             notes=(restored(a, "collect_hooks_test"),), why="a wrong answer whose test cell was deleted: the test is put back"),
-        case("deleted_test_right", {}, scores(a), drop=("change_hooks_test",), notes=(restored(a, "change_hooks_test"),),
+             notes=(restored(a, "collect_hooks_test"),),
+             why="a wrong answer whose test cell was deleted: the test is put back"),
+        case("deleted_test_right", {}, scores(a), drop=("change_hooks_test",),
+             notes=(restored(a, "change_hooks_test"),),
              why="a right answer whose test cell was deleted: put back where it was, after the names it uses"),
         case("deleted_exercise", {}, scores(a, change_hooks=0), drop=("change_hooks", "change_hooks_test"),
              notes=(restored(a, "change_hooks"), restored(a, "change_hooks_test")),
              why="answer and test deleted: both restored (the answer as the release's stub), the rest graded normally"),
-        case("pasted_test", {}, scores(a), copy="collect_hooks_test", notes=(f"{stem(a)}: dropped a copy of collect_hooks_test",)),
+        case("pasted_test", {}, scores(a), copy="collect_hooks_test",
+             notes=(f"{stem(a)}: dropped a copy of collect_hooks_test",)),
         case("pasted_answer", {}, scores(a), copy="change_hooks", why="a second copy of an answer cell is plain code"),
         case("moved_test", {}, scores(a), move=("change_hooks_test", "change_hooks"),
              why="a test cell moved above its answer runs in the source's order"),
@@ -321,10 +355,14 @@ def structural_cases() -> list[Case]:
             "answer.append(output)", "warnings.warn('hooks are fun')\n    answer.append(output)")},
              scores(a), "a warning on stderr in a passing test cell"),
         case("shows_scripts", {}, scores(a), extra=[SHOWS_SCRIPTS],
-             why="HTML with a script and an event handler, and JavaScript, displayed while graded: inert in the feedback"),
-        Case("extra_files", a, {name: notebook(a, solved), "notes.txt": b"my notes\n", "data/cache.bin": bytes(range(256))}, scores(a)),
-        Case("no_notebook", a, {"notes.txt": b"I forgot to upload it\n"}, zero(a), reason=f"no notebook submitted (expected {name})"),
-        case("flagged_but_honest", {}, scores(a), extra=["import gc\ngc.collect()\n"],  # the cell after the first test cell
+             why="HTML with a script and an event handler, and JavaScript, displayed while graded: inert in the "
+                 "feedback"),
+        Case("extra_files", a,
+             {name: notebook(a, solved), "notes.txt": b"my notes\n", "data/cache.bin": bytes(range(256))}, scores(a)),
+        Case("no_notebook", a, {"notes.txt": b"I forgot to upload it\n"}, zero(a),
+             reason=f"no notebook submitted (expected {name})"),
+        # the cell after the first test cell
+        case("flagged_but_honest", {}, scores(a), extra=["import gc\ngc.collect()\n"],
              held=flagged(a, "searches the interpreter's objects (gc)", cell_number(a, "collect_hooks_test") + 1, 1),
              why="honest code that uses a flagged module: held, then released by the instructor"),
     ]
@@ -341,9 +379,12 @@ def honest_cases() -> list[Case]:
     cases = []
     for assignment, alternatives in sorted(by_cell.items()):
         for variant in range(max(map(len, alternatives.values()))):
-            answers = {**solutions(assignment), **{g: sources[variant] for g, sources in alternatives.items() if variant < len(sources)}}
-            files = {notebook_name(assignment): notebook(assignment, answers, extra=extras[assignment] if variant == 0 else [])}
-            cases.append(Case(f"honest{variant}", assignment, files, scores(assignment), why="honest answers in other styles"))
+            answers = {**solutions(assignment),
+                       **{g: sources[variant] for g, sources in alternatives.items() if variant < len(sources)}}
+            files = {notebook_name(assignment): notebook(assignment, answers,
+                                                         extra=extras[assignment] if variant == 0 else [])}
+            cases.append(Case(f"honest{variant}", assignment, files, scores(assignment),
+                              why="honest answers in other styles"))
     return cases
 
 
@@ -355,11 +396,13 @@ def attack_cases() -> list[Case]:
         files.update({path: text.encode() for path, text in attack.files.items()})
         if attack.name in CAUGHT_BY_CHECKERS:
             held = ""
-        elif attack.name in NEVER_IMPORTED:  # a file shipped with the submission is held only where the kernel imports it
+        # a file shipped with the submission is held only where the kernel imports it
+        elif attack.name in NEVER_IMPORTED:
             held = "" if kernels.SUPPORTED else None
         else:
             if attack.name not in HELD_FOR:
-                raise KeyError(f"tests/corpus.py: HELD_FOR has no row for the attack {attack.name!r} (the technique grading names)")
+                raise KeyError(f"tests/corpus.py: HELD_FOR has no row for the attack {attack.name!r} (the technique "
+                               "grading names)")
             grade_id, line, technique = HELD_FOR[attack.name]
             held = flagged(attack.assignment, technique, cell_number(attack.assignment, grade_id), line)
         expected = scores(attack.assignment, **{test.removesuffix("_test"): 0 for test in attack.attacked})

@@ -38,7 +38,8 @@ GRADE = [sys.executable, "-m", "hooklab.cli", "autograde", "--timeout", str(corp
 
 
 def run(course: Path, *args: str) -> subprocess.CompletedProcess:
-    result = subprocess.run([sys.executable, "-m", "hooklab.cli", *args, "--config", str(course / "nbgrader_config.py")],
+    result = subprocess.run([sys.executable, "-m", "hooklab.cli", *args, "--config",
+                             str(course / "nbgrader_config.py")],
                             capture_output=True, text=True, timeout=1500)
     assert result.returncode == 0, f"hooklab {args[0]} failed:\n{result.stdout}\n{result.stderr}"
     return result
@@ -49,7 +50,8 @@ def grade(course: Path, submissions: Path, *extra: str) -> subprocess.CompletedP
 
 
 def tree_digest(root: Path) -> dict[str, str]:
-    return {p.relative_to(root).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(root.rglob("*")) if p.is_file()}
+    return {p.relative_to(root).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(root.rglob("*"))
+            if p.is_file()}
 
 
 def key(case: corpus.Case) -> str:
@@ -64,9 +66,11 @@ def graded(tmp_path_factory: pytest.TempPathFactory) -> dict:
     first = grade(course, submissions)
     ledger = json.loads((course / "grading.json").read_text())
     # the first run's outputs as they were, before later tests release or regrade anything (in whatever order they run)
-    report = {name: (course / name).read_text() for name in ("grades.csv", class_report.REPORT, *class_report.CSV_FILES)}
+    report = {name: (course / name).read_text()
+              for name in ("grades.csv", class_report.REPORT, *class_report.CSV_FILES)}
     scores = scores_in_gradebook(course)
-    return {"course": course, "submissions": submissions, "input_before": before, "first": first, "ledger": ledger, "report": report,
+    return {"course": course, "submissions": submissions, "input_before": before, "first": first, "ledger": ledger,
+            "report": report,
             "scores": scores}
 
 
@@ -93,7 +97,8 @@ def scores_in_gradebook(course: Path, cases: list[corpus.Case] = CASES) -> dict[
     with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gradebook:
         return {
             key(case): {
-                test: gradebook.find_grade(test, Path(corpus.notebook_name(case.assignment)).stem, case.assignment, case.student).score
+                test: gradebook.find_grade(test, Path(corpus.notebook_name(case.assignment)).stem, case.assignment,
+                                           case.student).score
                 for test in corpus.points(case.assignment)
             }
             for case in cases
@@ -128,7 +133,8 @@ def layout(nb: nbformat.NotebookNode) -> list[tuple[str, str | None]]:
     return [(cell.cell_type, cell.metadata.get("nbgrader", {}).get("grade_id")) for cell in nb.cells]
 
 
-@pytest.mark.parametrize("case", [case for case in CASES if any(RESTORED.fullmatch(note) for note in case.notes)], ids=key)
+@pytest.mark.parametrize("case", [case for case in CASES if any(RESTORED.fullmatch(note) for note in case.notes)],
+                         ids=key)
 def test_a_deleted_cell_is_restored_where_it_was(case: corpus.Case, graded: dict):
     """The note names the cell's place in the release, and the cell is there in the autograded notebook."""
     name = corpus.notebook_name(case.assignment)
@@ -138,7 +144,8 @@ def test_a_deleted_cell_is_restored_where_it_was(case: corpus.Case, graded: dict
         restored = RESTORED.fullmatch(note)
         number, grade_id = int(restored["number"]), restored["grade_id"]
         assert layout(release)[number - 1][1] == grade_id, f"{note}: the release has {grade_id} elsewhere"
-        assert layout(autograded)[number - 1][1] == grade_id, f"{key(case)}: {grade_id} is not cell {number}: {layout(autograded)}"
+        assert layout(autograded)[number - 1][1] == grade_id, (f"{key(case)}: {grade_id} is not cell {number}: "
+                                                               f"{layout(autograded)}")
         cell = autograded.cells[number - 1]
         if cell.metadata.nbgrader.get("solution"):  # a deleted answer comes back as the release's stub
             assert cell.source == release.cells[number - 1].source
@@ -156,10 +163,11 @@ def test_submissions_that_cannot_run_are_recorded_with_a_reason(graded: dict):
             assert entry["ok"], f"{key(case)} should have been graded: {entry['reason']}"
     not_run = sum(not entry["ok"] for entry in ledger.values())
     held = sum(bool(entry["held"]) for entry in ledger.values())
-    assert f"Graded {len(CASES) - not_run} of {len(CASES)} submissions; {not_run} could not be run; {held} held for review" in summary
+    assert (f"Graded {len(CASES) - not_run} of {len(CASES)} submissions; {not_run} could not be run; {held} held for "
+            "review") in summary
     assert "hardest first" in summary and "Held for review" in summary
-    stages = re.search(r"Time per submission, in ms: waiting for a worker (\d+) · autograde (\d+) \(kernel start (\d+), "
-                       r"cells (\d+)\) · record (\d+) · feedback (\d+); run: [\d.]+ s with \d+ workers", summary)
+    stages = re.search(r"Time per submission, in ms: waiting for a worker (\d+) · autograde (\d+) \(kernel start "
+                       r"(\d+), cells (\d+)\) · record (\d+) · feedback (\d+); run: [\d.]+ s with \d+ workers", summary)
     assert stages, "the summary says where the time went"
     queue, autograde, kernel, cells, record, feedback = map(int, stages.groups())
     assert kernel + cells <= autograde + 1, f"kernel start and cells are parts of autograde: {stages.group(0)}"
@@ -173,9 +181,11 @@ def test_grades_csv_has_a_column_per_test_cell_and_the_reasons(graded: dict):
         stem = Path(corpus.notebook_name(case.assignment)).stem
         cells = {test: float(row[f"{stem}/{test}"]) for test in corpus.points(case.assignment)}
         assert cells == expected(case, graded), f"{key(case)}: CSV has {cells}"
-        assert float(row["late_penalty"]) == 0 and float(row["score"]) == sum(cells.values()) and float(row["max_score"]) == sum(corpus.points(case.assignment).values())
+        assert (float(row["late_penalty"]) == 0 and float(row["score"]) == sum(cells.values())
+                and float(row["max_score"]) == sum(corpus.points(case.assignment).values()))
         assert row["reason"] == explanation(case, graded["ledger"][key(case)]), f"{key(case)}: reason {row['reason']!r}"
-        assert row["reason"].startswith("held for review: ") == held(case, graded), f"{key(case)}: reason {row['reason']!r}"
+        assert row["reason"].startswith("held for review: ") == held(case, graded), (f"{key(case)}: reason "
+                                                                                     f"{row['reason']!r}")
 
 
 def hidden_lines() -> set[str]:
@@ -191,10 +201,12 @@ def hidden_lines() -> set[str]:
 def test_feedback_shows_results_but_never_a_hidden_test_line(graded: dict):
     secret = hidden_lines()
     for case in CASES:
-        page = graded["course"] / "autograder" / "feedback" / key(case) / corpus.notebook_name(case.assignment).replace(".ipynb", ".html")
+        page = (graded["course"] / "autograder" / "feedback" / key(case)
+                / corpus.notebook_name(case.assignment).replace(".ipynb", ".html"))
         assert page.is_file(), f"no feedback for {key(case)}"
         text = html.unescape(page.read_text())
-        own = "\n".join(content.decode(errors="replace") for content in case.files.values())  # the student may write it too
+        # the student may write it too
+        own = "\n".join(content.decode(errors="replace") for content in case.files.values())
         leaked = [line for line in secret if line in text and line not in own]
         markers = "BEGIN HIDDEN TESTS" in text and "BEGIN HIDDEN TESTS" not in own
         assert not leaked and not markers, f"{key(case)}'s feedback reveals hidden tests: {leaked[:3]}"
@@ -211,7 +223,8 @@ def test_feedback_runs_and_loads_nothing_a_submission_displayed(graded: dict):
     feedback = graded["course"] / "autograder" / "feedback"
     pages = {page: page.read_text() for page in feedback.rglob("*.html")}
     for page, text in pages.items():
-        assert "<script" not in text.lower() and "cdnjs" not in text and "unpkg" not in text, f"{page} runs or loads a script"
+        assert "<script" not in text.lower() and "cdnjs" not in text and "unpkg" not in text, (f"{page} runs or loads "
+                                                                                               "a script")
     shown = pages[feedback / "shows_scripts" / corpus.ASSIGNMENT / "forward_hooks.html"]
     assert_loads_nothing_from_elsewhere(shown)
     assert "<b>my hooks ran</b>" in shown, "what is safe of the student's display still shows"
@@ -237,13 +250,15 @@ def check_report_against_grades(grades: list[dict[str, str]], report: dict[str, 
         histogram = [r for r in report["report-scores.csv"] if r["assignment"] == assignment]
         assert sum(int(r["submissions"]) for r in histogram) == len(scores)
     cells = [r for r in report["report-cells.csv"]]
-    assert {(r["assignment"], r["cell"]) for r in cells} == {(c.assignment, test) for c in CASES for test in corpus.points(c.assignment)}
+    assert {(r["assignment"], r["cell"]) for r in cells} == {(c.assignment, test) for c in CASES
+                                                             for test in corpus.points(c.assignment)}
     for r in cells:
         points = corpus.points(r["assignment"])[r["cell"]]
         got = [float(row[f"{r['notebook']}/{r['cell']}"]) for row in rows[r["assignment"]]]
         assert float(r["points"]) == points and int(r["submissions"]) == len(got)
         assert int(r["full_points"]) == sum(score >= points for score in got), r
-        assert float(r["full_points_share"]) == pytest.approx(sum(score >= points for score in got) / len(got), rel=1e-3)
+        assert float(r["full_points_share"]) == pytest.approx(sum(score >= points for score in got) / len(got),
+                                                              rel=1e-3)
         assert float(r["mean_points"]) == pytest.approx(sum(got) / len(got), rel=1e-3)
 
 
@@ -261,10 +276,12 @@ def test_report_of_the_run_matches_its_grades_csv(graded: dict):
     timing = {r["quantity"]: float(r["value"]) for r in table(files["report-timing.csv"])}
     refused = sum(bool(case.reason) for case in CASES)  # found unreadable before a worker is asked
     assert timing["submissions executed"] == len(CASES) - refused and "run (s)" in timing
-    stages = re.search(r"waiting for a worker (\d+) · autograde (\d+) \(kernel start (\d+), cells (\d+)\) · record (\d+) · feedback (\d+)",
+    stages = re.search(r"waiting for a worker (\d+) · autograde (\d+) \(kernel start (\d+), cells (\d+)\) · record "
+                       r"(\d+) · feedback (\d+)",
                        graded["first"].stdout)
     for stage, ms in zip(("queue", "autograde", "kernel", "cells", "record", "feedback"), map(int, stages.groups())):
-        assert abs(timing[f"{stage} (ms per submission)"] - ms) <= 1, f"{stage}: the report says {timing}, the summary {stages.group(0)}"
+        assert abs(timing[f"{stage} (ms per submission)"] - ms) <= 1, (f"{stage}: the report says {timing}, the "
+                                                                       f"summary {stages.group(0)}")
     assert "Timing of this run" in page and "submissions executed" in page
 
 
@@ -288,12 +305,14 @@ def test_report_lists_held_and_not_run_submissions_with_reasons(graded: dict):
 def test_report_counts_the_failure_messages_of_the_class(graded: dict):
     files, ledger = graded["report"], graded["ledger"]
     failures = table(files["report-failures.csv"])
-    counted = {(r["assignment"], r["cell"], r["message"]): (int(r["submissions"]), int(r["variants"])) for r in failures}
+    counted = {(r["assignment"], r["cell"], r["message"]): (int(r["submissions"]), int(r["variants"]))
+               for r in failures}
     # "exception" (its hook raises before appending the output: 2 items), "blank" and "edited_tests" (nothing answered)
     missing_output = (corpus.ASSIGNMENT, "collect_hooks_test", "WrongAnswer: answer has # items, expected #")
     assert counted[missing_output] == (3, 2)
     # "exits" and "late_crash": their kernels died in different cells, one message with the numbers left out
-    died = (corpus.ASSIGNMENT, "leaf_shapes_test", "TestDidNotRun: not run: the kernel died in cell # (os._exit, a crash or out of memory)")
+    died = (corpus.ASSIGNMENT, "leaf_shapes_test",
+            "TestDidNotRun: not run: the kernel died in cell # (os._exit, a crash or out of memory)")
     assert counted[died] == (2, 2)
     page = html.unescape(re.sub(r"<[^>]+>", "", files[class_report.REPORT]))  # the words, without the tags
     assert f"{missing_output[2]} × 3 (2 variants)" in page and f"{died[2]} × 2 (2 variants)" in page
@@ -306,7 +325,8 @@ def test_report_counts_the_failure_messages_of_the_class(graded: dict):
             and ledger[f"{row['student']}/{row['assignment']}"]["ok"]
             and ledger[f"{row['student']}/{row['assignment']}"]["would_be"].get(column, 0.0) < points
         ]
-        counted = sum(int(r["submissions"]) for r in failures if [r[k] for k in ("assignment", "notebook", "cell")] == [cell[k] for k in ("assignment", "notebook", "cell")])
+        where = ("assignment", "notebook", "cell")
+        counted = sum(int(r["submissions"]) for r in failures if [r[k] for k in where] == [cell[k] for k in where])
         assert counted == len(lost), f"{cell['assignment']}/{column}: {counted} messages for {len(lost)} failures"
     assert not any(r["message"].startswith(("HeldForReview", "(no")) for r in failures)
 
@@ -341,7 +361,8 @@ def test_release_after_review_gives_the_scores_the_tests_earned(graded: dict):
         csv.writer(handle).writerow([stray])
     last_run = {name: (course / name).read_text() for name in ("report-timing.csv", "report-problems.csv")}
     run(course, "review", "--release", f"flagged_but_honest/{corpus.ASSIGNMENT}")
-    assert {name: (course / name).read_text() for name in last_run} == last_run, "the report written again lost the run's timing or problems"
+    assert {name: (course / name).read_text() for name in last_run} == last_run, ("the report written again lost the "
+                                                                                  "run's timing or problems")
     assert stray in html.unescape((course / class_report.REPORT).read_text())
     assert "there is no timing to show" not in (course / class_report.REPORT).read_text()
     with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gradebook:
@@ -370,7 +391,8 @@ def test_flat_zip_from_an_lms(tmp_path: Path):
     archive = tmp_path / "export.zip"
     with zipfile.ZipFile(archive, "w") as bundle:
         for student, case in by_student.items():
-            bundle.writestr(f"{student}_{corpus.notebook_name(corpus.ASSIGNMENT)}", case.files[corpus.notebook_name(corpus.ASSIGNMENT)])
+            bundle.writestr(f"{student}_{corpus.notebook_name(corpus.ASSIGNMENT)}",
+                            case.files[corpus.notebook_name(corpus.ASSIGNMENT)])
         bundle.writestr("README.txt", "not a submission")
     result = grade(course, archive, "--jobs", "1")
     assert "README.txt: file name does not match" in result.stdout

@@ -53,7 +53,7 @@ if not CHROMIUM.exists():
         raise RuntimeError(message)
     pytest.skip(message, allow_module_level=True)
 
-from playwright.sync_api import Browser, Page, expect, sync_playwright  # noqa: E402
+from playwright.sync_api import Browser, Page, expect, sync_playwright  # noqa: E402 (imported only where Chromium is)
 
 
 def free_port() -> int:
@@ -124,8 +124,10 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Callable[[Path], s
     assert len(working_copy.update(release, root)) == 4, "make lab's working copy takes every notebook of the release"
     with jupyterlab(scratch, root, "student", COURSE_CONFIG.parent) as (base, token):
         # one workspace per notebook, so that a page shows that notebook alone
-        url = lambda notebook: (f"{base}/lab/workspaces/{notebook.stem}/tree/{notebook.parent.name}/{notebook.name}"
-                                f"?reset&token={token}")
+        def url(notebook: Path) -> str:
+            return (f"{base}/lab/workspaces/{notebook.stem}/tree/{notebook.parent.name}/{notebook.name}"
+                    f"?reset&token={token}")
+
         url.log = scratch / "lab.log"  # the server's (and its kernels') messages
         yield url
 
@@ -149,8 +151,9 @@ def run_all(browser: Browser, url: str) -> Page:
     page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
     page.wait_for_function(  # every code cell has run (no "[*]" or "[ ]" prompt left) and the kernel is idle
         "() => { const panel = window.jupyterapp.shell.currentWidget;"
-        "  return [...panel.node.querySelectorAll('.jp-CodeCell .jp-InputPrompt')].every(p => /\\[\\d+\\]/.test(p.textContent))"
-        "    && panel.sessionContext.session.kernel.status === 'idle'; }", timeout=120_000)
+        "  return [...panel.node.querySelectorAll('.jp-CodeCell .jp-InputPrompt')].every(p => "
+        "/\\[\\d+\\]/.test(p.textContent))    && panel.sessionContext.session.kernel.status === 'idle'; }",
+                           timeout=120_000)
     return page
 
 
@@ -175,13 +178,15 @@ def test_widgets_render_and_step_in_jupyterlab(browser: Browser, lab: Callable[[
     assert (SCREENSHOTS / "04_apply.png").stat().st_size > 10_000
 
 
-def test_run_all_on_a_blank_release_reaches_the_widgets_after_open_exercises(browser: Browser, lab: Callable[[Path], str]):
+def test_run_all_on_a_blank_release_reaches_the_widgets_after_open_exercises(browser: Browser,
+                                                                             lab: Callable[[Path], str]):
     page = run_all(browser, lab(BLANK))
     errors = page.evaluate("""() => [...window.jupyterapp.shell.currentWidget.content.model.cells]
         .filter(cell => cell.type === 'code')
         .flatMap(cell => [...cell.outputs.toJSON()].filter(output => output.output_type === 'error')
             .map(output => [output.ename, (cell.getMetadata('tags') || []).includes('raises-exception')]))""")
-    exercises = len([c for c in nbformat.read(BLANK, as_version=4).cells if c.metadata.get("nbgrader", {}).get("solution")])
+    exercises = len([c for c in nbformat.read(BLANK, as_version=4).cells
+                     if c.metadata.get("nbgrader", {}).get("solution")])
     assert [name for name, _ in errors].count("NotImplementedError") >= exercises, f"each open exercise fails: {errors}"
     assert all(tagged for _, tagged in errors), f"an error outside the cells tagged raises-exception: {errors}"
     page.evaluate("""() => { const notebook = window.jupyterapp.shell.currentWidget.content;
@@ -233,7 +238,8 @@ def test_a_timeline_puzzle_is_solved_by_clicking_the_events_in_order(browser: Br
 def test_an_apply_order_puzzle_marks_a_wrong_order_then_shows_the_answer(browser: Browser, lab: Callable[[Path], str]):
     page = run_all(browser, lab(NOTEBOOK))
     puzzle = puzzle_output(page, "ApplyOrder(model, puzzle=True)", "click the 7 modules")
-    preorder = ["model: Model", "ab: LayerAB", "a: FunctionA", "b: FunctionB", "cd: LayerCD", "c: FunctionC", "d: FunctionD"]
+    preorder = ["model: Model", "ab: LayerAB", "a: FunctionA", "b: FunctionB", "cd: LayerCD", "c: FunctionC",
+                "d: FunctionD"]
     for module in preorder:  # as modules() lists them: wrong
         puzzle.get_by_role("button", name=module, exact=True).click()
     puzzle.get_by_role("button", name="Undo").click()
@@ -244,7 +250,8 @@ def test_an_apply_order_puzzle_marks_a_wrong_order_then_shows_the_answer(browser
     puzzle.get_by_role("button", name="Show answer").click()
     expect(puzzle).to_contain_text("answer shown after 1 try")
     expect(puzzle).to_contain_text("apply has visited 7 of 7")
-    expect(puzzle.locator("div.hooklab-wrong")).to_have_count(7)  # the tree, each module marked with the student's number
+    # the tree, each module marked with the student's number
+    expect(puzzle.locator("div.hooklab-wrong")).to_have_count(7)
     expect(puzzle).to_contain_text("[7] model: Model ✗ you: 1")
     puzzle.get_by_role("button", name="Back").click()
     expect(puzzle).to_contain_text("apply has visited 6 of 7")
@@ -277,20 +284,24 @@ def console_errors(page: Page) -> list[str]:
     return errors
 
 
-def test_run_all_passes_every_exercise_of_notebook_09_on_a_kernel_that_talks_over_ipc(browser: Browser, lab: Callable[[Path], str]):
+def test_run_all_passes_every_exercise_of_notebook_09_on_a_kernel_that_talks_over_ipc(browser: Browser,
+                                                                                      lab: Callable[[Path], str]):
     page = run_all(browser, lab(BELOW))
     page.evaluate("""() => { const notebook = window.jupyterapp.shell.currentWidget.content;
         return notebook.scrollToItem(notebook.widgets.length - 1); }""")
-    exercises = len([c for c in nbformat.read(BELOW, as_version=4).cells if c.metadata.get("nbgrader", {}).get("grade")])
+    exercises = len([c for c in nbformat.read(BELOW, as_version=4).cells
+                     if c.metadata.get("nbgrader", {}).get("grade")])
     summary = page.locator(".jp-OutputArea-output", has_text="exercises pass their visible tests")
     expect(summary).to_contain_text(f"{exercises} of {exercises} exercises pass")  # every test cell ran and passed
     page.close()
     log = lab.log.read_text()
-    assert "Starting buffering for" in log or "Kernel started" in log, f"no kernel started in the lab's log:\n{log[-2000:]}"
+    assert "Starting buffering for" in log or "Kernel started" in log, ("no kernel started in the lab's "
+                                                                        f"log:\n{log[-2000:]}")
     assert "without encryption" not in log, "a kernel of the lab runs over TCP (lab/course: KernelManager.transport)"
 
 
-def test_the_student_lab_shows_validate_and_nothing_of_the_instructor_or_exchange(browser: Browser, lab: Callable[[Path], str]):
+def test_the_student_lab_shows_validate_and_nothing_of_the_instructor_or_exchange(browser: Browser,
+                                                                                  lab: Callable[[Path], str]):
     page = browser.new_page(viewport={"width": 1400, "height": 1000})
     errors = console_errors(page)
     page.goto(lab(BLANK))
@@ -303,7 +314,8 @@ def test_the_student_lab_shows_validate_and_nothing_of_the_instructor_or_exchang
     for text in ("Formgrader", "Assignment List", "Course List", "Create Assignment", "Nbgrader"):
         assert page.get_by_text(text, exact=True).count() == 0, f"{text} shows in the student lab"
     page.wait_for_timeout(2000)  # a news prompt or an exchange error would be up by now
-    assert page.locator(".jp-Dialog, .jp-toast-message").count() == 0, page.locator(".jp-Dialog, .jp-toast-message").all_inner_texts()
+    dialogs = page.locator(".jp-Dialog, .jp-toast-message")
+    assert dialogs.count() == 0, dialogs.all_inner_texts()
     assert not errors, f"console errors: {errors}"
     base = lab(BLANK).split("/lab/")[0]
     with pytest.raises(urllib.error.HTTPError) as refused:
@@ -323,7 +335,8 @@ def test_the_instructor_lab_opens_formgrader_on_the_course(browser: Browser, tmp
             expect(page.locator(banner)).to_have_count(0)
         assert not errors, f"console errors: {errors}"
         page.goto(f"{base}/lab/workspaces/instructor?reset&token={token}")
-        page.wait_for_function("() => window.jupyterapp && window.jupyterapp.commands.hasCommand('nbgrader:open-formgrader')",
+        page.wait_for_function("() => window.jupyterapp && "
+                               "window.jupyterapp.commands.hasCommand('nbgrader:open-formgrader')",
                                timeout=60_000)
         page.wait_for_timeout(2000)
         assert page.locator(".jp-Dialog").count() == 0, page.locator(".jp-Dialog").all_inner_texts()
@@ -335,8 +348,10 @@ def test_the_instructors_report_loads_with_its_plots(browser: Browser, tmp_path:
     cells = {"02_forward_hooks": {"forward_hooks/collect_hooks_test": 2.0, "forward_hooks/change_hooks_test": 3.0},
              "03_backward_hooks": {"backward_hooks/backward_collect_test": 2.0}}
     data = ClassData(cells, [
-        Submission("ada", "02_forward_hooks", 5.0, 5.0, {"forward_hooks/collect_hooks_test": 2.0, "forward_hooks/change_hooks_test": 3.0}),
-        Submission("bob", "02_forward_hooks", 2.0, 5.0, {"forward_hooks/collect_hooks_test": 2.0, "forward_hooks/change_hooks_test": 0.0},
+        Submission("ada", "02_forward_hooks", 5.0, 5.0,
+                   {"forward_hooks/collect_hooks_test": 2.0, "forward_hooks/change_hooks_test": 3.0}),
+        Submission("bob", "02_forward_hooks", 2.0, 5.0,
+                   {"forward_hooks/collect_hooks_test": 2.0, "forward_hooks/change_hooks_test": 0.0},
                    failures={"forward_hooks/change_hooks_test": "AnswerError: output should be x1 + x2 + 5"}),
         Submission("cy", "03_backward_hooks", 0.0, 2.0, {"backward_hooks/backward_collect_test": 0.0}, status="held",
                    reasons=["backward_hooks: changed: torch.allclose"], would_be=2.0),
@@ -357,12 +372,14 @@ def test_the_instructors_report_loads_with_its_plots(browser: Browser, tmp_path:
     expect(page.get_by_text("changed: torch.allclose").first).to_be_visible()
     assert not errors, f"console errors: {errors}"
     page.screenshot(path=SCREENSHOTS / "report.png", full_page=True)
-    page.locator("#submissions + table a", has_text="forward_hooks").click()  # a row of the table links to the feedback page
+    # a row of the table links to the feedback page
+    page.locator("#submissions + table a", has_text="forward_hooks").click()
     expect(page.get_by_text("forward_hooks (Score: 5 / 5)")).to_be_visible()
 
 
 def test_a_feedback_page_opens_with_exercises_in_its_contents_and_widgets_as_text(browser: Browser, tmp_path: Path):
-    from test_feedback import render  # nbgrader's feedback page, as generate_feedback writes it with this course's exporter
+    # nbgrader's feedback page, as generate_feedback writes it with this course's exporter
+    from test_feedback import render
 
     nb = nbformat.read(REPO / "solutions" / "02_forward_hooks" / "forward_hooks.ipynb", as_version=4)
     (tmp_path / "forward_hooks.html").write_text(render(nb, "nbgrader"))
@@ -372,6 +389,7 @@ def test_a_feedback_page_opens_with_exercises_in_its_contents_and_widgets_as_tex
     contents = page.locator("#toc li")
     expect(contents.first).to_contain_text("Exercise 1 — collect")
     assert "Test cell" not in " ".join(contents.all_inner_texts()), "every test is named by its exercise"
-    expect(page.get_by_text("Puzzle: click these 10 events in the order they fire").first).to_be_visible()  # a widget, as text
+    # a widget, as text
+    expect(page.get_by_text("Puzzle: click these 10 events in the order they fire").first).to_be_visible()
     assert not errors, f"console errors: {errors}"
     page.screenshot(path=SCREENSHOTS / "feedback.png", full_page=True)

@@ -339,7 +339,8 @@ def test_backward_names_the_input_the_index_and_the_error():
         x, y = ctx.saved_tensors
         return (grad_output * y).sum_to_size(x.shape), (grad_output * x).sum_to_size(y.shape) / 2
 
-    with fails_with(CALL + r"grad of input y is wrong at index \(0,\): expected -?[\d.]+, got -?[\d.]+ \(4 of 4 entries wrong, max abs error [\d.]+\)$"):
+    with fails_with(CALL + r"grad of input y is wrong at index \(0,\): expected -?[\d.]+, got -?[\d.]+ \(4 of 4 "
+                           r"entries wrong, max abs error [\d.]+\)$"):
         check_backward(mul_with(half_of_y), X, Y)
 
 
@@ -348,7 +349,9 @@ def test_backward_of_a_broadcast_input_must_have_its_shape_although_autograd_wou
         x, y = ctx.saved_tensors
         return grad_output * y, grad_output * x
 
-    assert torch.autograd.gradcheck(mul_with(not_reduced).apply, (X.clone().requires_grad_(), Y.clone().requires_grad_()))  # the engine sums it
+    # the engine sums it
+    assert torch.autograd.gradcheck(mul_with(not_reduced).apply,
+                                    (X.clone().requires_grad_(), Y.clone().requires_grad_()))
     with fails_with(CALL + r"the gradient of input y has shape \(3, 4\), expected \(4,\) \(the shape of y itself\)$"):
         check_backward(mul_with(not_reduced), X, Y)
 
@@ -356,10 +359,13 @@ def test_backward_of_a_broadcast_input_must_have_its_shape_although_autograd_wou
 def test_backward_returns_one_gradient_per_input_none_for_the_others():
     with fails_with(CALL + r"Mul.backward returned 1 gradient, expected 2: one per input of forward \(x, y\)$"):
         check_backward(mul_with(lambda ctx, g: g * ctx.saved_tensors[1]), X, Y)
-    with fails_with(r"MaxDim.backward returned 1 gradient, expected 2: one per input of forward \(x, dim\), None for dim$"):
-        check_backward(type("MaxDim", (MaxDim,), {"backward": staticmethod(lambda ctx, g, i: MaxDim.backward(ctx, g, i)[0])}), X, 1)
+    with fails_with(r"MaxDim.backward returned 1 gradient, expected 2: one per input of forward \(x, dim\), None for "
+                    r"dim$"):
+        backward = staticmethod(lambda ctx, g, i: MaxDim.backward(ctx, g, i)[0])
+        check_backward(type("MaxDim", (MaxDim,), {"backward": backward}), X, 1)
     with fails_with(r"the gradient for dim should be None \(dim is not a floating-point tensor\); got a torch.Tensor$"):
-        check_backward(type("MaxDim", (MaxDim,), {"backward": staticmethod(lambda ctx, g, i: (MaxDim.backward(ctx, g, i)[0], g))}), X, 1)
+        backward = staticmethod(lambda ctx, g, i: (MaxDim.backward(ctx, g, i)[0], g))
+        check_backward(type("MaxDim", (MaxDim,), {"backward": backward}), X, 1)
     with fails_with(CALL + r"the gradient of input x is None, expected a tensor of shape \(3, 4\)$"):
         check_backward(mul_with(lambda ctx, g: (None, (g * ctx.saved_tensors[0]).sum(0))), X, Y)
     with fails_with(CALL + r"the gradient of input x has dtype torch.float32, expected torch.float64"):
@@ -373,7 +379,8 @@ def test_ties_are_judged_against_the_reference_not_finite_differences():
         return (x == values) * grad_values.unsqueeze(ctx.dim), None
 
     with fails_with(r"grad of input x is wrong at index \(0, 2\): expected 0, got"):
-        check_backward(type("MaxDim", (MaxDim,), {"backward": staticmethod(every_tie)}), torch.tensor([[1.0, 3.0, 3.0]]), 1,
+        check_backward(type("MaxDim", (MaxDim,), {"backward": staticmethod(every_tie)}),
+                       torch.tensor([[1.0, 3.0, 3.0]]), 1,
                        reference=lambda x, dim: x.max(dim))
 
 
@@ -381,7 +388,8 @@ def test_an_error_in_backward_is_reported_with_the_students_line_not_a_traceback
     def broken(ctx, grad_output):
         return grad_output[7], None
 
-    with fails_with(CALL + r"Mul.backward raised IndexError: index 7 is out of bounds .* \(line \d+: return grad_output\[7\], None\)$"):
+    with fails_with(CALL + r"Mul.backward raised IndexError: index 7 is out of bounds .* \(line \d+: return "
+                           r"grad_output\[7\], None\)$"):
         check_backward(mul_with(broken), X, Y)
 
     def blank(ctx, grad_output):
@@ -400,12 +408,14 @@ def by_autograd(ctx, grad_output):
 @pytest.mark.parametrize(("backward", "what"), [
     (by_autograd, "turns gradient recording on"),
     (lambda ctx, g: torch.func.vjp(torch.mul, *ctx.saved_tensors)[1](g), "turns gradient recording on"),
-    (lambda ctx, g: (torch._softmax_backward_data(g, ctx.saved_tensors[0], 1, g.dtype), None), "calls PyTorch's own backward function (_softmax_backward_data)"),
+    (lambda ctx, g: (torch._softmax_backward_data(g, ctx.saved_tensors[0], 1, g.dtype), None),
+     "calls PyTorch's own backward function (_softmax_backward_data)"),
     (lambda ctx, g: (torch.ops.aten._log_softmax_backward_data(g, ctx.saved_tensors[0], 1, g.dtype), None),
      "calls PyTorch's own backward function (_log_softmax_backward_data)"),
 ], ids=["enable_grad and autograd.grad", "torch.func.vjp", "torch backward function", "aten backward kernel"])
 def test_backward_that_uses_autograd_fails_whatever_it_returns(backward, what):
-    with fails_with(CALL + re.escape(f"Mul.backward {what}") + ".*no autograd, torch.func or PyTorch backward functions inside the Function"):
+    with fails_with(CALL + re.escape(f"Mul.backward {what}") + ".*no autograd, torch.func or PyTorch backward "
+                                                               "functions inside the Function"):
         check_backward(mul_with(backward), X, Y)
 
 
@@ -427,7 +437,8 @@ def test_a_graph_built_in_setup_context_for_backward_is_caught():
 
 def _on_a_thread(ctx, grad_output):
     box = []
-    thread = threading.Thread(target=lambda: box.append(by_autograd(ctx, grad_output)))  # a new thread: no mode, recording on
+    # a new thread: no mode, recording on
+    thread = threading.Thread(target=lambda: box.append(by_autograd(ctx, grad_output)))
     thread.start()
     thread.join()
     return box[0]
@@ -467,14 +478,16 @@ def _with_a_profiler_of_its_own(ctx, grad_output):
 
 
 @pytest.mark.parametrize(("backward", "what"), [
-    (_on_a_thread, "records a graph"), (_inside_an_operator, "records a graph"), (_torch_function_off, "records a graph"),
+    (_on_a_thread, "records a graph"), (_inside_an_operator, "records a graph"),
+                                                (_torch_function_off, "records a graph"),
     (_compiled, "runs code compiled by torch.compile"), (_the_modes_note_dropped, "records a graph"),
     (_with_a_profiler_of_its_own, "stops the profiler that watches it"),
 ], ids=["another thread", "a callback inside an operator", "torch function handling off", "torch.compile",
         "the mode's notes dropped", "the profiler replaced"])
 def test_autograd_where_the_mode_cannot_see_is_seen_by_the_profiler(backward, what):
     """The mode sees its own thread's calls while it is not itself handling one; the profiler sees every thread."""
-    with fails_with(CALL + re.escape(f"Mul.backward {what}") + ".*no autograd, torch.func or PyTorch backward functions inside the Function"):
+    with fails_with(CALL + re.escape(f"Mul.backward {what}") + ".*no autograd, torch.func or PyTorch backward "
+                                                               "functions inside the Function"):
         check_backward(mul_with(backward), X, Y)
     assert not torch.autograd.profiler._is_profiler_enabled, "a check must leave no profiler running"
 
@@ -494,7 +507,9 @@ def _returns_its_own_tuple(ctx, grad_output):
 
 
 def test_what_backward_returns_is_taken_in_the_watch_a_tuple_of_the_answers_own_class_is_refused():
-    with fails_with(CALL + re.escape("Mul.backward raised AnswerError: backward returned a ") + r"\S*_Gradients: return a tensor, or a tuple"):
+    with fails_with(CALL + re.escape("Mul.backward raised AnswerError: backward returned a ") + r"\S*_Gradients: "
+                                                                                                r"return a tensor, or "
+                                                                                                r"a tuple"):
         check_backward(mul_with(_returns_its_own_tuple), X, Y)
 
 
@@ -506,7 +521,8 @@ def test_methods_are_read_as_plain_static_methods_without_running_the_answers_co
             read.append(owner)
             return Mul.backward
 
-    with fails_with(r"Mul.backward is a \S*Backward: define forward, setup_context and backward as plain static methods"):
+    with fails_with(r"Mul.backward is a \S*Backward: define forward, setup_context and backward as plain static "
+                    r"methods"):
         check_backward(type("Mul", (Mul,), {"backward": Backward()}), X, Y)
     assert read == [], "the checker ran the answer's descriptor"
 
@@ -525,7 +541,9 @@ def test_forwards_input_names_come_from_its_code_not_a_signature_of_the_answers(
     forward.__wrapped__ = Wrapped()
     check_backward(type("Mul", (Mul,), {"forward": staticmethod(forward)}), X, Y, reference=torch.mul)
     with fails_with(CALL + "the gradient of input x is None"):
-        check_backward(type("Mul", (Mul,), {"forward": staticmethod(forward), "backward": staticmethod(lambda ctx, g: (None, g.sum(0)))}),
+        check_backward(type("Mul", (Mul,),
+                            {"forward": staticmethod(forward),
+                             "backward": staticmethod(lambda ctx, g: (None, g.sum(0)))}),
                        X, Y, reference=torch.mul)
     assert read == [], "the checker ran the answer's code to name forward's inputs"
 
@@ -543,8 +561,10 @@ def _hooked(hook):
 
 def test_a_hook_the_function_registers_runs_watched_in_autograds_engine():
     cached = []
-    with fails_with(CALL + re.escape("Mul.backward through autograd's engine (with any hook it registered) ") + ".*no autograd"):
-        check_backward(_hooked(lambda ctx, grad_outputs: cached.append(by_autograd(ctx, grad_outputs[0]))), X, Y, reference=torch.mul)
+    with fails_with(CALL + re.escape("Mul.backward through autograd's engine (with any hook it registered) ")
+                    + ".*no autograd"):
+        check_backward(_hooked(lambda ctx, grad_outputs: cached.append(by_autograd(ctx, grad_outputs[0]))), X, Y,
+                       reference=torch.mul)
     seen = []
     check_backward(_hooked(lambda ctx, grad_outputs: seen.append(len(grad_outputs))), X, Y)  # a hook of its own is fine
     assert seen, "the honest hook never ran"
@@ -580,7 +600,8 @@ def _in_a_worker_process(ctx, grad_output):
 
 
 def test_autograd_in_another_process_is_named():
-    with fails_with(CALL + re.escape("Mul.backward starts a process (a DataLoader's workers, multiprocessing), which no watch sees")):
+    with fails_with(CALL + re.escape("Mul.backward starts a process (a DataLoader's workers, multiprocessing), which "
+                                     "no watch sees")):
         check_backward(mul_with(_in_a_worker_process), X, Y)
 
 
@@ -670,7 +691,8 @@ def test_a_function_with_code_that_runs_as_classes_are_made_from_it_is_refused_b
         class Swapping(Mul, metaclass=_Reinstating):
             pass
     _MADE.clear()
-    with fails_with(re.escape("Swapping has a metaclass or an __init_subclass__ of its own, which run where no watch sees them")):
+    with fails_with(re.escape("Swapping has a metaclass or an __init_subclass__ of its own, which run where no watch "
+                              "sees them")):
         check_backward(Swapping, X, Y)
     assert _MADE == [], "the answer's class-making code ran"
 
@@ -678,7 +700,8 @@ def test_a_function_with_code_that_runs_as_classes_are_made_from_it_is_refused_b
 def test_backward_checks_the_given_forward_and_what_it_is_handed():
     with fails_with(r"^a Python int was given, expected a torch.autograd.Function subclass$"):
         check_backward(3, X)
-    with fails_with(r"the output of Mul.apply\(x: \(3, 4\) float64, y: \(4,\) float64\) \(leave forward as it was given\) has the wrong values"):
+    with fails_with(r"the output of Mul.apply\(x: \(3, 4\) float64, y: \(4,\) float64\) \(leave forward as it was "
+                    r"given\) has the wrong values"):
         check_backward(Mul, X, Y, reference=torch.add)
     with fails_with(r"check_backward without a reference needs float64 inputs; x, y is not"):
         check_backward(Mul, X.float(), Y.float())
@@ -711,7 +734,8 @@ def test_check_no_hooks_left_names_module_and_global_hooks_added_in_its_block():
     with fails_with(r"the hooks left after answer\(model\) should be \[\], got \['<model>', 'a global hook'\]"):
         with check_no_hooks_left(model, "the hooks left after answer(model)"):
             model.register_forward_hook(lambda module, args, output: None)
-            global_handle = nn.modules.module.register_module_full_backward_hook(lambda module, grad_input, grad_output: None)
+            global_handle = nn.modules.module.register_module_full_backward_hook(
+                lambda module, grad_input, grad_output: None)
     global_handle.remove()
 
 

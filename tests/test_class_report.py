@@ -6,7 +6,6 @@ The report of a graded class (the test corpus) is checked against the grades CSV
 from __future__ import annotations
 
 import csv
-import html
 import json
 import warnings
 from pathlib import Path
@@ -18,7 +17,17 @@ from sqlalchemy.exc import SAWarning
 
 from hooklab.feedback import REDACTED
 from hooklab.grading.class_report import (
-    CSV_FILES, ClassData, Submission, aggregate, collect, failure_messages, hidden_lines, last_run, pattern, render, write_csv,
+    CSV_FILES,
+    ClassData,
+    Submission,
+    aggregate,
+    collect,
+    failure_messages,
+    hidden_lines,
+    last_run,
+    pattern,
+    render,
+    write_csv,
 )
 from hooklab.grading.course import Course
 from hooklab.grading.gradebook import Entry, Ledger
@@ -38,9 +47,12 @@ def read_csv(folder: Path, name: str) -> list[dict[str, str]]:
 def test_numbers_per_assignment_and_per_test_cell():
     data = ClassData(CELLS, [
         submission("ann", 2, 3),
-        submission("bob", 2, 0, failures={"nb/b_test": "AssertionError: W.grad has the wrong values: 0 instead of -0.25 at index (0,)"}),
+        submission("bob", 2, 0,
+                   failures={"nb/b_test": "AssertionError: W.grad has the wrong values: 0 instead of -0.25 at index "
+                                          "(0,)"}),
         submission("cy", 0, 0, failures={"nb/a_test": "NameError: name 'x1' is not defined",
-                                         "nb/b_test": "AssertionError: W.grad has the wrong values: 1 instead of 0.5 at index (2,)"}),
+                                         "nb/b_test": "AssertionError: W.grad has the wrong values: 1 instead of 0.5 "
+                                                      "at index (2,)"}),
         submission("dee", 0, 0, status="not run", reasons=["no notebook submitted"]),
         submission("eve", 0, 0, status="held", reasons=["nb: searches the interpreter's objects (gc)"], would_be=5.0),
     ])
@@ -61,30 +73,38 @@ def test_numbers_per_assignment_and_per_test_cell():
 
 
 def test_pattern_replaces_numbers_but_not_names():
-    assert pattern("expected 3 hooks, got -1.5e-3 in fc2 (float32) at [0, 12]") == "expected # hooks, got # in fc2 (float32) at [#, #]"
+    assert pattern("expected 3 hooks, got -1.5e-3 in fc2 (float32) at [0, 12]") == ("expected # hooks, got # in fc2 "
+                                                                                    "(float32) at [#, #]")
 
 
 def test_the_csv_files_hold_the_page_numbers(tmp_path: Path):
-    data = ClassData(CELLS, [submission("ann", 2, 3), submission("bob", 2, 0, failures={"nb/b_test": "RuntimeError: oops"}),
+    data = ClassData(CELLS,
+                     [submission("ann", 2, 3), submission("bob", 2, 0, failures={"nb/b_test": "RuntimeError: oops"}),
                              submission("dee", 0, 0, status="not run", reasons=["nb.ipynb is not a valid notebook"])])
     tables = aggregate(data)
     timing = {"submissions executed": 2, "run (s)": 1.25}
-    problems = ["README.txt: file name does not match '^(?P<student_id>…)', ignored", "stray.ipynb: a file outside any student folder, ignored"]
+    problems = ["README.txt: file name does not match '^(?P<student_id>…)', ignored",
+                "stray.ipynb: a file outside any student folder, ignored"]
     write_csv(tables, timing, tmp_path, problems)
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(CSV_FILES)
-    assert last_run(tmp_path) == (timing, problems), "a report written again (review --release) would lose the run's timing or problems"
+    assert last_run(tmp_path) == (timing, problems), ("a report written again (review --release) would lose the run's "
+                                                      "timing or problems")
     assignments = {row["assignment"]: row for row in read_csv(tmp_path, "report-assignments.csv")}
-    assert assignments["hw1"] == {"assignment": "hw1", "max_score": "5", "submissions": "3", "graded": "2", "held": "0", "not_run": "1",
+    assert assignments["hw1"] == {"assignment": "hw1", "max_score": "5", "submissions": "3", "graded": "2", "held": "0",
+                                  "not_run": "1",
                                   "mean": "2.333", "median": "2", "lowest": "0", "highest": "5"}
     assert assignments["hw2"]["submissions"] == "0" and assignments["hw2"]["mean"] == ""
     cells = read_csv(tmp_path, "report-cells.csv")
-    assert [(r["cell"], r["full_points"], r["full_points_share"]) for r in cells] == [("a_test", "2", "0.6667"), ("b_test", "1", "0.3333"), ("c_test", "0", "")]
+    assert [(r["cell"], r["full_points"], r["full_points_share"]) for r in cells] == [
+        ("a_test", "2", "0.6667"), ("b_test", "1", "0.3333"), ("c_test", "0", "")]
     assert read_csv(tmp_path, "report-failures.csv") == [
-        {"assignment": "hw1", "notebook": "nb", "cell": "b_test", "message": "RuntimeError: oops", "submissions": "1", "variants": "1"}]
+        {"assignment": "hw1", "notebook": "nb", "cell": "b_test", "message": "RuntimeError: oops", "submissions": "1",
+         "variants": "1"}]
     assert read_csv(tmp_path, "report-review.csv") == [
         {"student": "dee", "assignment": "hw1", "status": "not run", "score": "0", "would_score": "", "max_score": "5",
          "reasons": "nb.ipynb is not a valid notebook"}]
-    assert read_csv(tmp_path, "report-timing.csv") == [{"quantity": "submissions executed", "value": "2"}, {"quantity": "run (s)", "value": "1.25"}]
+    assert read_csv(tmp_path, "report-timing.csv") == [{"quantity": "submissions executed", "value": "2"},
+                                                       {"quantity": "run (s)", "value": "1.25"}]
     assert sum(int(r["submissions"]) for r in read_csv(tmp_path, "report-scores.csv")) == 3
 
 
@@ -103,11 +123,14 @@ def test_the_page_escapes_what_students_wrote_and_shows_the_figures():
 def test_empty_class_and_assignments_nobody_could_run(tmp_path: Path):
     empty = aggregate(ClassData({}, []))
     page = render(empty, None, [])
-    assert "No submission has been graded yet" in page and "there is no timing to show" in page and "data:image" not in page
+    assert ("No submission has been graded yet" in page and "there is no timing to show" in page
+            and "data:image" not in page)
     write_csv(empty, None, tmp_path)
     assert all(len(read_csv(tmp_path, name)) == 0 for name in CSV_FILES)
 
-    broken = aggregate(ClassData({"hw1": CELLS["hw1"]}, [submission(s, 0, 0, status="not run", reasons=["no notebook submitted"]) for s in "xyz"]))
+    broken = aggregate(ClassData({"hw1": CELLS["hw1"]},
+                                 [submission(s, 0, 0, status="not run", reasons=["no notebook submitted"])
+                                  for s in "xyz"]))
     page = render(broken, None, [])
     assert "None of them could be run" in page and page.count("data:image/png") == 1
     assert [(c.share, c.messages) for c in broken.cells] == [(0.0, []), (0.0, [])]
@@ -119,7 +142,8 @@ def test_registered_assignment_without_test_cells():
 
 
 def notebook_with(*outputs: tuple[str, list[dict]], grade: bool = True) -> dict:
-    cells = [{"cell_type": "code", "source": "", "metadata": {"nbgrader": {"grade": grade, "grade_id": grade_id}}, "outputs": out}
+    cells = [{"cell_type": "code", "source": "", "metadata": {"nbgrader": {"grade": grade, "grade_id": grade_id}},
+              "outputs": out}
              for grade_id, out in outputs]
     return {"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
 
@@ -141,7 +165,8 @@ def error(ename: str, evalue: str) -> dict:
 def test_failure_message_of_a_test_cell(tmp_path: Path, outputs: list[dict], want: str):
     path = tmp_path / "nb.ipynb"
     path.write_text(json.dumps(notebook_with(("t_test", outputs))))
-    hidden = hidden_lines("x = 1\n### BEGIN HIDDEN TESTS\nassert hooked(model, inputs) == expected_output\nok()\n### END HIDDEN TESTS\n",
+    hidden = hidden_lines("x = 1\n### BEGIN HIDDEN TESTS\nassert hooked(model, inputs) == expected_output\nok()\n### "
+                          "END HIDDEN TESTS\n",
                           "BEGIN HIDDEN TESTS", "END HIDDEN TESTS")
     assert hidden == {"assert hooked(model, inputs) == expected_output"}  # short lines say nothing and are left out
     assert failure_messages(path, hidden | {"_hooklab_ran_"}) == {"t_test": want}
@@ -149,7 +174,8 @@ def test_failure_message_of_a_test_cell(tmp_path: Path, outputs: list[dict], wan
 
 def test_failure_messages_only_of_test_cells_with_errors(tmp_path: Path):
     path = tmp_path / "nb.ipynb"
-    path.write_text(json.dumps(notebook_with(("a_test", []), ("b_test", [{"output_type": "stream", "name": "stdout", "text": "ok"}]))))
+    path.write_text(json.dumps(notebook_with(("a_test", []),
+                                             ("b_test", [{"output_type": "stream", "name": "stdout", "text": "ok"}]))))
     assert failure_messages(path, set()) == {}
     path.write_text(json.dumps(notebook_with(("answer", [error("ValueError", "in an answer cell")]), grade=False)))
     assert failure_messages(path, set()) == {}
@@ -159,13 +185,15 @@ def test_failure_messages_only_of_test_cells_with_errors(tmp_path: Path):
 
 
 def test_every_submission_has_a_row_with_its_score_and_links_to_its_feedback():
-    data = ClassData(CELLS, [submission("ann", 2, 3), submission("bob", 0, 0, status="held", reasons=["nb: gc"], would_be=5.0),
+    data = ClassData(CELLS,
+                     [submission("ann", 2, 3), submission("bob", 0, 0, status="held", reasons=["nb: gc"], would_be=5.0),
                              submission("cy", 1, 0)])
     links = {"ann/hw1": [("nb", "feedback/ann/hw1/nb.html")], "cy/hw1": [("nb", "feedback/cy/hw1/a page.html")]}
     soup = BeautifulSoup(render(aggregate(data), None, [], links), "html.parser")
     rows = [[cell.get_text(" ", strip=True) for cell in row.find_all("td")]
             for row in soup.find(id="submissions").find_next("table").find_all("tr")[1:]]
-    assert rows == [["ann/hw1", "5 / 5", "full marks", "nb"], ["bob/hw1", "0 / 5", "held", ""], ["cy/hw1", "1 / 5", "", "nb"]]
+    assert rows == [["ann/hw1", "5 / 5", "full marks", "nb"], ["bob/hw1", "0 / 5", "held", ""],
+                    ["cy/hw1", "1 / 5", "", "nb"]]
     assert [a["href"] for a in soup.find(id="submissions").find_next("table").find_all("a")] == [
         "feedback/ann/hw1/nb.html", "feedback/cy/hw1/a%20page.html"]
     assert "3 submissions in 1 assignment:" in soup.get_text(" ")
@@ -178,7 +206,8 @@ def course_with_gradebook(root: Path) -> Course:
     """A course whose gradebook has 'hw' (test cells a_test: 2 points, b_test: 3) with four
     submissions, and 'hw2' with none; ann's notebook was autograded, bob's never was."""
     (root / "nbgrader_config.py").write_text(
-        f"c = get_config()\nc.CourseDirectory.root = {str(root)!r}\nc.CourseDirectory.db_url = {'sqlite:///' + str(root / 'gradebook.db')!r}\n"
+        f"c = get_config()\nc.CourseDirectory.root = {str(root)!r}\nc.CourseDirectory.db_url = "
+        f"{'sqlite:///' + str(root / 'gradebook.db')!r}\n"
     )
     with Gradebook(f"sqlite:///{root / 'gradebook.db'}") as gradebook, warnings.catch_warnings():
         warnings.simplefilter("ignore", SAWarning)  # nbgrader's submission creation, as in hooklab.grading.record
@@ -187,7 +216,8 @@ def course_with_gradebook(root: Path) -> Course:
             gradebook.add_notebook("nb", assignment)
             for cell, points in (("a_test", 2.0), ("b_test", 3.0)):
                 gradebook.add_grade_cell(cell, "nb", assignment, max_score=points, cell_type="code")
-                gradebook.add_source_cell(cell, "nb", assignment, cell_type="code", source=f"check()\n{HIDDEN}", locked=True)
+                gradebook.add_source_cell(cell, "nb", assignment, cell_type="code", source=f"check()\n{HIDDEN}",
+                                          locked=True)
         for student, scores in {"ann": (2, 0), "bob": (0, 0), "cy": (0, 0), "dee": (0, 0)}.items():
             gradebook.add_student(student)
             gradebook.add_submission("hw", student)
@@ -204,13 +234,16 @@ def test_collect_reads_the_gradebook_the_ledger_and_the_autograded_notebooks(tmp
     course = course_with_gradebook(tmp_path)
     ledger = Ledger(tmp_path / "grading.json")
     ledger.set("cy/hw", Entry("", False, "no notebook submitted (expected nb.ipynb)", 0.0, 5.0))
-    ledger.set("dee/hw", Entry("", True, "", 0.0, 5.0, held=["nb: changes the builtins"], would_be={"nb/a_test": 2.0, "nb/b_test": 3.0}))
+    ledger.set("dee/hw",
+               Entry("", True, "", 0.0, 5.0, held=["nb: changes the builtins"],
+                     would_be={"nb/a_test": 2.0, "nb/b_test": 3.0}))
     data = collect(course, ledger)
     assert data.cells == {"hw": {"nb/a_test": 2.0, "nb/b_test": 3.0}, "hw2": {"nb/a_test": 2.0, "nb/b_test": 3.0}}
     got = {s.key: (s.score, s.status, s.reasons, s.failures) for s in data.submissions}
     assert got == {
         "ann/hw": (2.0, "graded", [], {"nb/b_test": "RuntimeError: oops"}),
-        "bob/hw": (0.0, "graded", [], dict.fromkeys(("nb/a_test", "nb/b_test"), "(no autograded notebook: not submitted or not run)")),
+        "bob/hw": (0.0, "graded", [],
+                   dict.fromkeys(("nb/a_test", "nb/b_test"), "(no autograded notebook: not submitted or not run)")),
         "cy/hw": (0.0, "not run", ["no notebook submitted (expected nb.ipynb)"], {}),
         "dee/hw": (0.0, "held", ["nb: changes the builtins"], {}),  # a zero for being held is no failure
     }

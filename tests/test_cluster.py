@@ -7,7 +7,6 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -43,9 +42,10 @@ def sample() -> list[corpus.Case]:
 
 def slow_case() -> corpus.Case:
     answers = {**corpus.solutions(ASSIGNMENT)}
-    answers["collect_hooks"] = (f"import time\n\nwith open('/proc/self/comm', 'w') as name:\n    name.write({IN_THE_SLOW_CELL!r})\n"
-                                f"time.sleep(4)\n\n{answers['collect_hooks']}")
-    return corpus.Case(SLOW, ASSIGNMENT, {corpus.notebook_name(ASSIGNMENT): corpus.notebook(ASSIGNMENT, answers)}, corpus.scores(ASSIGNMENT))
+    answers["collect_hooks"] = ("import time\n\nwith open('/proc/self/comm', 'w') as name:\n    "
+                                f"name.write({IN_THE_SLOW_CELL!r})\ntime.sleep(4)\n\n{answers['collect_hooks']}")
+    return corpus.Case(SLOW, ASSIGNMENT, {corpus.notebook_name(ASSIGNMENT): corpus.notebook(ASSIGNMENT, answers)},
+                       corpus.scores(ASSIGNMENT))
 
 
 def graded_like_expected(course: Path, cases: list[corpus.Case]) -> None:
@@ -71,7 +71,8 @@ def test_a_local_dask_cluster_grades_the_corpus_like_the_local_pool(tmp_path: Pa
     cases = sample()
     course = make_course(tmp_path / "course")
     submissions = corpus.write(tmp_path / "submissions", cases)
-    result = subprocess.run([*GRADE, "--dask", "--jobs", "2", "--config", str(course / "nbgrader_config.py"), str(submissions)],
+    result = subprocess.run([*GRADE, "--dask", "--jobs", "2", "--config", str(course / "nbgrader_config.py"),
+                             str(submissions)],
                             capture_output=True, text=True, timeout=900)
     assert result.returncode == 0, result.stdout + result.stderr
     graded_like_expected(course, cases)
@@ -112,8 +113,9 @@ def test_a_worker_killed_mid_submission_loses_nothing(tmp_path: Path):
     submissions = corpus.write(tmp_path / "submissions", cases)
     # no work stealing: a submission queued behind another could move between the check and the kill
     settings = {"distributed.scheduler.allowed-failures": 1, "distributed.scheduler.work-stealing": False}
-    with dask.config.set(settings), \
-            LocalCluster(n_workers=2, threads_per_worker=1, dashboard_address=None) as cluster, Client(cluster) as client:
+    with (dask.config.set(settings),
+          LocalCluster(n_workers=2, threads_per_worker=1, dashboard_address=None) as cluster,
+          Client(cluster) as client):
         grading = subprocess.Popen([*GRADE, "--scheduler", cluster.scheduler_address, "--jobs", "1",
                                     "--config", str(course / "nbgrader_config.py"), str(submissions)],
                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)

@@ -35,5 +35,6 @@ def test_the_torch_range_is_the_same_in_pyproject_environment_yml_and_readme():
     locked = re.search(r"^torch==([\d.]+)$", (REPO / "requirements.lock").read_text(), re.M).group(1)
     readme = (REPO / "README.md").read_text()
     assert f"torch {minimum} to " in readme, f"README names the tested range from torch {minimum}"
-    assert f"pytorch>={minimum}" in (REPO / "environment.yml").read_text() or f"pytorch={locked}" in (REPO / "environment.yml").read_text()
+    assert (f"pytorch>={minimum}" in (REPO / "environment.yml").read_text()
+            or f"pytorch={locked}" in (REPO / "environment.yml").read_text())
     assert tuple(map(int, minimum.split("."))) <= tuple(map(int, locked.split("."))), "the lock's torch is in the range"

@@ -48,7 +48,8 @@ def pyproject_requirements() -> list[Requirement]:
     project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
     extras = [text for extra in project["optional-dependencies"].values() for text in extra]
     requirements = [Requirement(text) for text in project["dependencies"] + extras]
-    return [requirement for requirement in requirements if requirement.name != project["name"]]  # not an extra's own extras
+    # not an extra's own extras
+    return [requirement for requirement in requirements if requirement.name != project["name"]]
 
 
 def direct_dependencies() -> set[str]:
@@ -61,7 +62,8 @@ def test_torch_is_pinned_to_the_cpu_build_on_disk():
 
 def test_environment_yml_versions_match_the_lock():
     lock = lock_pins()
-    mismatched = {name: (version, lock.get(name)) for name, version in conda_pins().items() if lock.get(name) != version}
+    mismatched = {name: (version, lock.get(name)) for name, version in conda_pins().items()
+                  if lock.get(name) != version}
     assert not mismatched, f"environment.yml version vs requirements.lock: {mismatched}"
 
 
@@ -80,7 +82,8 @@ def test_lock_satisfies_pyproject_ranges():
     for requirement in pyproject_requirements():
         pinned = lock.get(normalise(requirement.name))
         assert pinned is not None, f"{requirement.name} is not in requirements.lock"
-        assert requirement.specifier.contains(pinned), f"requirements.lock has {requirement.name}=={pinned}, outside {requirement}"
+        assert requirement.specifier.contains(pinned), (f"requirements.lock has {requirement.name}=={pinned}, outside "
+                                                        f"{requirement}")
 
 
 def test_python_version_is_declared_once_and_is_the_one_tested():
@@ -100,7 +103,8 @@ def third_party_imports(sources: list[str]) -> set[str]:
         try:
             tree = ast.parse(source)
         except SyntaxError:  # a cell with a magic
-            tree = ast.parse("\n".join(line for line in source.splitlines() if not line.lstrip().startswith(("%", "!"))))
+            tree = ast.parse("\n".join(line for line in source.splitlines()
+                                       if not line.lstrip().startswith(("%", "!"))))
         for node in ast.walk(tree):
             if isinstance(node, ast.Import):
                 names |= {alias.name.split(".")[0] for alias in node.names}
@@ -110,14 +114,17 @@ def third_party_imports(sources: list[str]) -> set[str]:
 
 
 def test_a_student_install_has_everything_the_notebooks_import():
-    sources = [cell.source for path in solution_notebooks() for cell in nbformat.read(path, as_version=4).cells if cell.cell_type == "code"]
-    sources += [path.read_text() for path in [NOTEBOOK_PACKAGE / "checks.py", *sorted((NOTEBOOK_PACKAGE / "widgets").glob("*.py"))]]
+    sources = [cell.source for path in solution_notebooks() for cell in nbformat.read(path, as_version=4).cells
+               if cell.cell_type == "code"]
+    sources += [path.read_text()
+                for path in [NOTEBOOK_PACKAGE / "checks.py", *sorted((NOTEBOOK_PACKAGE / "widgets").glob("*.py"))]]
     distributions = importlib.metadata.packages_distributions()
     project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
     student = {normalise(Requirement(text).name) for text in project["dependencies"]}
     for module in sorted(third_party_imports(sources)):
         providers = {normalise(name) for name in distributions.get(module, [])}
-        assert providers & student, f"the notebooks import {module} ({sorted(providers)}), which `pip install hooklab` does not bring"
+        assert providers & student, (f"the notebooks import {module} ({sorted(providers)}), which `pip install "
+                                     "hooklab` does not bring")
 
 
 GRADING_MODULES = ("nbgrader", "nbclient", "nbconvert", "tqdm", "distributed", "jupyterlab", "nh3")
@@ -132,13 +139,14 @@ sys.meta_path.insert(0, Absent())
 
 
 def test_notebook_modules_import_without_the_grading_stack_and_the_command_says_what_to_install():
-    code = WITHOUT_GRADING + "import hooklab.checks, hooklab.widgets\nfrom hooklab.command import main\nsys.argv = ['hooklab', 'autograde', 'x']\nsys.exit(main())"
+    code = WITHOUT_GRADING + ("import hooklab.checks, hooklab.widgets\nfrom hooklab.command import main\nsys.argv = "
+                              "['hooklab', 'autograde', 'x']\nsys.exit(main())")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert result.returncode == 2, result.stderr
     assert "pip install 'hooklab[grading]'" in result.stderr and "Traceback" not in result.stderr, result.stderr
 
 
-def test_readme_student_install_takes_torchs_cpu_build_from_the_makefiles_index_at_the_locks_versions_and_an_extra_that_exists():
+def test_readme_student_install_takes_torchs_cpu_build_from_the_makefiles_index_at_the_locks_versions_and_an_extra_that_exists():  # noqa: E501 (a test's name cannot be wrapped)
     index = re.search(r"^TORCH_CPU_INDEX := (\S+)$", (REPO / "Makefile").read_text(), re.M).group(1)
     line = re.search(r"^pip install .*$", (REPO / "README.md").read_text(), re.M).group(0)
     assert f"--extra-index-url {index} " in line, f"README's first install line should add torch's CPU index ({index})"
@@ -146,7 +154,8 @@ def test_readme_student_install_takes_torchs_cpu_build_from_the_makefiles_index_
     extras = re.findall(r'"\.\[(\w+)\]"', line)
     project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
     assert extras and set(extras) <= set(project["optional-dependencies"]), f"README installs extras {extras}"
-    assert "jupyterlab" in " ".join(project["optional-dependencies"][extras[0]]), "the student install brings JupyterLab"
+    assert "jupyterlab" in " ".join(project["optional-dependencies"][extras[0]]), ("the student install brings "
+                                                                                   "JupyterLab")
 
 
 def make(*arguments: str, cwd=REPO) -> subprocess.CompletedProcess:
@@ -165,7 +174,8 @@ def test_the_full_install_says_on_its_first_run_what_it_installs_with_pips_progr
     assert "First run: installing" in result.stdout and "(a few minutes, about 1.8 GB;" in result.stdout, result.stdout
     install = result.stdout.split("-m pip install ")[-1]  # the install itself, after the probe for a local torch wheel
     assert "--progress-bar on" in install and "--quiet" not in install, install
-    assert "a few minutes, about 1.8 GB" in (REPO / "README.md").read_text(), "README's instructors section gives the same"
+    assert "a few minutes, about 1.8 GB" in (REPO / "README.md").read_text(), ("README's instructors section gives the "
+                                                                               "same")
 
 
 def test_make_clean_removes_what_make_makes_but_never_the_students_working_copy():

@@ -62,16 +62,21 @@ def test_every_requirement_is_numbered_and_checked(source: Path):
         requirements, checked = text.split("**Requirements**", 1)[1].split("**Checked**", 1)
         items = re.split(r"^\d+\. ", requirements, flags=re.M)[1:]
         listed = [int(n) for n in REQUIREMENT.findall(requirements)]
-        assert listed == list(range(1, len(listed) + 1)) and listed, f"{heading}: requirements are numbered 1, 2, … ({listed})"
+        assert listed == list(range(1, len(listed) + 1)) and listed, (f"{heading}: requirements are numbered 1, 2, … "
+                                                                      f"({listed})")
         bullets = [line for line in checked.splitlines() if line.startswith("- ")]
         assert bullets, f"{heading}: the Checked paragraph has no bullets"
         named: set[int] = set()
         for bullet in bullets:
             match = BULLET.match(bullet)
-            assert match, f"{heading}: a Checked bullet starts with the requirements it checks ('- 1, 3:'): {bullet[:60]!r}"
+            assert match, (f"{heading}: a Checked bullet starts with the requirements it checks ('- 1, 3:'): "
+                           f"{bullet[:60]!r}")
             named |= numbers(match.group(1))
         unchecked = {n for n, item in zip(listed, items) if UNCHECKED in item}
-        assert named <= set(listed), f"{heading}: Checked names requirements that do not exist: {sorted(named - set(listed))}"
-        assert not named & unchecked, f"{heading}: requirements {sorted(named & unchecked)} are both checked and not checked"
+        assert named <= set(listed), (f"{heading}: Checked names requirements that do not exist: "
+                                      f"{sorted(named - set(listed))}")
+        assert not named & unchecked, (f"{heading}: requirements {sorted(named & unchecked)} are both checked and not "
+                                       "checked")
         missing = set(listed) - named - unchecked
-        assert not missing, f"{heading}: requirements {sorted(missing)} are neither checked nor marked '(not checked: …)'"
+        assert not missing, (f"{heading}: requirements {sorted(missing)} are neither checked nor marked '(not checked: "
+                             "…)'")

@@ -84,14 +84,16 @@ def test_the_feedback_page_is_the_document_nbconverts_html_exporter_writes(name:
     assert BeautifulSoup(ours, "html.parser") == BeautifulSoup(theirs, "html.parser")
     for added in ('tabindex="0"', f'alt="{NO_ALT}"'):
         assert ours.count(added) == theirs.count(added), added
-    assert ours.count('tabindex="0"') > 0 and (ours.count(f'alt="{NO_ALT}"') > 0) == (name.startswith("06")), "06 has plots"
+    assert ours.count('tabindex="0"') > 0 and (ours.count(f'alt="{NO_ALT}"') > 0) == (name.startswith("06")), (
+        "06 has plots")
 
 
 def test_a_markdown_cell_with_an_attachment_is_rendered_with_its_own():
     """Markdown cells are remembered from one submission to the next, but not one with an attachment: the same
     text may show another image."""
     def page(image: str) -> str:
-        cell = new_markdown_cell("The hooks, in order:\n\n![order](attachment:order.png)", attachments={"order.png": {"image/png": image}})
+        cell = new_markdown_cell("The hooks, in order:\n\n![order](attachment:order.png)",
+                                 attachments={"order.png": {"image/png": image}})
         return FeedbackExporter().from_notebook_node(new_notebook(cells=[cell]))[0]
 
     first, second = page("AAAAfirst"), page("AAAAsecond")
@@ -183,21 +185,32 @@ def hostile_notebook() -> nbformat.NotebookNode:
         html(f'<svg onload="{RUN}(3)"><script>{RUN}(3)</script></svg>'),
         html(f'<a href="javascript:{RUN}(4)">a link</a><a href=" JaVaScRiPt:{RUN}(4)">another</a>'),
         html(f'<iframe src="https://example.org/{RUN}"></iframe><object data="https://example.org/{RUN}"></object>'
-             f'<embed src="https://example.org/{RUN}"><form action="https://example.org/{RUN}"><input name="{RUN}"></form>'),
-        html(f'<style>body {{ background: url(https://example.org/{RUN}) }}</style><p style="background: url(https://example.org/{RUN})">x</p>'
-             f'<img src="https://example.org/{RUN}.png"><link rel="stylesheet" href="https://example.org/{RUN}.css">'),
+             f'<embed src="https://example.org/{RUN}"><form action="https://example.org/{RUN}"><input '
+             f'name="{RUN}"></form>'),
+        html(f'<style>body {{ background: url(https://example.org/{RUN}) }}</style><p style="background: '
+             f'url(https://example.org/{RUN})">x</p><img src="https://example.org/{RUN}.png"><link rel="stylesheet" '
+             f'href="https://example.org/{RUN}.css">'),
         new_output("display_data", data={"text/html": "<b>isolated</b>"}, metadata={"text/html": {"isolated": True}}),
-        new_output("display_data", data={"application/javascript": f"{RUN}(5)", "text/plain": "<IPython.core.display.Javascript object>"}),
-        new_output("display_data", data={"text/vnd.mermaid": f"</pre><script>{RUN}(6)</script>", "text/plain": "a diagram"}),
-        new_output("display_data", data={"text/markdown": f"**mine** <img src=x onerror={RUN}(7)>", "text/plain": "md"}),
+        new_output("display_data",
+                   data={"application/javascript": f"{RUN}(5)",
+                         "text/plain": "<IPython.core.display.Javascript object>"}),
+        new_output("display_data",
+                   data={"text/vnd.mermaid": f"</pre><script>{RUN}(6)</script>", "text/plain": "a diagram"}),
+        new_output("display_data",
+                   data={"text/markdown": f"**mine** <img src=x onerror={RUN}(7)>", "text/plain": "md"}),
         new_output("display_data", data={"image/png": PNG, "text/plain": "<Figure>"},
-                   metadata={"image/png": {"width": f"1 onload={RUN}(8)"}, "filenames": {"image/png": f"https://example.org/{RUN}.png"}}),
-        new_output("display_data", data={"application/vnd.jupyter.widget-view+json": {"model_id": RUN, "version_major": 2, "version_minor": 0},
+                   metadata={"image/png": {"width": f"1 onload={RUN}(8)"},
+                             "filenames": {"image/png": f"https://example.org/{RUN}.png"}}),
+        new_output("display_data",
+                   data={"application/vnd.jupyter.widget-view+json": {"model_id": RUN, "version_major": 2,
+                                                                      "version_minor": 0},
                                          "text/plain": "IntSlider(value=3)"}),
     ]
-    markdown = new_markdown_cell(f"My notes <img src=x onerror={RUN}(9)><script>{RUN}(10)</script> [see](files/javascript:{RUN}(11))")
+    markdown = new_markdown_cell(f"My notes <img src=x onerror={RUN}(9)><script>{RUN}(10)</script> "
+                                 f"[see](files/javascript:{RUN}(11))")
     nb = new_notebook(cells=[markdown, graded_cell(*outputs)])
-    nb.metadata.widgets = {"application/vnd.jupyter.widget-state+json": {"state": {RUN: {"state": {"value": 3}}}, "version_major": 2, "version_minor": 0}}
+    nb.metadata.widgets = {"application/vnd.jupyter.widget-state+json": {"state": {RUN: {"state": {"value": 3}}},
+                                                                         "version_major": 2, "version_minor": 0}}
     return nb
 
 
@@ -210,9 +223,12 @@ def honest_notebook() -> nbformat.NotebookNode:
         "[The docs](https://pytorch.org/docs/stable/nn.html) and [exercise 2](#Exercise-2)."
     )
     outputs = [
-        html("<table><thead><tr><th>layer</th><th>shape</th></tr></thead><tbody><tr><td>fc1</td><td>(2, 3)</td></tr></tbody></table>"),
-        new_output("display_data", data={"image/png": PNG, "text/plain": "<Figure>"}, metadata={"image/png": {"width": 795, "height": 522}}),
-        new_output("error", ename="AssertionError", evalue="answer[0] should be x1; got output", traceback=["AssertionError: answer[0] should be x1; got output"]),
+        html("<table><thead><tr><th>layer</th><th>shape</th></tr></thead><tbody><tr><td>fc1</td><td>(2, "
+             "3)</td></tr></tbody></table>"),
+        new_output("display_data", data={"image/png": PNG, "text/plain": "<Figure>"},
+                   metadata={"image/png": {"width": 795, "height": 522}}),
+        new_output("error", ename="AssertionError", evalue="answer[0] should be x1; got output",
+                   traceback=["AssertionError: answer[0] should be x1; got output"]),
     ]
     return new_notebook(cells=[prose, graded_cell(*outputs)])
 
@@ -222,7 +238,8 @@ def test_a_students_outputs_and_markdown_run_nothing_in_the_feedback(page: str):
     text = render(hostile_notebook(), page)
     assert RUN not in text.lower(), [line for line in text.splitlines() if RUN in line.lower()][:3]
     assert_loads_nothing_from_elsewhere(text)
-    assert "kept" in text and "<b>isolated</b>" in text and "IntSlider(value=3)" in text and "a diagram" in text, "what is safe of each output still shows"
+    assert "kept" in text and "<b>isolated</b>" in text and "IntSlider(value=3)" in text and "a diagram" in text, (
+        "what is safe of each output still shows")
     assert text.count(f'src="data:image/png;base64,{PNG}"') == 1, "the figure shows, from the page itself"
 
 
@@ -233,11 +250,14 @@ def test_the_pack_prose_outputs_and_messages_show_in_the_feedback(page: str):
     soup = BeautifulSoup(text, "html.parser")
     assert soup.find("h1").get_text() == "Exercise 1 — Collect the hooks (2 points)¶"
     assert [th.get_text() for th in soup.find_all("th")] == ["hook", "runs", "layer", "shape"]
-    assert soup.find("details").summary.b.get_text() == "Hint" and soup.find("code").get_text() == "register_forward_hook"
-    assert {a["href"] for a in soup.find_all("a") if a.get_text() in ("The docs", "exercise 2")} == {"https://pytorch.org/docs/stable/nn.html", "#Exercise-2"}
+    assert (soup.find("details").summary.b.get_text() == "Hint"
+            and soup.find("code").get_text() == "register_forward_hook")
+    assert {a["href"] for a in soup.find_all("a") if a.get_text() in ("The docs", "exercise 2")} == {
+        "https://pytorch.org/docs/stable/nn.html", "#Exercise-2"}
     image = soup.find("img", src=f"data:image/png;base64,{PNG}")
     assert (image["width"], image["height"]) == ("795", "522")
-    assert "$y = W x + b$" in soup.get_text() and "AssertionError: answer[0] should be x1; got output" in soup.get_text()
+    assert ("$y = W x + b$" in soup.get_text()
+            and "AssertionError: answer[0] should be x1; got output" in soup.get_text())
 
 
 def test_the_pack_prose_renders_as_nbconvert_renders_it_unsanitised():
@@ -262,7 +282,8 @@ def test_a_solution_notebook_keeps_its_plots_and_headings_in_the_feedback(page: 
     text = render(nb, page)
     assert_loads_nothing_from_elsewhere(text)
     assert plots > 0 and text.count('src="data:image/png;base64,') == plots
-    headings = [line.lstrip("#").strip() for cell in nb.cells if cell.cell_type == "markdown" for line in cell.source.splitlines() if line.startswith("## ")]
+    headings = [line.lstrip("#").strip() for cell in nb.cells if cell.cell_type == "markdown"
+                for line in cell.source.splitlines() if line.startswith("## ")]
     shown = [h2.get_text().removesuffix("¶") for h2 in BeautifulSoup(text, "html.parser").find_all("h2")]
     assert headings and headings == shown
 
@@ -271,11 +292,13 @@ def test_nbgraders_table_of_contents_names_each_test_by_its_exercise_and_lists_o
     answers = []
     for grade_id, comment in (("answer", "No response."), ("other", "Well done: the hook is removed in a finally.")):
         cell = new_code_cell("# YOUR CODE HERE")
-        cell.metadata.nbgrader = {"solution": True, "grade": False, "grade_id": grade_id, "locked": False, "comment": comment}
+        cell.metadata.nbgrader = {"solution": True, "grade": False, "grade_id": grade_id, "locked": False,
+                                  "comment": comment}
         answers.append(cell)
     nb = honest_notebook()
     nb.cells[1:1] = answers
     soup = BeautifulSoup(render(nb, "nbgrader"), "html.parser")
     entries = [item.get_text(" ", strip=True) for item in soup.select("#toc li")]
-    assert entries == ["Comment on Exercise 1 — Collect the hooks", "Exercise 1 — Collect the hooks (Score: 1.0 / 1.0)"], entries
+    assert entries == ["Comment on Exercise 1 — Collect the hooks",
+                       "Exercise 1 — Collect the hooks (Score: 1.0 / 1.0)"], entries
     assert soup.select_one("#toc li a[href='#comment-other']"), "an instructor's comment keeps its entry"

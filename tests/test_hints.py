@@ -15,7 +15,8 @@ EXPLAINED = "is not written yet: replace `raise NotImplementedError()`"
 
 
 def executed(nb: nbformat.NotebookNode, folder) -> nbformat.NotebookNode:
-    NotebookClient(nb, timeout=120, allow_errors=True, kernel_name="python3", resources={"metadata": {"path": str(folder)}}).execute()
+    NotebookClient(nb, timeout=120, allow_errors=True, kernel_name="python3",
+                   resources={"metadata": {"path": str(folder)}}).execute()
     return nb
 
 
@@ -29,7 +30,8 @@ def test_every_unwritten_exercise_a_test_meets_is_named_in_one_line_and_the_summ
     summary reads the notebook beside it."""
     (tmp_path / release.name).write_bytes(release.read_bytes())  # beside the kernel, as in the student's folder
     nb = executed(nbformat.read(release, as_version=4), tmp_path)
-    unwritten = [error for cell in nbgrader_cells(nb, "grade") for error in errors(cell) if error.ename == "NotImplementedError"]
+    unwritten = [error for cell in nbgrader_cells(nb, "grade") for error in errors(cell)
+                 if error.ename == "NotImplementedError"]
     for error in unwritten:
         text = "\n".join(error.traceback)
         assert EXPLAINED in text, f"a blank exercise raised NotImplementedError without saying which: {text[-500:]}"
@@ -38,7 +40,8 @@ def test_every_unwritten_exercise_a_test_meets_is_named_in_one_line_and_the_summ
         assert unwritten, f"no test cell of the blank {release.name} met an unwritten exercise"
     summary = "".join(output.get("text", "") for output in nb.cells[-1].outputs)
     tests = len(nbgrader_cells(nb, "grade"))
-    assert summary.startswith(f"0 of {tests} exercises pass their visible tests"), f"the last cell's summary: {summary[:300]}"
+    assert summary.startswith(f"0 of {tests} exercises pass their visible tests"), ("the last cell's summary: "
+                                                                                    f"{summary[:300]}")
     assert summary.count(": not written yet") == tests, f"each blank exercise is listed as not written yet: {summary}"
 
 
@@ -54,11 +57,14 @@ def test_other_errors_are_shown_as_ipython_shows_them(forked_kernels, tmp_path):
     ]
     nb = executed(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(source) for source in cells]), tmp_path)
     called, top_level, library, name, other = (errors(cell)[0] for cell in nb.cells[2:])
-    assert "answer is not written yet" in "\n".join(called.traceback) and "line 3 of its cell" in "\n".join(called.traceback)
+    assert ("answer is not written yet" in "\n".join(called.traceback)
+            and "line 3 of its cell" in "\n".join(called.traceback))
     assert "This cell's answer is not written yet" in "\n".join(top_level.traceback)
-    assert EXPLAINED not in "\n".join(library.traceback) and "Traceback" in "\n".join(library.traceback), "an error not from a template keeps its traceback"
+    assert EXPLAINED not in "\n".join(library.traceback) and "Traceback" in "\n".join(library.traceback), (
+        "an error not from a template keeps its traceback")
     assert "run that cell first" in "\n".join(name.traceback), "a NameError says to run the cell that defines the name"
-    assert other.ename == "ZeroDivisionError" and "is not written yet" not in "\n".join(other.traceback) and "run that cell" not in "\n".join(other.traceback)
+    assert (other.ename == "ZeroDivisionError" and "is not written yet" not in "\n".join(other.traceback)
+            and "run that cell" not in "\n".join(other.traceback))
 
 
 def test_readme_quotes_what_the_notebooks_print(forked_kernels, tmp_path):
@@ -82,7 +88,8 @@ def test_readme_quotes_what_the_notebooks_print(forked_kernels, tmp_path):
     shown = "\n".join(errors(nb.cells[-1])[0].traceback).replace("`", "")
     quoted = re.search(r"ends with the line\s+`(pre_hook is not written yet: [^`]*?) …`", readme)
     last = shown.strip().splitlines()[-1]
-    assert quoted and last.startswith(quoted.group(1)), f"README quotes {quoted and quoted.group(1)!r}; the error ends with {last!r}"
+    assert quoted and last.startswith(quoted.group(1)), (f"README quotes {quoted and quoted.group(1)!r}; the error "
+                                                         f"ends with {last!r}")
 
 
 def test_the_progress_summary_lists_each_exercise_with_its_last_outcome(tmp_path):
@@ -117,7 +124,8 @@ def test_the_progress_summary_lists_each_exercise_with_its_last_outcome(tmp_path
     quoted = re.findall(r"`([✓✗·]) Exercise \d+ — …([^`]*)`", (REPO / "README.md").read_text())
     assert len(quoted) == 4, f"README quotes each state of the summary: {quoted}"
     for mark, end in quoted:
-        assert any(line.startswith(mark) and line.endswith(end) for line in shown), f"README quotes {mark} … {end!r}; the summary: {shown}"
+        assert any(line.startswith(mark) and line.endswith(end) for line in shown), (f"README quotes {mark} … {end!r}; "
+                                                                                     f"the summary: {shown}")
 
 
 def test_the_progress_summary_says_what_to_do_when_the_notebook_is_not_beside_the_kernel(tmp_path, capsys, monkeypatch):
@@ -127,4 +135,5 @@ def test_the_progress_summary_says_what_to_do_when_the_notebook_is_not_beside_th
     progress("lesson.ipynb")
     said = capsys.readouterr().out
     assert said.count("\n") == 1 and "lesson.ipynb is not in this folder" in said, said
-    assert "put a copy of the notebook there under that name (on Colab: upload it in the Files panel), then run this cell again" in said
+    assert ("put a copy of the notebook there under that name (on Colab: upload it in the Files panel), then run this "
+            "cell again") in said

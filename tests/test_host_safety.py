@@ -36,8 +36,10 @@ REDIRECTING = ("a-mallory", "z-mallory")
 # A module of the submission named after one that ipykernel imports while it starts, with the working folder on
 # sys.path: it must not run (0-early gets the first kernel of a worker, z-early a spare).
 STARTING = ("0-early", "z-early")
-EARLY_MODULE = "import builtins\nbuiltins.EARLY = 'ran before the notebook'\ndef load_ipython_extension(ip):\n    pass\n"
-EARLY_PROBE = "import builtins, os\nprint('early:', getattr(builtins, 'EARLY', None), os.path.exists('storemagic.py'))\n"
+EARLY_MODULE = ("import builtins\nbuiltins.EARLY = 'ran before the notebook'\ndef load_ipython_extension(ip):\n    "
+                "pass\n")
+EARLY_PROBE = ("import builtins, os\nprint('early:', getattr(builtins, 'EARLY', None), "
+               "os.path.exists('storemagic.py'))\n")
 EARLY = "2000-01-01 00:00:00.000000 UTC"  # a student's own timestamp.txt, claiming to be on time
 # In a kernel: replace every file of its folder with links to the course's solutions and gradebook (its folder
 # is <course>/autograder/autograded/<student>/<assignment>, so the course is four levels up), and add files.
@@ -77,7 +79,8 @@ def snapshot(root: Path) -> dict[str, tuple[str, int]]:
 def honest_rows(course: Path) -> dict[str, list[tuple[str, float]]]:
     with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gradebook:
         return {
-            student: sorted((grade.name, grade.score) for grade in gradebook.find_submission(A, student).notebooks[0].grades)
+            student: sorted((grade.name, grade.score)
+                            for grade in gradebook.find_submission(A, student).notebooks[0].grades)
             for student in HONEST
         }
 
@@ -93,14 +96,17 @@ def graded(tmp_path_factory: pytest.TempPathFactory) -> dict:
     grading = course / "autograder"
     before = {
         "rows": honest_rows(course),
-        "course": {name: entry for name, entry in snapshot(course).items() if name.startswith(("solutions/", "nbgrader_config.py"))},
-        **{step: {student: snapshot(grading / step / student) for student in HONEST} for step in ("autograded", "feedback")},
+        "course": {name: entry for name, entry in snapshot(course).items()
+                   if name.startswith(("solutions/", "nbgrader_config.py"))},
+        **{step: {student: snapshot(grading / step / student) for student in HONEST}
+           for step in ("autograded", "feedback")},
     }
 
     hostile = tmp_path_factory.mktemp("hostile")
     # submissions are queued in the order of their folders' names: the first of a worker's kernels is started
     # for its notebook, the later ones are spares started ahead; a-mallory gets the first, z-mallory a spare
-    folders = {name: hostile / name / A for name in (*REDIRECTING, *STARTING, "linker", "H30[7]", "*", "=SUM(1,2)", "eve", "fat", "many")}
+    folders = {name: hostile / name / A
+               for name in (*REDIRECTING, *STARTING, "linker", "H30[7]", "*", "=SUM(1,2)", "eve", "fat", "many")}
     for folder in folders.values():
         folder.mkdir(parents=True)
     for student in REDIRECTING:
@@ -136,7 +142,8 @@ def test_honest_students_are_untouched_by_a_hostile_class(graded):
 
 def test_no_file_of_the_course_outside_its_grading_folders_changes(graded):
     course = graded["course"]
-    after = {name: entry for name, entry in snapshot(course).items() if name.startswith(("solutions/", "nbgrader_config.py"))}
+    after = {name: entry for name, entry in snapshot(course).items()
+             if name.startswith(("solutions/", "nbgrader_config.py"))}
     assert after == graded["before"]["course"]
 
 
@@ -144,7 +151,8 @@ def test_nothing_a_kernel_wrote_is_kept_but_its_notebook(graded):
     grading = graded["course"] / "autograder"
     for student in REDIRECTING:
         assert sorted(p.name for p in (grading / "autograded" / student / A).iterdir()) == [NOTEBOOK]
-        assert sorted(p.name for p in (grading / "feedback" / student / A).iterdir()) == [Path(NOTEBOOK).with_suffix(".html").name]
+        assert sorted(p.name for p in (grading / "feedback" / student / A).iterdir()) == [
+            Path(NOTEBOOK).with_suffix(".html").name]
     links = [str(p) for p in graded["course"].rglob("*") if p.is_symlink()]
     assert not links, f"links in the course after grading: {links}"
 
@@ -165,7 +173,8 @@ def test_ids_that_nbgrader_would_take_as_patterns_are_refused(graded):
         assert f"{student}/: refused as a student id" in summary, summary
         assert not (grading / "submitted" / student).exists()
     with Gradebook(f"sqlite:///{graded['course'] / 'gradebook.db'}") as gradebook:
-        assert {s.id for s in gradebook.students} == {*HONEST, *REDIRECTING, *STARTING, "linker", "=SUM(1,2)", "eve", "fat", "many"}
+        assert {s.id for s in gradebook.students} == {*HONEST, *REDIRECTING, *STARTING, "linker", "=SUM(1,2)", "eve",
+                                                      "fat", "many"}
 
 
 def test_a_formula_id_is_graded_and_neutralised_in_the_csv(graded):
@@ -206,7 +215,8 @@ def test_script_in_a_students_output_is_not_live_in_the_feedback(graded):
     assert honest.found == [] and {"h1", "pre"} <= honest.tags
 
 
-@pytest.mark.parametrize("student", ["", ".", "..", ".hidden", "a/b", "a\\b", "a\x1b[2Kb", "tab\there", "H30[7]", "*", "who?",
+@pytest.mark.parametrize("student",
+                         ["", ".", "..", ".hidden", "a/b", "a\\b", "a\x1b[2Kb", "tab\there", "H30[7]", "*", "who?",
                                      "ada\u200b", "ada\u00a0", "ad\u00ada", "ada\u2066"])
 def test_a_student_id_that_could_name_another_folder_is_refused(student):
     assert refusal(student)
@@ -334,7 +344,8 @@ def test_a_zip_is_limited_per_submission_and_any_damage_costs_only_its_own(tmp_p
     data[start:start + 64] = bytes(byte ^ 0xFF for byte in data[start:start + 64])
     archive.write_bytes(bytes(data))
     with opened(archive, Sandbox(submission_size=1 * MiB)) as (folder, problems):
-        assert sorted(p.relative_to(folder).as_posix() for p in folder.glob("*/*")) == [f"ada/{A}", "ada/03_backward_hooks"]
+        assert sorted(p.relative_to(folder).as_posix() for p in folder.glob("*/*")) == [
+            f"ada/{A}", "ada/03_backward_hooks"]
         assert [problem.split(":")[0] for problem in problems] == [f"bo/{A}"], problems
 
 

@@ -13,9 +13,9 @@ from nbgrader import utils
 from attacks import Attack, attacks
 from conftest import REPO, solution_notebooks
 from corpus import CAUGHT_BY_CHECKERS
+from honest_answers import Answer, extra_cells, honest_answers
 from hooklab.grading import integrity
 from hooklab.grading.integrity import definitions_of, imports_of, names_loaded, scan
-from honest_answers import Answer, extra_cells, honest_answers
 
 
 @cache
@@ -29,7 +29,8 @@ def context(assignment: str) -> tuple[dict[str, str], set[str], set[str]]:
 
 def findings(assignment: str, *sources: str) -> list[str]:
     given, tests, defined = context(assignment)
-    return [str(f) for f in scan(list(enumerate(sources, start=1)), given, tests, defined, integrity.allowed_for(assignment))]
+    return [str(f)
+            for f in scan(list(enumerate(sources, start=1)), given, tests, defined, integrity.allowed_for(assignment))]
 
 
 @pytest.mark.parametrize("answer", honest_answers(), ids=lambda a: f"{a.assignment}/{a.grade_id}/{a.style}")
@@ -49,10 +50,12 @@ def test_code_copied_from_the_notebooks_is_not_flagged(path):
     nb = nbformat.read(path, as_version=4)
     sources = [c.source for c in nb.cells if c.cell_type == "code" and not utils.is_grade(c)]
     _, tests, _ = context(path.parent.name)
-    assert [str(f) for f in scan(list(enumerate(sources, start=1)), {}, tests, (), integrity.allowed_for(path.parent.name))] == []
+    found = scan(list(enumerate(sources, start=1)), {}, tests, (), integrity.allowed_for(path.parent.name))
+    assert [str(f) for f in found] == []
 
 
-@pytest.mark.parametrize("attack", [a for a in attacks() if not a.files and a.name not in CAUGHT_BY_CHECKERS], ids=lambda a: a.name)
+@pytest.mark.parametrize("attack", [a for a in attacks() if not a.files and a.name not in CAUGHT_BY_CHECKERS],
+                         ids=lambda a: a.name)
 def test_every_cheat_in_student_code_is_named(attack: Attack):
     """(A cheat shipped as a file is caught at run time, one that only fools a checker's comparison
     by the checker itself: see the corpus.)"""
@@ -73,37 +76,45 @@ def test_every_cheat_in_student_code_is_named(attack: Attack):
     ("getattr(check_tensor, '__glo' + 'bals__')", "reaches '__glo' by name"),
     ("print(In[-1])", "reads IPython's input history"),
     ("import helper", "imports helper, which is not an installed module"),
-    ("import os\nif os.fork() == 0:\n    pass", "runs code outside its cell (processes: os.fork)"),  # a child no watch sees
+    # a child no watch sees
+    ("import os\nif os.fork() == 0:\n    pass", "runs code outside its cell (processes: os.fork)"),
     ("from os import posix_spawn", "runs code outside its cell (processes: os.posix_spawn)"),
     ("import subprocess", "runs code outside its cell (processes)"),
     ("import hooklab.observations as o\no._state['seen'] = []", "reaches the grader's observations"),
     ("import hooklab.checks as c\nc.observations._state['seen'] = []", "reaches the grader's observations"),
-    ("from hooklab.checks import observations\nobservations._state['seen'].clear()", "reaches the grader's observations"),
+    ("from hooklab.checks import observations\nobservations._state['seen'].clear()",
+     "reaches the grader's observations"),
     ("from hooklab import checks\nstate = checks.observations._state", "reaches the grader's observations"),
-    ("import collections as _c\nobservations = _c._sys.modules['hooklab.observations']", "uses the interpreter's machinery (sys.modules)"),
+    ("import collections as _c\nobservations = _c._sys.modules['hooklab.observations']",
+     "uses the interpreter's machinery (sys.modules)"),
     # a module reached through another that holds it is still itself
     ("import logging\nlogging.threading.Thread(target=print).start()", "runs code outside its cell (threads)"),
     ("import logging\nlogging.os.fork()", "runs code outside its cell (processes: os.fork)"),
     ("import torch.nn.functional as F\nF.torch._C.DisableTorchFunction()", "reaches torch's internals (torch._C)"),
-    ("import torch.nn.functional as F\nF.torch.overrides._pop_mode_temporarily()", "intercepts torch functions (torch.overrides)"),
-    ("torch.autograd.profiler._disable_profiler()", "reaches torch's internals (torch.autograd.profiler._disable_profiler)"),
+    ("import torch.nn.functional as F\nF.torch.overrides._pop_mode_temporarily()",
+     "intercepts torch functions (torch.overrides)"),
+    ("torch.autograd.profiler._disable_profiler()",
+     "reaches torch's internals (torch.autograd.profiler._disable_profiler)"),
     ("_C = getattr(torch, '_' + 'C')", "reaches an attribute of torch by a computed name"),
     ("setattr(Box, '_' + '_torch_function_' + '_', classmethod(print))", "reaches '__torch_function__' by name"),
     ("Box.__torch_function__ = classmethod(print)", "overrides torch functions for its tensors (__torch_function__)"),
     ("setattr(Box, '__torch_dispatch__', print)", "names '__torch_dispatch__'"),
     # an error that shows nothing: a test cell that failed would look as if it passed
-    ("class Quiet(Exception):\n    def _render_traceback_(self):\n        return []", "changes how IPython shows an error (_render_traceback_)"),
+    ("class Quiet(Exception):\n    def _render_traceback_(self):\n        return []",
+     "changes how IPython shows an error (_render_traceback_)"),
     ("AnswerError._render_traceback_ = print", "changes how IPython shows an error (_render_traceback_)"),
     # an object passed through a display is still itself
     ("import sys\nbuiltins = [sys][0].modules['builtins']", "uses the interpreter's machinery (sys.modules)"),
     ("import sys\nbuiltins = {'s': sys}['s'].modules['builtins']", "uses the interpreter's machinery (sys.modules)"),
-    ("class Looks16(torch.Tensor):\n    @property\n    def dtype(self):\n        return torch.float16", "a tensor subclass that redefines dtype"),
+    ("class Looks16(torch.Tensor):\n    @property\n    def dtype(self):\n        return torch.float16",
+     "a tensor subclass that redefines dtype"),
     ("class Detached(nn.Parameter):\n    requires_grad = False", "a tensor subclass that redefines requires_grad"),
     ("import operator\noperator.attrgetter('_C')(torch)", "reaches attributes by computed names (operator.attrgetter)"),
     ("import functools\nfunctools.reduce(getattr, ['_C'], torch)", "passes getattr as a value"),
     ("import sys\nout = getattr(sys, 'stdout')\nout.session.send = print", "patches sys.stdout.session.send"),
     ("import pydoc\npydoc.pipepager('x', 'sh')", "runs shell commands (pydoc's pagers)"),
-    ("loader = torch.utils.data.DataLoader(range(3), num_workers=1)", "runs code outside its cell (a DataLoader's worker processes)"),
+    ("loader = torch.utils.data.DataLoader(range(3), num_workers=1)",
+     "runs code outside its cell (a DataLoader's worker processes)"),
     ("torch.jit.fork(print)", "runs TorchScript (torch.jit)"),
     # PyTorch's own backward formulas, reached through its decompositions: 08's answers are to be written, not borrowed
     ("from torch._decomp import decompositions", "reaches torch's internals (torch._decomp)"),
@@ -116,23 +127,29 @@ def test_every_cheat_in_student_code_is_named(attack: Attack):
     ("from importlib import import_module as load\nload('helper')", "imports helper, which is not an installed module"),
     ("import importlib.util", "uses the import system (importlib)"),
     # hooklab's modules handed around, where the scan would lose what they are (attack round 7), and their internals
-    ("import hooklab.checks as _hc\n_m = (lambda m: m)(_hc)\n_m.observations._state.clear()", "hands hooklab's module hooklab.checks around"),
+    ("import hooklab.checks as _hc\n_m = (lambda m: m)(_hc)\n_m.observations._state.clear()",
+     "hands hooklab's module hooklab.checks around"),
     ("import hooklab.checks as _hc\nobservations = [_hc][0].observations", "reaches the grader's observations"),
     ("import hooklab.checks as _hc\nchecker = [_hc][0]", "hands hooklab's module hooklab.checks around"),
     ("import hooklab\nkeep(hooklab.checks)", "hands hooklab's module hooklab.checks around"),
-    ("import hooklab.checks\nhooklab.checks._autograd_grad = print", "reaches hooklab's internals (hooklab.checks._autograd_grad)"),
+    ("import hooklab.checks\nhooklab.checks._autograd_grad = print",
+     "reaches hooklab's internals (hooklab.checks._autograd_grad)"),
     ("import inspect\ninspect.getmodule(check_tensor).observations", "reads objects' internals (inspect.getmodule)"),
-    ("import inspect\nnames = inspect.getclosurevars(check_tensor).globals", "reads objects' internals (inspect.getclosurevars)"),
+    ("import inspect\nnames = inspect.getclosurevars(check_tensor).globals",
+     "reads objects' internals (inspect.getclosurevars)"),
     ("import pkgutil\npkgutil.resolve_name('hooklab.observations')", "uses the import system (pkgutil)"),
     # the kernel's end of its observation channel, and the descriptors it could be swapped through
     ("import socket\nsocket.socket(fileno=5).sendall(b'{}')", "reaches the kernel's connections (socket)"),
     ("import os\nos.dup2(os.open('/dev/null', os.O_WRONLY), 5)", "handles file descriptors (os.dup2)"),
     # code in a string, as whatever runs it would
-    ("import timeit\ntimeit.timeit('import gc; gc.get_objects()', number=1)", "code in a string: searches the interpreter's objects (gc)"),
-    ("def f(x: \"__import__('hooklab.observations')\"):\n    pass", "code in a string: uses the import system (__import__)"),
+    ("import timeit\ntimeit.timeit('import gc; gc.get_objects()', number=1)",
+     "code in a string: searches the interpreter's objects (gc)"),
+    ("def f(x: \"__import__('hooklab.observations')\"):\n    pass",
+     "code in a string: uses the import system (__import__)"),
     ("import doctest", "runs code from strings (doctest)"),
     ("import cProfile\ncProfile.run('print(1)')", "runs code from a string (cProfile.run)"),
-    ("from typing import get_type_hints\nget_type_hints(f)", "runs code from strings (annotations evaluated by typing.get_type_hints)"),
+    ("from typing import get_type_hints\nget_type_hints(f)",
+     "runs code from strings (annotations evaluated by typing.get_type_hints)"),
 ])
 def test_techniques_are_named_in_the_students_terms(source: str, technique: str):
     assert any(technique in f for f in findings("02_forward_hooks", source)), findings("02_forward_hooks", source)
@@ -149,14 +166,17 @@ def test_a_students_own_objects_may_be_changed_freely():
 
 
 @pytest.mark.parametrize(("assignment", "source"), [
-    ("02_forward_hooks", "from copy import copy\n\nsnapshot = copy([1, 2])\n"),  # only 02's test imports copy, for itself
+    # only 02's test imports copy, for itself
+    ("02_forward_hooks", "from copy import copy\n\nsnapshot = copy([1, 2])\n"),
     ("03_backward_hooks", "from copy import copy\n"),
     ("02_forward_hooks", "import sys\n\nsys.setrecursionlimit(10_000)  # a deep graph walk\n"),
     ("03_backward_hooks", "import importlib\n\nmath = importlib.import_module('math')\nlimit = math.inf\n"),
     ("03_backward_hooks", "from importlib import import_module\n\nnp = import_module('numpy')\n"),
-    ("02_forward_hooks", "from hooklab.checks import check_tensor\nimport hooklab.checks\n\nhooklab.checks.check_equal(1, 1, 'one')\n"),
+    ("02_forward_hooks",
+     "from hooklab.checks import check_tensor\nimport hooklab.checks\n\nhooklab.checks.check_equal(1, 1, 'one')\n"),
     ("02_forward_hooks", "import inspect\n\nprint(inspect.signature(torch.nn.Module.register_forward_hook))\n"),
-    ("02_forward_hooks", "print('%d hooks: call model.eval() first, then x.grad.zero_()' % 2)\nlabel = f'{2}.weight'\n"),
+    ("02_forward_hooks",
+     "print('%d hooks: call model.eval() first, then x.grad.zero_()' % 2)\nlabel = f'{2}.weight'\n"),
 ])
 def test_honest_lines_the_scan_once_held_are_not_flagged(assignment: str, source: str):
     assert findings(assignment, source) == []
@@ -164,8 +184,9 @@ def test_honest_lines_the_scan_once_held_are_not_flagged(assignment: str, source
 
 def test_torchs_public_modules_and_the_private_ones_the_notebooks_use_are_not_flagged():
     honest = ("import torch._dynamo\ntorch._dynamo.reset()\nwindow = torch.signal.windows.hann(8)\n"
-              "params = [torch.ones(2)]\ntorch._foreach_mul_(params, 0.9)\nname = 'weight'\nvalue = getattr(torch.nn.Linear(2, 2), name)\n"
-              "loader = torch.utils.data.DataLoader(range(3), batch_size=2, num_workers=0)\n")
+              "params = [torch.ones(2)]\ntorch._foreach_mul_(params, 0.9)\nname = 'weight'\nvalue = "
+              "getattr(torch.nn.Linear(2, 2), name)\nloader = torch.utils.data.DataLoader(range(3), batch_size=2, "
+              "num_workers=0)\n")
     assert findings("02_forward_hooks", honest) == []
 
 
@@ -175,10 +196,12 @@ def _given_definitions(path) -> list[int]:
     _, tests, defined = context(path.parent.name)
     used = defined & tests
     return [i for i, c in enumerate(nb.cells)
-            if c.cell_type == "code" and not (utils.is_solution(c) or utils.is_grade(c)) and definitions_of([c.source]) & used]
+            if c.cell_type == "code" and not (utils.is_solution(c) or utils.is_grade(c))
+            and definitions_of([c.source]) & used]
 
 
-@pytest.mark.parametrize("path", [p for p in solution_notebooks() if _given_definitions(p)], ids=lambda p: p.parent.name)
+@pytest.mark.parametrize("path", [p for p in solution_notebooks() if _given_definitions(p)],
+                         ids=lambda p: p.parent.name)
 def test_a_given_definition_the_student_annotated_is_not_held_and_one_whose_code_changed_is(path, monkeypatch):
     source = nbformat.read(path, as_version=4)
     monkeypatch.setattr(integrity, "source_notebook", lambda *_: copy.deepcopy(source))
@@ -233,37 +256,47 @@ def low_precision_output(model, x, dtype):
 def test_an_honest_mode_answer_is_not_held_in_09_and_is_held_elsewhere():
     assert findings("09_below_the_module", MODE_ANSWER) == []
     assert findings("09_below_the_module", FUNCTION_MODE_ANSWER) == []
-    assert findings("02_forward_hooks", "from torch.utils._python_dispatch import TorchDispatchMode\n\n" + MODE_ANSWER) == [
+    mode_imported = "from torch.utils._python_dispatch import TorchDispatchMode\n\n" + MODE_ANSWER
+    assert findings("02_forward_hooks", mode_imported) == [
         "intercepts torch operators (dispatch modes) (cell 1, line 1)",
         "overrides torch operators for its tensors (__torch_dispatch__) (cell 1, line 4)",
     ]
-    assert "intercepts torch functions (torch.overrides) (cell 1, line 1)" in findings("03_backward_hooks", FUNCTION_MODE_ANSWER)
+    assert "intercepts torch functions (torch.overrides) (cell 1, line 1)" in findings("03_backward_hooks",
+                                                                                       FUNCTION_MODE_ANSWER)
 
 
 @pytest.mark.parametrize(("source", "technique"), [
     ("import torch\ntorch._C._push_on_torch_function_stack(object())\n", "reaches torch's internals (torch._C)"),
-    ("from torch.utils._python_dispatch import _get_current_dispatch_mode\n", "intercepts torch operators (dispatch modes)"),
+    ("from torch.utils._python_dispatch import _get_current_dispatch_mode\n",
+     "intercepts torch operators (dispatch modes)"),
     ("from torch.overrides import _get_current_function_mode_stack\n", "intercepts torch functions (torch.overrides)"),
-    ("class Lying(torch.Tensor):\n    def __torch_function__(self, func, types, args=(), kwargs=None):\n        return 0\n",
+    ("class Lying(torch.Tensor):\n    def __torch_function__(self, func, types, args=(), kwargs=None):\n        return "
+     "0\n",
      "overrides torch functions for its tensors (__torch_function__)"),
-    ("class Mine:\n    pass\n\n\nMine.__torch_dispatch__ = print\n", "overrides torch operators for its tensors (__torch_dispatch__)"),
-    # a mode that is also a tensor (attack round 16): never entered, so no probe sees it, while its handler answers the tests
-    ("from torch import nn\nfrom torch.overrides import TorchFunctionMode\n\n\nclass Kept(TorchFunctionMode, nn.Parameter):\n"
-     "    @classmethod\n    def __torch_function__(cls, func, types, args=(), kwargs=None):\n        return 0\n",
+    ("class Mine:\n    pass\n\n\nMine.__torch_dispatch__ = print\n",
+     "overrides torch operators for its tensors (__torch_dispatch__)"),
+    # a mode that is also a tensor (attack round 16): never entered, so no probe sees it, while its handler answers the
+    # tests
+    ("from torch import nn\nfrom torch.overrides import TorchFunctionMode\n\n\nclass Kept(TorchFunctionMode, "
+     "nn.Parameter):\n    @classmethod\n    def __torch_function__(cls, func, types, args=(), kwargs=None):\n        "
+     "return 0\n",
      "overrides torch functions for its tensors (__torch_function__)"),
     ("from torch.overrides import TorchFunctionMode\n\n\nclass Meta(type):\n    pass\n\n\n"
-     "class Odd(TorchFunctionMode, metaclass=Meta):\n    def __torch_function__(self, func, types, args=(), kwargs=None):\n        return 0\n",
-     "overrides torch functions for its tensors (__torch_function__)"),    # each mode its own handler: a function mode that defines the dispatch handler, or a class of both modes
+     "class Odd(TorchFunctionMode, metaclass=Meta):\n    def __torch_function__(self, func, types, args=(), "
+     "kwargs=None):\n        return 0\n",
+     # each mode its own handler: a function mode that defines the dispatch handler, or a class of both modes
+     "overrides torch functions for its tensors (__torch_function__)"),
     ("from torch.overrides import TorchFunctionMode\n\n\nclass Crossed(TorchFunctionMode):\n"
      "    def __torch_dispatch__(self, func, types, args=(), kwargs=None):\n        return 0\n",
      "overrides torch operators for its tensors (__torch_dispatch__)"),
     ("from torch.overrides import TorchFunctionMode\nfrom torch.utils._python_dispatch import TorchDispatchMode\n\n\n"
-     "class Both(TorchFunctionMode, TorchDispatchMode):\n    def __torch_function__(self, func, types, args=(), kwargs=None):\n"
-     "        return 0\n",
+     "class Both(TorchFunctionMode, TorchDispatchMode):\n    def __torch_function__(self, func, types, args=(), "
+     "kwargs=None):\n        return 0\n",
      "overrides torch functions for its tensors (__torch_function__)"),
 ])
 def test_what_09_allows_is_only_the_two_modes_and_their_handlers(source: str, technique: str):
-    assert any(technique in finding for finding in findings("09_below_the_module", source)), findings("09_below_the_module", source)
+    found = findings("09_below_the_module", source)
+    assert any(technique in finding for finding in found), found
 
 
 def test_a_mode_left_entered_is_seen_by_the_probe_and_read_by_no_checker():
@@ -295,10 +328,12 @@ def test_a_mode_left_entered_is_seen_by_the_probe_and_read_by_no_checker():
 
 @pytest.mark.parametrize("assignment", ["02_forward_hooks", "09_below_the_module"])
 @pytest.mark.parametrize("source", [
-    "def low_precision_output(model, x, dtype):\n    shown = list(model.named_parameters())\n    model.named_parameters = lambda *a, **k: iter(shown)\n",
+    "def low_precision_output(model, x, dtype):\n    shown = list(model.named_parameters())\n    "
+    "model.named_parameters = lambda *a, **k: iter(shown)\n",
     "def f(model):\n    setattr(model, 'state_dict', dict)\n",
 ])
 def test_replacing_a_models_own_reading_methods_on_the_object_is_held(assignment: str, source: str):
     """A model whose ``named_parameters`` (or state_dict, modules…) is replaced on the object shows the tests parts it
     does not have (attack round 16: parameters cast to bfloat16 in place, the float32 copies shown)."""
-    assert any("replaces" in finding and "on an object" in finding for finding in findings(assignment, source)), findings(assignment, source)
+    found = findings(assignment, source)
+    assert any("replaces" in finding and "on an object" in finding for finding in found), found

@@ -35,7 +35,8 @@ CHANGES = {
     "nothing": ("", []),
     "a module attribute replaced": ("torch.allclose = lambda *a, **k: True", ["torch.allclose"]),
     "a method added to a class": ("torch.Tensor.sneaky = lambda self: 1", ["torch.Tensor.sneaky"]),
-    "a method of a class replaced": ("torch.nn.Module.__call__ = lambda self, *a: 0", ["torch.nn.modules.module.Module.__call__"]),
+    "a method of a class replaced": ("torch.nn.Module.__call__ = lambda self, *a: 0",
+                                     ["torch.nn.modules.module.Module.__call__"]),
     "an attribute removed": ("del torch.nn.functional.mse_loss", ["torch.nn.functional.mse_loss"]),
     "a module swapped": ("import types; sys.modules['torch.testing'] = types.ModuleType('torch.testing')", None),
     "a checker's defaults": ("import hooklab.checks as c; c.check_tensor.__defaults__ = None", None),
@@ -43,17 +44,22 @@ CHANGES = {
     "a global that shadows a builtin in hooklab's observations": (
         "import hooklab.observations as o; o.all = lambda items: True", ["hooklab.observations.all"]),
     "the notebooks' error messages silenced": (
-        "import hooklab.hints as h; h._show.__code__ = (lambda *a, **k: None).__code__", ["hooklab.hints._show (code or defaults)"]),
+        "import hooklab.hints as h; h._show.__code__ = (lambda *a, **k: None).__code__",
+                                               ["hooklab.hints._show (code or defaults)"]),
     "another exception handler for IPython": (
         "shell.set_custom_exc((AssertionError,), lambda *a, **k: None)", ["IPython custom exception handler"]),
     "the notebooks' error messages installed again": ("from hooklab.hints import explain_errors; explain_errors()", []),
     "an error that hides itself": (
-        "import hooklab.checks as c; c.AnswerError._render_traceback_ = lambda self: []", ["hooklab.checks.AnswerError._render_traceback_"]),
+        "import hooklab.checks as c; c.AnswerError._render_traceback_ = lambda self: []",
+                                   ["hooklab.checks.AnswerError._render_traceback_"]),
     "a function's code swapped in place": (
-        "torch.testing.assert_close.__code__ = (lambda *a, **k: None).__code__", ["torch.testing.assert_close (code or defaults)"]),
-    "a method's defaults replaced": ("torch.nn.Module.zero_grad.__defaults__ = (False,)", ["torch.nn.modules.module.Module.zero_grad (code or defaults)"]),
+        "torch.testing.assert_close.__code__ = (lambda *a, **k: None).__code__",
+                                           ["torch.testing.assert_close (code or defaults)"]),
+    "a method's defaults replaced": ("torch.nn.Module.zero_grad.__defaults__ = (False,)",
+                                     ["torch.nn.modules.module.Module.zero_grad (code or defaults)"]),
     "a module loaded from the submission's folder": (
-        "open('helper_mod.py', 'w').write('x = 1'); sys.path.insert(0, '.'); import helper_mod", ["helper_mod loaded from the submission folder"]),
+        "open('helper_mod.py', 'w').write('x = 1'); sys.path.insert(0, '.'); import helper_mod",
+                                                     ["helper_mod loaded from the submission folder"]),
 }
 # what a submission could do to the probe's own records: the changes list is then empty, the digest moves
 TAMPERING = {
@@ -69,7 +75,8 @@ TAMPERING = {
         "torch.testing.assert_close.__code__ = (lambda *a, **k: None).__code__\n"
         "keys, values, ids, functions, parts, part_ids = probe._state['watched']['torch.testing']\n"
         "parts[:] = probe._parts(values, functions)\n"
-        "probe._state['watched']['torch.testing'] = (keys, values, ids, functions, parts, probe._ids(probe.chain.from_iterable(parts)))"
+        "probe._state['watched']['torch.testing'] = (keys, values, ids, functions, parts, "
+        "probe._ids(probe.chain.from_iterable(parts)))"
     ),
 }
 

@@ -23,8 +23,7 @@ from jupyter_client import KernelManager
 from jupyter_client.provisioning import KernelProvisionerFactory
 from traitlets.config import Config
 
-from hooklab.grading import kernels, sandbox
-from hooklab.grading import run as run_module
+from hooklab.grading import kernels, run as run_module, sandbox
 from hooklab.grading.execute import GuardedExecute
 
 # what a kernel imports that no server can have imported for it: the kernel's __main__, and torch's
@@ -43,7 +42,8 @@ def run(manager: KernelManager, code: str) -> str:
     try:
         client.wait_for_ready(timeout=30)
         printed = []
-        reply = client.execute_interactive(code, timeout=30, output_hook=lambda msg: printed.append(msg["content"].get("text", "")))
+        reply = client.execute_interactive(code, timeout=30,
+                                           output_hook=lambda msg: printed.append(msg["content"].get("text", "")))
         assert reply["content"]["status"] == "ok", reply["content"]
         return "".join(printed).strip()
     finally:
@@ -70,14 +70,17 @@ def test_kernel_is_a_fork_with_torch_already_imported(start_kernel):
     manager = start_kernel()
     assert isinstance(manager.provisioner, kernels.PreloadedProvisioner)
     assert isinstance(manager.provisioner.process, sandbox.Kernel), "the kernel was not started by the kernel server"
-    assert run(manager, "import sys; print('torch' in sys.modules, sys.modules.get('rfc3987_syntax', 'absent') is not None)") == "True True"
+    assert run(manager, "import sys; print('torch' in sys.modules, sys.modules.get('rfc3987_syntax', 'absent') is not "
+                        "None)") == "True True"
 
 
 def test_a_forked_kernel_starts_without_importing_anything(start_kernel):
     """Everything ipykernel imports as a kernel starts (its debugger, IPython's shell) is preloaded: else
     every kernel pays for the import."""
     server = subprocess.run(
-        [sys.executable, "-c", "import json, sys\nfrom hooklab.grading import kernels\nkernels.preload()\nprint(json.dumps(sorted(sys.modules)))"],
+        [sys.executable, "-c",
+         "import json, sys\nfrom hooklab.grading import "
+         "kernels\nkernels.preload()\nprint(json.dumps(sorted(sys.modules)))"],
         capture_output=True, text=True, check=True,
     )
     preloaded = set(json.loads(server.stdout.splitlines()[-1]))
@@ -88,14 +91,17 @@ def test_a_forked_kernel_starts_without_importing_anything(start_kernel):
 def test_the_server_preloads_what_the_notebooks_to_grade_import():
     """A slow import is preloaded for the notebooks that need it (06 trains with scikit-learn's data and an
     optimizer), not for the others (02): every module preloaded for 02 leaves both out."""
-    code = {name: run_module.code_of(next((SOLUTIONS / name).glob("*.ipynb"))) for name in ("02_forward_hooks", "06_applications")}
+    code = {name: run_module.code_of(next((SOLUTIONS / name).glob("*.ipynb")))
+            for name in ("02_forward_hooks", "06_applications")}
     assert {"sklearn.datasets", "torch._dynamo", "hooklab.widgets"} <= set(kernels.preloads(code["06_applications"]))
     assert kernels.preloads() == [*kernels.PRELOAD, *kernels.PRELOAD_WHEN_USED]
     for_02 = kernels.preloads(code["02_forward_hooks"])
     assert "hooklab.widgets" in for_02
     drawn = "sys.modules['matplotlib.mathtext'].MathTextParser._parser is not None"
     server = subprocess.run(
-        [sys.executable, "-c", f"import sys\nfrom hooklab.grading import kernels\nkernels.preload({for_02!r})\nprint(sorted(sys.modules), {drawn})"],
+        [sys.executable, "-c",
+         f"import sys\nfrom hooklab.grading import kernels\nkernels.preload({for_02!r})\nprint(sorted(sys.modules), "
+         f"{drawn})"],
         capture_output=True, text=True, check=True,
     )
     assert "'sklearn'" not in server.stdout and "'torch._dynamo'" not in server.stdout
@@ -118,7 +124,8 @@ def test_kernels_of_notebooks_that_draw_find_matplotlib_ready_to_draw():
             os._exit(0)
         os.waitpid(pid, 0)
     """)
-    assert subprocess.run([sys.executable, "-c", forked], capture_output=True, text=True, check=True).stdout.split() == ["True"]
+    printed = subprocess.run([sys.executable, "-c", forked], capture_output=True, text=True, check=True).stdout
+    assert printed.split() == ["True"]
 
 
 LATER = textwrap.dedent("""\
@@ -138,7 +145,8 @@ LATER = textwrap.dedent("""\
     client.start_channels()
     client.wait_for_ready(timeout=60)
     printed = []
-    client.execute_interactive("import sys; print(sorted(m for m in ('sklearn.datasets', 'torch._dynamo') if m in sys.modules))",
+    client.execute_interactive("import sys; "
+                               "print(sorted(m for m in ('sklearn.datasets', 'torch._dynamo') if m in sys.modules))",
                                timeout=60, output_hook=lambda msg: printed.append(msg["content"].get("text", "")))
     client.stop_channels()
     manager.shutdown_kernel(now=True)
@@ -155,7 +163,8 @@ def test_a_server_started_before_its_notebooks_are_known_preloads_what_they_need
     (tmp_path / "modules" / "broken_at_import.py").write_text("raise ValueError('built for another numpy')\n")
     env["PYTHONPATH"] = os.pathsep.join([str(tmp_path / "modules"), env.get("PYTHONPATH", "")])
     (tmp_path / "work").mkdir()
-    run = subprocess.run([sys.executable, "-c", LATER, str(tmp_path / "work")], capture_output=True, text=True, env=env, timeout=180)
+    run = subprocess.run([sys.executable, "-c", LATER, str(tmp_path / "work")], capture_output=True, text=True, env=env,
+                         timeout=180)
     assert run.returncode == 0, run.stderr[-2000:]
     assert run.stdout.splitlines()[-1] == "1 ['sklearn.datasets']", "not one server, or not preloaded for the notebooks"
     assert "could not preload ['broken_at_import']" in run.stderr
@@ -164,7 +173,9 @@ def test_a_server_started_before_its_notebooks_are_known_preloads_what_they_need
 def test_the_command_starts_its_kernel_server_before_it_imports_the_grading_stack():
     """nbgrader takes most of a second to import: the command imports it once its server is preloading, and
     the course's configuration, which it reads to start that server, names nbgrader's classes without importing them."""
-    code = f"import sys, pathlib, hooklab.cli\nhooklab.cli._configured(pathlib.Path({str(COURSE_CONFIG)!r}))\nprint('nbgrader' in sys.modules)"
+    code = ("import sys, pathlib, "
+            f"hooklab.cli\nhooklab.cli._configured(pathlib.Path({str(COURSE_CONFIG)!r}))\nprint('nbgrader' in "
+            "sys.modules)")
     process = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert process.stdout.strip() == "False"
 
@@ -172,7 +183,8 @@ def test_the_command_starts_its_kernel_server_before_it_imports_the_grading_stac
 def test_the_grader_does_not_import_what_notebook_validation_does_not_use():
     """jsonschema's IRI format checks compile grammars for most of a second; nbformat checks no formats."""
     process = subprocess.run(
-        [sys.executable, "-c", "import sys, hooklab.cli, nbformat\nprint(sorted(name for name, module in sys.modules.items() if module))"], capture_output=True, text=True, check=True,
+        [sys.executable, "-c", "import sys, hooklab.cli, nbformat\nprint(sorted(name for name, module in "
+                               "sys.modules.items() if module))"], capture_output=True, text=True, check=True,
     )
     assert "'jsonschema'" in process.stdout and "'rfc3987_syntax'" not in process.stdout
 
@@ -180,8 +192,10 @@ def test_the_grader_does_not_import_what_notebook_validation_does_not_use():
 def test_forked_kernels_share_no_state(start_kernel):
     first, second = start_kernel(), start_kernel()
     run(first, "import torch; torch.allclose = lambda *a, **k: True; leaked = 1")
-    assert run(second, "import torch; print(torch.allclose(torch.zeros(1), torch.ones(1)), 'leaked' in dir())") == "False False"
-    draws = {run(manager, "import numpy, random; print(numpy.random.randint(2**62), random.getrandbits(62))") for manager in (first, second)}
+    probe = "import torch; print(torch.allclose(torch.zeros(1), torch.ones(1)), 'leaked' in dir())"
+    assert run(second, probe) == "False False"
+    draws = {run(manager, "import numpy, random; print(numpy.random.randint(2**62), random.getrandbits(62))")
+             for manager in (first, second)}
     assert len(draws) == 2, "two forks drew the same 'random' numbers"
 
 
@@ -234,7 +248,8 @@ def test_forks_of_the_owner_share_its_server_and_take_their_kernels_along(tmp_pa
     """The local pool's workers are forks of the grader: one preloaded server starts all their kernels,
     and a worker that dies ends the kernels it started, while the server goes on."""
     env = {key: value for key, value in os.environ.items() if key != "PYTHONHASHSEED"}
-    owner = subprocess.Popen([sys.executable, "-c", SHARED, str(tmp_path)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)
+    owner = subprocess.Popen([sys.executable, "-c", SHARED, str(tmp_path)], stdin=subprocess.PIPE,
+                             stdout=subprocess.PIPE, text=True, env=env)
     try:
         server = json.loads(owner.stdout.readline())["owner's server"]
         forks = [json.loads(owner.stdout.readline()) for _ in range(2)]
@@ -271,7 +286,8 @@ def test_the_server_survives_bad_requests_and_answers_only_its_user(start_kernel
     start_kernel()  # this process's server is up
     server = next(server for server in kernels.KernelServer._instances.values() if server.running())
     ask = [sys.executable, "-c", ASK, server.address.removeprefix("\0")]
-    assert '"error"' in subprocess.run([*ask, "not a request", "read"], capture_output=True, text=True, timeout=60).stdout
+    answer = subprocess.run([*ask, "not a request", "read"], capture_output=True, text=True, timeout=60)
+    assert '"error"' in answer.stdout
     subprocess.run([*ask, '{"sockets": "/nonexistent"}', "leave"], timeout=60)  # gone before its reply
     if os.getuid() == 0:
         other = subprocess.run([*ask, "not a request", "read", "65534"], capture_output=True, text=True, timeout=60)
@@ -308,12 +324,14 @@ def test_each_notebook_takes_a_fresh_kernel_started_while_the_previous_one_ran(t
         nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(
             "import os\nprint(open('data.txt').read(), 'left' in dir(), os.getcwd())\nleft = 1")])
         spare = next(iter(spares._kept.values()), None)
-        assert (spare is None) == (number == 0), "a kernel was kept from before the test, or none started ahead during the previous notebook"
+        assert (spare is None) == (number == 0), ("a kernel was kept from before the test, or none started ahead "
+                                                  "during the previous notebook")
         GuardedExecute(config=config, kernel_name="python3").preprocess(nb, {"metadata": {"path": str(folder)}})
         name, left, cwd = nb.cells[0].outputs[0]["text"].split()
         assert (name, left) == (student, "False"), "the kernel saw another notebook's files or state"
         if spare is not None:
-            assert cwd == os.path.realpath(spare.provisioner.folder or ""), "the spare started during the previous notebook was not used"
+            assert cwd == os.path.realpath(spare.provisioner.folder or ""), ("the spare started during the previous "
+                                                                             "notebook was not used")
             assert not os.path.exists(cwd), "a used kernel's folder was left behind"
         used.append(cwd)
     assert len(set(used)) == 3, f"three notebooks, three kernels: {used}"
@@ -322,7 +340,8 @@ def test_each_notebook_takes_a_fresh_kernel_started_while_the_previous_one_ran(t
 
 def _test_cell(source: str, grade_id: str) -> nbformat.NotebookNode:
     cell = nbformat.v4.new_code_cell(source)
-    cell.metadata.nbgrader = {"grade": True, "solution": False, "locked": True, "grade_id": grade_id, "points": 1, "schema_version": 3}
+    cell.metadata.nbgrader = {"grade": True, "solution": False, "locked": True, "grade_id": grade_id, "points": 1,
+                              "schema_version": 3}
     return cell
 
 
@@ -332,7 +351,9 @@ def test_the_checks_ride_on_the_cells_requests(tmp_path, monkeypatch, forked_ker
     What they find is the same: a patch in the cell before a test holds the notebook."""
     asked = []
     ask = GuardedExecute._ask
-    monkeypatch.setattr(GuardedExecute, "_ask", lambda self, expression, code="", *then: asked.append(re.search(r"\]\.(\w+)\(", expression)[1]) or ask(self, expression, code, *then))
+    monkeypatch.setattr(GuardedExecute, "_ask", lambda self, expression, code="",
+                        *then: asked.append(re.search(r"\]\.(\w+)\(", expression)[1])
+                        or ask(self, expression, code, *then))
     code = nbformat.v4.new_code_cell
     nb = nbformat.v4.new_notebook(cells=[
         code("x = 1"), _test_cell("assert x == 1", "first"),
@@ -343,7 +364,8 @@ def test_the_checks_ride_on_the_cells_requests(tmp_path, monkeypatch, forked_ker
     config = Config()
     config.AsyncKernelManager.client_class = kernels.READY_CLIENT
     GuardedExecute(config=config, kernel_name="python3").preprocess(nb, {"metadata": {"path": str(tmp_path)}})
-    assert asked == ["snapshot", "check", "check"], "only the failed test and the test after a failed cell ask on their own"
+    assert asked == ["snapshot", "check", "check"], ("only the failed test and the test after a failed cell ask on "
+                                                     "their own")
     held = nb.metadata["hooklab"]["held"]
     assert any(why.startswith("changed: torch.allclose (before cell 4)") for why in held), held
 

@@ -30,8 +30,10 @@ MARGIN = 8 * KiB  # what a few more cells, outputs and markers may add to a note
 A = corpus.ASSIGNMENT
 NAME = corpus.notebook_name(A)
 SOLVED = corpus.solutions(A)
-BLANK_LAST = {grade_id: source for grade_id, source in SOLVED.items() if grade_id != "predict_order"}  # left as released
-RAISES = "def double_inputs(module, args):\n    raise RuntimeError({message})\n\n\ndef plus_five(module, args, output):\n    return output + 5\n"
+# left as released
+BLANK_LAST = {grade_id: source for grade_id, source in SOLVED.items() if grade_id != "predict_order"}
+RAISES = ("def double_inputs(module, args):\n    raise RuntimeError({message})\n\n\ndef plus_five(module, args, "
+          "output):\n    return output + 5\n")
 PRINTS = "import sys\n\nfor _ in range(64):\n    print('x' * 1000)\n    print('y' * 1000, file=sys.stderr)\n"  # 125 KiB
 
 
@@ -42,19 +44,25 @@ def case(student: str, answers: dict[str, str], scores: dict[str, float], reason
 CASES = [
     case("honest", SOLVED, corpus.scores(A)),
     case("long_line", {**SOLVED, "collect_hooks": "print('x' * 2**20)\n" + SOLVED["collect_hooks"]}, corpus.scores(A)),
-    case("print_loop", {**SOLVED, "collect_hooks": "for _ in range(10_000):\n    print('x' * 1023)\n" + SOLVED["collect_hooks"]}, corpus.scores(A)),
+    case("print_loop",
+         {**SOLVED, "collect_hooks": "for _ in range(10_000):\n    print('x' * 1023)\n" + SOLVED["collect_hooks"]},
+         corpus.scores(A)),
     case("short_error", {**SOLVED, "change_hooks": RAISES.format(message="'oops'")}, corpus.scores(A, change_hooks=0)),
-    case("long_error", {**SOLVED, "change_hooks": RAISES.format(message="'x' * 2**20")}, corpus.scores(A, change_hooks=0)),
+    case("long_error", {**SOLVED, "change_hooks": RAISES.format(message="'x' * 2**20")},
+         corpus.scores(A, change_hooks=0)),
     case("last_blank", BLANK_LAST, corpus.scores(A, predict_order=0)),
-    case("many_prints", BLANK_LAST, corpus.scores(A, predict_order=0), extra=[PRINTS] * len(corpus.points(A))),  # after each test
-    case("long_source", {**SOLVED, "collect_hooks": SOLVED["collect_hooks"] + "\n# " + "x" * SOURCE + "\n"}, corpus.zero(A),
+    # after each test
+    case("many_prints", BLANK_LAST, corpus.scores(A, predict_order=0), extra=[PRINTS] * len(corpus.points(A))),
+    case("long_source", {**SOLVED, "collect_hooks": SOLVED["collect_hooks"] + "\n# " + "x" * SOURCE + "\n"},
+         corpus.zero(A),
          reason="KiB of text in its cells, more than the 128 KiB a notebook may hold (c.Sandbox.source_size)"),
     corpus.Case("huge_file", A, {NAME: b'{"cells": [' + b" " * 2 * NOTEBOOK}, corpus.zero(A),
                 reason=f"{NAME} is 512.0 KiB, more than the 256 KiB a notebook may be (c.Sandbox.notebook_size)"),
 ]
 TWINS = {"long_line": "honest", "print_loop": "honest", "long_error": "short_error", "many_prints": "last_blank"}
 CUT = "… [output cut: more than the 64 KiB an output may be (c.Sandbox.output_size)]"
-DROPPED = "… [output dropped from here on: more than the 512 KiB a notebook's outputs may be in all (c.Sandbox.outputs_size)]"
+DROPPED = ("… [output dropped from here on: more than the 512 KiB a notebook's outputs may be in all "
+           "(c.Sandbox.outputs_size)]")
 
 
 @pytest.fixture(scope="module")
@@ -64,7 +72,8 @@ def graded(tmp_path_factory: pytest.TempPathFactory) -> dict:
         handle.write(f"c.Sandbox.output_size = {OUTPUT}\nc.Sandbox.outputs_size = {OUTPUTS}\n"
                      f"c.Sandbox.notebook_size = {NOTEBOOK}\nc.Sandbox.source_size = {SOURCE}\n")
     grade(course, corpus.write(tmp_path_factory.mktemp("submissions"), CASES))
-    return {"course": course, "ledger": json.loads((course / "grading.json").read_text()), "scores": scores_in_gradebook(course, CASES)}
+    return {"course": course, "ledger": json.loads((course / "grading.json").read_text()),
+            "scores": scores_in_gradebook(course, CASES)}
 
 
 def autograded(graded: dict, student: str) -> Path:
@@ -82,7 +91,8 @@ def page_text(graded: dict, student: str) -> str:
 def growth(graded: dict, student: str) -> tuple[int, int]:
     """Bytes the hostile case's autograded notebook and feedback page have over its honest twin's."""
     twin = TWINS[student]
-    return tuple(path(graded, student).stat().st_size - path(graded, twin).stat().st_size for path in (autograded, feedback))
+    return tuple(path(graded, student).stat().st_size - path(graded, twin).stat().st_size
+                 for path in (autograded, feedback))
 
 
 def executed(graded: dict, student: str) -> nbformat.NotebookNode:
@@ -92,7 +102,8 @@ def executed(graded: dict, student: str) -> nbformat.NotebookNode:
 def cell_of(graded: dict, student: str, grade_id: str) -> tuple[int, nbformat.NotebookNode]:
     """The cell's number (from 1, as notes count) and the cell."""
     cells = enumerate(executed(graded, student).cells, 1)
-    return next((number, cell) for number, cell in cells if cell.metadata.get("nbgrader", {}).get("grade_id") == grade_id)
+    return next((number, cell) for number, cell in cells
+                if cell.metadata.get("nbgrader", {}).get("grade_id") == grade_id)
 
 
 def limits_noted(graded: dict, student: str) -> list[str]:
@@ -140,12 +151,15 @@ def test_outputs_past_the_notebook_total_are_dropped_with_one_marker(graded: dic
     too, but for the error of the test left blank, which still scores 0."""
     notebook, page = growth(graded, "many_prints")
     assert notebook <= OUTPUTS + MARGIN and page <= OUTPUTS + MARGIN, (notebook, page)
-    shown = [output.data["text/plain"] for cell in executed(graded, "many_prints").cells for output in cell.get("outputs", [])
+    shown = [output.data["text/plain"] for cell in executed(graded, "many_prints").cells
+             for output in cell.get("outputs", [])
              if output.output_type == "display_data"]
     assert shown.count(DROPPED) == 1 and DROPPED in page_text(graded, "many_prints")
-    assert [output.output_type for output in cell_of(graded, "many_prints", "predict_order_test")[1].outputs] == ["error"]
+    outputs = cell_of(graded, "many_prints", "predict_order_test")[1].outputs
+    assert [output.output_type for output in outputs] == ["error"]
     [note] = limits_noted(graded, "many_prints")
-    assert note.startswith("output dropped from cell ") and note.endswith(" on: more than 512 KiB in all (c.Sandbox.outputs_size)")
+    assert note.startswith("output dropped from cell ") and note.endswith(" on: more than 512 KiB in all "
+                                                                          "(c.Sandbox.outputs_size)")
 
 
 @pytest.mark.parametrize("student", ["huge_file", "long_source"])
@@ -166,7 +180,8 @@ def test_a_notebook_that_is_a_link_is_refused_before_it_is_read(tmp_path: Path):
 
 def grade_cell(source: str, grade_id: str) -> nbformat.NotebookNode:
     cell = nbformat.v4.new_code_cell(source)
-    cell.metadata.nbgrader = {"grade": True, "solution": False, "locked": True, "grade_id": grade_id, "points": 1, "schema_version": 3}
+    cell.metadata.nbgrader = {"grade": True, "solution": False, "locked": True, "grade_id": grade_id, "points": 1,
+                              "schema_version": 3}
     return cell
 
 
@@ -190,4 +205,5 @@ def test_a_display_updated_in_many_places_counts_in_each_and_tests_keep_what_sco
     assert [output.data["text/plain"] for output in display] == ["''"] * 21 + [DROPPED.replace("512 KiB", "8 KiB")]
     assert answer == [] and [(o.output_type, o.get("ename")) for o in fails] == [("error", "ZeroDivisionError")]
     assert warns == []
-    assert nb.metadata[METADATA]["limits"] == ["output dropped from cell 1 on: more than 8 KiB in all (c.Sandbox.outputs_size)"]
+    assert nb.metadata[METADATA]["limits"] == ["output dropped from cell 1 on: more than 8 KiB in all "
+                                               "(c.Sandbox.outputs_size)"]

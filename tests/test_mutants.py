@@ -43,11 +43,13 @@ def test_mutants_are_made_in_the_students_lines_only_one_change_each():
     source, lines = solution_lines(ANSWER)
     assert lines == set(range(2, 11)) and "SOLUTION" not in source
     made = {m.change: m.source for m in mutants(source, lines)}
-    assert "in place → out of place (x op= y → x = x op y)" in made and "y = y + 1" in made["in place → out of place (x op= y → x = x op y)"]
+    assert "in place → out of place (x op= y → x = x op y)" in made and "y = y + 1" in made["in place → out of place "
+                                                                                            "(x op= y → x = x op y)"]
     assert ".clone() dropped" in made and "y = x\n" in made[".clone() dropped"]
     assert "True → False" in made and "keepdim=False" in made["True → False"]
     assert "dim=1 → dim=-1" in made
-    assert "try/finally narrowed to except Exception" in made and "except Exception:" in made["try/finally narrowed to except Exception"]
+    assert "try/finally narrowed to except Exception" in made and "except Exception:" in made["try/finally narrowed to "
+                                                                                              "except Exception"]
     assert "register_forward_hook() → register_forward_pre_hook()" in made
     assert "returns its input model" in made
     assert not any(m.line == 1 for m in mutants(source, lines)), "the given signature was mutated"
@@ -74,13 +76,17 @@ def test_the_runner_judges_a_mutant_as_hooklab_autograde_does(tmp_path, sample_v
     assert sample_verdicts[f"change_hooks|{mutant.key}"]
     course = make_course(tmp_path / "course")
     inbox = tmp_path / "class"
-    corpus.write(inbox, [corpus.Case("mutant", "02_forward_hooks", {NOTEBOOK.name: corpus.notebook("02_forward_hooks", {**corpus.solutions("02_forward_hooks"), "change_hooks": mutant.source})}, {})])
-    subprocess.run([sys.executable, "-m", "hooklab.cli", "autograde", "--config", str(course / "nbgrader_config.py"), str(inbox)],
+    answers = {**corpus.solutions("02_forward_hooks"), "change_hooks": mutant.source}
+    corpus.write(inbox, [corpus.Case("mutant", "02_forward_hooks",
+                                     {NOTEBOOK.name: corpus.notebook("02_forward_hooks", answers)}, {})])
+    subprocess.run([sys.executable, "-m", "hooklab.cli", "autograde", "--config", str(course / "nbgrader_config.py"),
+                    str(inbox)],
                    check=True, capture_output=True, cwd=REPO)
     from nbgrader.api import Gradebook
 
     with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gradebook:
-        grades = {g.name: g.score for g in gradebook.find_submission_notebook("forward_hooks", "02_forward_hooks", "mutant").grades}
+        grades = {g.name: g.score
+                  for g in gradebook.find_submission_notebook("forward_hooks", "02_forward_hooks", "mutant").grades}
     assert grades["change_hooks_test"] == 0.0 and grades["collect_hooks_test"] > 0, grades
 
 
@@ -90,6 +96,7 @@ def test_every_listed_equivalent_mutant_is_still_made():
         for cell in nbformat.read(path, as_version=4).cells:
             nbgrader = cell.metadata.get("nbgrader", {})
             if nbgrader.get("solution") and cell.cell_type == "code":
-                made |= {f"{path.parent.name} {nbgrader['grade_id']}|{m.key}" for m in mutants(*solution_lines(cell.source))}
+                made |= {f"{path.parent.name} {nbgrader['grade_id']}|{m.key}"
+                         for m in mutants(*solution_lines(cell.source))}
     listed = equivalents()
     assert listed and not [key for key in listed if key not in made], [key for key in listed if key not in made]

@@ -40,7 +40,8 @@ LATE = "2026-03-02 12:00:00.000000 UTC"
 WRITTEN = "explain_hooks"  # the manually graded answer added to the test course
 # nbgrader's own preprocessors for every step (appended to a config that loads the course's)
 PLAIN_NBGRADER = """
-for section, names in {"GenerateAssignment": ["preprocessors"], "Autograde": ["sanitize_preprocessors", "autograde_preprocessors"],
+for section, names in {"GenerateAssignment": ["preprocessors"],
+                       "Autograde": ["sanitize_preprocessors", "autograde_preprocessors"],
                        "GenerateFeedback": ["preprocessors", "exporter_class"]}.items():
     for name in names:
         c[section].pop(name, None)
@@ -49,19 +50,22 @@ POINTS = corpus.points(A)
 
 
 def scored(points: float) -> tuple:
-    """An autograded grade as :func:`gradebook_state` shows it: (auto score, manual score, needs manual grading, score)."""
+    """An autograded grade as :func:`gradebook_state` shows it: (auto score, manual score, needs manual grading,
+    score)."""
     return points, None, False, points
 
 
 UNGRADED = (None, None, True, 0.0)  # a grade cell nbgrader found no cell for: no score, left for manual grading
-# hooklab's deliberate differences from plain nbgrader: student → (the difference, {test cell: (hooklab's grade, nbgrader's)})
+# hooklab's deliberate differences from plain nbgrader: student → (the difference, {test cell: (hooklab's grade,
+# nbgrader's)})
 DIFFERENCES = {
     "dee": ("stderr (a print to sys.stderr, a logging warning) shows in the feedback but does not zero a passing test",
             {"collect_hooks_test": (scored(POINTS["collect_hooks_test"]), scored(0.0))}),
     "eve": ("a deleted test cell is restored where it was and run, so it scores what the answer earns "
             "(nbgrader leaves its grade empty, for manual grading)",
             {"change_hooks_test": (scored(POINTS["change_hooks_test"]), UNGRADED)}),
-    "fay": ("a notebook whose code looks like tampering (here gc) is held for review: 0 in every test cell until released",
+    "fay": ("a notebook whose code looks like tampering (here gc) is held for review: 0 in every test cell until "
+            "released",
             {test: (scored(0.0), scored(points)) for test, points in POINTS.items()}),
 }
 
@@ -122,7 +126,8 @@ def gradebook_state(course: Path) -> dict:
                 "seconds_late": submission.total_seconds_late,
                 "late_penalty": notebook.late_submission_penalty,
                 "score": submission.score,
-                "grades": {g.name: (g.auto_score, g.manual_score, g.needs_manual_grade, g.score) for g in notebook.grades},
+                "grades": {g.name: (g.auto_score, g.manual_score, g.needs_manual_grade, g.score)
+                           for g in notebook.grades},
                 "comments": {c.name: c.auto_comment for c in notebook.comments},
             }
         return state
@@ -143,7 +148,8 @@ def courses(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     solved = {**corpus.solutions(A), WRITTEN: "Pre-hooks see the inputs, forward hooks the output."}
     wrong = {**solved, "collect_hooks": solved["collect_hooks"].replace("answer.extend(args)", "pass")}
     noisy = {**solved, "collect_hooks": "import logging\nimport sys\n\n\n" + solved["collect_hooks"].replace(
-        "answer.append(output)", "print('hook ran', file=sys.stderr)\n    logging.warning('still here')\n    answer.append(output)")}
+        "answer.append(output)", "print('hook ran', file=sys.stderr)\n    logging.warning('still here')\n    "
+                                 "answer.append(output)")}
     files = {
         "ada": {NAME: submission(ours, solved), "timestamp.txt": LATE.encode()},  # late
         "bo": {NAME: submission(ours, wrong)},  # a wrong answer: the instructor will grade it by hand
@@ -188,29 +194,36 @@ def test_the_gradebooks_agree_cell_by_cell_but_where_hooklab_differs_on_purpose(
     assert set(ours) == set(plain) == {"ada", "bo", "cy", *DIFFERENCES}
     for student in plain:
         if student not in DIFFERENCES:
-            assert ours[student] == plain[student], f"{student}: hooklab recorded {ours[student]}, nbgrader {plain[student]}"
+            assert ours[student] == plain[student], (f"{student}: hooklab recorded {ours[student]}, nbgrader "
+                                                     f"{plain[student]}")
             continue
         difference, cells = DIFFERENCES[student]
         for cell, (hooklab_grade, nbgrader_grade) in cells.items():
             assert ours[student]["grades"][cell] == hooklab_grade, f"{student}, {cell} ({difference})"
             assert plain[student]["grades"][cell] == nbgrader_grade, f"{student}, {cell} ({difference})"
-        assert ours[student]["score"] - plain[student]["score"] == sum(h[3] - n[3] for h, n in cells.values()), difference
-        aside = [{**side[student], "score": None, "grades": {k: v for k, v in side[student]["grades"].items() if k not in cells}}
+        assert ours[student]["score"] - plain[student]["score"] == sum(h[3] - n[3] for h, n in cells.values()), (
+            difference)
+        aside = [{**side[student], "score": None,
+                  "grades": {k: v for k, v in side[student]["grades"].items() if k not in cells}}
                  for side in (ours, plain)]
-        assert aside[0] == aside[1], f"{student}: beyond {difference}, hooklab recorded {ours[student]}, nbgrader {plain[student]}"
+        assert aside[0] == aside[1], (f"{student}: beyond {difference}, hooklab recorded {ours[student]}, nbgrader "
+                                      f"{plain[student]}")
 
 
 def test_a_held_notebook_would_score_what_plain_nbgrader_gives_it(courses, both):
     ours, plain = both
     ledger = json.loads((courses["ours"] / "grading.json").read_text())[f"fay/{A}"]
-    assert ledger["held"] and ledger["would_be"] == {f"{Path(NAME).stem}/{test}": plain["fay"]["grades"][test][0] for test in POINTS}
+    assert ledger["held"] and ledger["would_be"] == {f"{Path(NAME).stem}/{test}": plain["fay"]["grades"][test][0]
+                                                     for test in POINTS}
 
 
 def test_late_penalty_manual_grading_and_overrides_are_recorded(both):
     ours, _ = both
     assert ours["ada"]["seconds_late"] == 24 * 3600 and ours["ada"]["late_penalty"] == ours["ada"]["score"] > 0
-    assert ours["bo"]["grades"]["collect_hooks_test"] == (0.0, 2.0, True, 2.0), "the instructor's score stands and is flagged"
-    assert ours["bo"]["grades"][WRITTEN][0] is None and ours["bo"]["grades"][WRITTEN][2], "written answers need a grader"
+    assert ours["bo"]["grades"]["collect_hooks_test"] == (0.0, 2.0, True, 2.0), ("the instructor's score stands and is "
+                                                                                 "flagged")
+    assert ours["bo"]["grades"][WRITTEN][0] is None and ours["bo"]["grades"][WRITTEN][2], ("written answers need a "
+                                                                                           "grader")
     assert ours["cy"]["comments"][WRITTEN] == "No response." and ours["ada"]["comments"][WRITTEN] is None
 
 
@@ -220,7 +233,9 @@ def test_grades_csv_gives_the_score_after_the_late_penalty(courses, both):
     ada, penalty = rows["ada"], ours["ada"]["late_penalty"]
     assert penalty > 0 and float(ada["late_penalty"]) == penalty
     assert float(ada["score"]) == ours["ada"]["score"] - penalty, "score (after any late penalty)"
-    cells = {name.split("/", 1)[1]: float(value) for name, value in ada.items() if name.startswith(f"{Path(NAME).stem}/")}
-    assert cells == {name: grade[3] for name, grade in ours["ada"]["grades"].items()}, "the cells show the points before it"
+    cells = {name.split("/", 1)[1]: float(value) for name, value in ada.items()
+             if name.startswith(f"{Path(NAME).stem}/")}
+    assert cells == {name: grade[3] for name, grade in ours["ada"]["grades"].items()}, ("the cells show the points "
+                                                                                        "before it")
     for student in ("bo", "cy"):  # on time: no penalty
         assert float(rows[student]["late_penalty"]) == 0 and float(rows[student]["score"]) == ours[student]["score"]

@@ -14,10 +14,9 @@ from nbgrader.converters import GenerateAssignment
 from traitlets.config.application import Application
 from traitlets.utils.importstring import import_item
 
+from conftest import REPO, belongs_to_exercise, nbgrader_cells, notebook_id, solution_notebooks
 from hooklab import checks
 from hooklab.release import RAISES, USES_ANSWER, RunPastOpenExercises
-
-from conftest import REPO, nbgrader_cells, notebook_id, solution_notebooks, belongs_to_exercise
 
 SOLUTIONS = solution_notebooks()
 
@@ -33,7 +32,8 @@ def test_release_is_up_to_date(source: Path, released_course: Path):
     committed_path = REPO / "notebooks" / relative
     assert committed_path.exists(), f"notebooks/{relative} is missing: run `make release`"
     committed = json.loads(committed_path.read_text())
-    assert committed == generated, f"notebooks/{relative} differs from nbgrader's release of solutions/: run `make release`"
+    assert committed == generated, (f"notebooks/{relative} differs from nbgrader's release of solutions/: run `make "
+                                    "release`")
 
 
 def test_the_release_is_nbgraders_with_the_run_past_tag():
@@ -107,7 +107,8 @@ def test_run_all_on_a_blank_release_reaches_the_last_cell(source: Path, forked_k
     assert not drawn, f"code cells {drawn} draw a figure and then stop at an open exercise (compute first, then draw)"
     exercises = nbgrader_cells(release, "solution") + nbgrader_cells(release, "grade")
     assert all(RAISES in cell.metadata.get("tags", []) for cell in exercises), "every answer and test cell is tagged"
-    assert not any(USES_ANSWER in cell.metadata.get("tags", []) for cell in release.cells), "source-only tag left in the release"
+    assert not any(USES_ANSWER in cell.metadata.get("tags", []) for cell in release.cells), ("source-only tag left in "
+                                                                                             "the release")
 
 
 def test_readme_table_counts_each_notebooks_exercises_and_points():
@@ -118,4 +119,5 @@ def test_readme_table_counts_each_notebooks_exercises_and_points():
         points = sum(cell.metadata.nbgrader.points for cell in nbgrader_cells(nb, "grade"))
         row = next((line for line in readme.splitlines() if line.startswith(f"| [`{source.parent.name}`]")), None)
         assert row, f"README's table has no row for {source.parent.name}"
-        assert row.endswith(f"| {exercises} ({points:g} points) |"), f"README: {source.parent.name} has {exercises} exercises, {points:g} points"
+        assert row.endswith(f"| {exercises} ({points:g} points) |"), (f"README: {source.parent.name} has {exercises} "
+                                                                      f"exercises, {points:g} points")

@@ -46,7 +46,8 @@ def test_a_changed_hidden_test_regrades_without_force(course: Path, tmp_path: Pa
     source = course / "solutions" / A / NAME
     nb = nbformat.read(source, as_version=4)
     test = next(c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "collect_hooks_test")
-    test.source = test.source.replace("### END HIDDEN TESTS", "raise AssertionError('a stricter hidden test')\n### END HIDDEN TESTS")
+    test.source = test.source.replace("### END HIDDEN TESTS",
+                                      "raise AssertionError('a stricter hidden test')\n### END HIDDEN TESTS")
     nbformat.write(nb, source)
     second = grade(course, folder)
     assert "unchanged since the last run" not in second.stdout, "a changed hidden test must regrade"
@@ -119,7 +120,8 @@ def test_a_killed_grader_leaves_no_process_and_the_run_resumes(course: Path, tmp
     run.send_signal(signal.SIGKILL)  # the grader alone: what is below it must follow by itself
     run.wait()
     deadline = time.monotonic() + 20
-    while time.monotonic() < deadline and (left := {p for p, started in below.items() if processes().get(p, (0, ""))[1] == started}):
+    while time.monotonic() < deadline and (left := {p for p, started in below.items()
+                                                    if processes().get(p, (0, ""))[1] == started}):
         time.sleep(0.2)
     assert not left, f"processes of the killed run still alive: {sorted(left)}"
     done = len(Ledger(ledger).entries)
@@ -156,7 +158,8 @@ def test_the_ledger_keeps_each_result_as_it_comes_without_rewriting_itself(tmp_p
     with open(ledger.journal, "a") as journal:  # a stop while writing the next result
         journal.write('\n["cy/hw", {"digest": "d4", "ok": tr')
     resumed = Ledger(path)
-    assert {key: (entry.digest, entry.released) for key, entry in resumed.entries.items()} == {"ada/hw": ("d3", True), "bo/hw": ("d2", False)}
+    assert {key: (entry.digest, entry.released) for key, entry in resumed.entries.items()} == {
+        "ada/hw": ("d3", True), "bo/hw": ("d2", False)}
     resumed.set("cy/hw", Entry("d5", False, "no notebook submitted", 0.0, 3.0))  # after the line cut short
     resumed.save()
     assert not resumed.journal.exists()
@@ -221,7 +224,8 @@ def test_a_save_while_the_ledger_is_read_loses_no_finished_result(tmp_path: Path
             reader = Ledger(folder / "grading.json")
         if not ran:
             break  # past the reader's last step
-        assert reader.entries == writer.entries, f"a save before the reader's file operation {step} lost {set(writer.entries) - set(reader.entries)}"
+        assert reader.entries == writer.entries, (f"a save before the reader's file operation {step} lost "
+                                                  f"{set(writer.entries) - set(reader.entries)}")
     assert step > 2, "the reader reads the file and its journal"
 
 
@@ -232,10 +236,12 @@ def test_a_read_while_the_ledger_is_saved_loses_no_finished_result(tmp_path: Pat
         folder.mkdir()
         writer, readers = ledger_with_a_journal(folder), []
         with monkeypatch.context() as patch:
-            ran = interleaved(patch, folder, step, lambda: readers.append(Ledger(folder / "grading.json")))
+            ran = interleaved(patch, folder, step, lambda readers=readers,
+                              folder=folder: readers.append(Ledger(folder / "grading.json")))
             writer.save()
         if not ran:
             break  # past the save's last step
-        assert readers[0].entries == writer.entries, f"a reader before the save's file operation {step} lost {set(writer.entries) - set(readers[0].entries)}"
+        assert readers[0].entries == writer.entries, (f"a reader before the save's file operation {step} lost "
+                                                      f"{set(writer.entries) - set(readers[0].entries)}")
     assert step > 2, "a save writes the file and removes the journal"
     assert not writer.journal.exists() and Ledger(writer.path).entries == writer.entries

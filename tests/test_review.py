@@ -39,20 +39,23 @@ FULL = corpus.scores(A)
 
 
 def hand_in(folder: Path, student: str, answers: dict[str, str]) -> None:
-    corpus.write(folder, [corpus.Case(student, A, {NAME: corpus.notebook(A, {**SOLVED, **answers}, extra=[USES_GC])}, {})])
+    corpus.write(folder,
+                 [corpus.Case(student, A, {NAME: corpus.notebook(A, {**SOLVED, **answers}, extra=[USES_GC])}, {})])
 
 
 def state(course: Path) -> dict[str, dict]:
     """Per student: each test cell's (score, manual score) in the gradebook, its grades.csv row, its ledger entry."""
     with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gradebook:
         cells = {
-            student: {test: (gradebook.find_grade(test, STEM, A, student).score, gradebook.find_grade(test, STEM, A, student).manual_score)
+            student: {test: (gradebook.find_grade(test, STEM, A, student).score,
+                             gradebook.find_grade(test, STEM, A, student).manual_score)
                       for test in corpus.points(A)}
             for student in WRONG
         }
     rows = {row["student"]: row for row in csv.DictReader(io.StringIO((course / "grades.csv").read_text()))}
     ledger = json.loads((course / "grading.json").read_text())
-    return {student: {"cells": cells[student], "csv": rows[student], "ledger": ledger[f"{student}/{A}"]} for student in WRONG}
+    return {student: {"cells": cells[student], "csv": rows[student], "ledger": ledger[f"{student}/{A}"]}
+            for student in WRONG}
 
 
 @pytest.fixture(scope="module")
@@ -91,19 +94,23 @@ def test_release_gives_each_cell_the_score_its_tests_earned_not_full_marks(week)
     assert sum(EARNED["ada"].values()) < sum(FULL.values()) and sum(EARNED["bo"].values()) < sum(FULL.values())
     for student, earned in EARNED.items():
         got = week["released"][student]
-        assert got["cells"] == {test: (points, points) for test, points in earned.items()}, f"{student}: released as manual scores"
+        assert got["cells"] == {test: (points, points) for test, points in earned.items()}, (f"{student}: released as "
+                                                                                             "manual scores")
         assert cell_columns(got["csv"]) == earned, f"{student}: grades.csv has {got['csv']}"
         assert float(got["csv"]["score"]) == sum(earned.values()) and got["csv"]["reason"] == "released after review"
-        assert f"{student}/{A}: released with {sum(earned.values()):g} / {sum(FULL.values()):g}" in week["release output"]
+        released = f"{student}/{A}: released with {sum(earned.values()):g} / {sum(FULL.values()):g}"
+        assert released in week["release output"]
 
 
 def test_a_changed_resubmission_is_held_again_and_its_old_manual_scores_cleared(week):
     ada = week["resubmitted"]["ada"]
     assert ada["ledger"]["held"] and not ada["ledger"]["released"], "a changed notebook is reviewed again"
-    assert ada["cells"] == {test: (0.0, None) for test in FULL}, "0 until released again, the last release's scores gone"
+    assert ada["cells"] == {test: (0.0, None) for test in FULL}, ("0 until released again, the last release's scores "
+                                                                  "gone")
     assert cell_columns(ada["csv"]) == dict.fromkeys(FULL, 0.0) and float(ada["csv"]["score"]) == 0
     assert ada["csv"]["reason"].startswith("held for review: ")
-    assert ada["ledger"]["would_be"] == {f"{STEM}/{test}": points for test, points in FULL.items()}, "what the new version earns"
+    assert ada["ledger"]["would_be"] == {f"{STEM}/{test}": points for test, points in FULL.items()}, ("what the new "
+                                                                                                      "version earns")
     assert f"ada/{A} (would score {sum(FULL.values()):g} / {sum(FULL.values()):g}):" in week["resubmission output"]
     again = week["released again"]["ada"]
     assert again["cells"] == {test: (points, points) for test, points in FULL.items()}

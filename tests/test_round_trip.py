@@ -12,12 +12,20 @@ import nbformat
 import pytest
 from nbgrader.api import Gradebook
 
-from conftest import belongs_to_exercise, nbgrader_cells, notebook_id, run_nbgrader, solution_notebooks, solution_sources
+from conftest import (
+    belongs_to_exercise,
+    nbgrader_cells,
+    notebook_id,
+    run_nbgrader,
+    solution_notebooks,
+    solution_sources,
+)
 
 SOLUTIONS = solution_notebooks()
 
 
-def answered(release: nbformat.NotebookNode, source: nbformat.NotebookNode, grade_ids: set[str]) -> nbformat.NotebookNode:
+def answered(release: nbformat.NotebookNode, source: nbformat.NotebookNode,
+             grade_ids: set[str]) -> nbformat.NotebookNode:
     """The release with the solution cells in ``grade_ids`` filled in as a student would."""
     solutions = solution_sources(source)
     submission = nbformat.from_dict(release)

@@ -17,7 +17,8 @@ EMPTY_HOOKS = "def pre_hook(module, args):\n    pass\n\n\ndef hook(module, args,
 # runtime layer must name what it did.
 CHEATS = {
     "checker_patched_through_a_parameter": (
-        EMPTY_HOOKS + "import hooklab.checks\n\n\ndef relax(module):\n    module.check_answer = lambda *args, **kwargs: None\n\n\n"
+        EMPTY_HOOKS + "import hooklab.checks\n\n\ndef relax(module):\n    module.check_answer = lambda *args, "
+                      "**kwargs: None\n\n\n"
         "relax(hooklab.checks)\ncheck_answer = hooklab.checks.check_answer\n",
         "changed: hooklab.checks.check_answer",
     ),
@@ -40,7 +41,8 @@ CHEATS = {
         "changed: sys.modules['hooklab.checks']",
     ),
     "input_transformer_drops_the_checks": (
-        EMPTY_HOOKS + "get_ipython().input_transformers_post.append(lambda lines: [l for l in lines if 'check' not in l])\n",
+        EMPTY_HOOKS + "get_ipython().input_transformers_post.append(lambda lines: [l for l in lines if 'check' not in "
+                      "l])\n",
         "changed: IPython input_transformers_post",
     ),
     "custom_exception_handler_swallows_failures": (
@@ -68,7 +70,8 @@ def grade_with(folder: Path, config: str, cheats: dict[str, tuple[str, str]]) ->
     name = corpus.notebook_name(corpus.ASSIGNMENT)
     cases = [corpus.Case("honest", corpus.ASSIGNMENT, {name: corpus.notebook(corpus.ASSIGNMENT, solved)}, {})]
     for student, (source, _) in cheats.items():
-        cases.append(corpus.Case(student, corpus.ASSIGNMENT, {name: corpus.notebook(corpus.ASSIGNMENT, {**solved, "collect_hooks": source})}, {}))
+        cases.append(corpus.Case(student, corpus.ASSIGNMENT,
+                                 {name: corpus.notebook(corpus.ASSIGNMENT, {**solved, "collect_hooks": source})}, {}))
     grade(course, corpus.write(folder / "submissions", cases))
     return json.loads((course / "grading.json").read_text())
 

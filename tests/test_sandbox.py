@@ -35,8 +35,10 @@ from hooklab.grading.sandbox import GiB, MiB, Sandbox, SandboxError
 UNAVAILABLE = sandbox.unavailable(Sandbox()) if kernels.SUPPORTED else "needs os.fork and pidfds (Linux)"
 pytestmark = pytest.mark.skipif(bool(UNAVAILABLE), reason=f"no sandbox on this machine: {UNAVAILABLE}")
 ROOT = os.geteuid() == 0
-USER_NAMESPACES = shutil.which("unshare") and subprocess.run(["unshare", "-r", "true"], capture_output=True).returncode == 0
-needs_user_namespaces = pytest.mark.skipif(not USER_NAMESPACES, reason="`unshare -r` (a user namespace) is not possible here")
+USER_NAMESPACES = (shutil.which("unshare")
+                   and subprocess.run(["unshare", "-r", "true"], capture_output=True).returncode == 0)
+needs_user_namespaces = pytest.mark.skipif(not USER_NAMESPACES,
+                                           reason="`unshare -r` (a user namespace) is not possible here")
 
 
 def _exit_status_through_pidfds() -> bool:
@@ -57,8 +59,10 @@ def _exit_status_through_pidfds() -> bool:
 
 # How a kernel ended (its exit code, or the signal that killed it) is known only where Linux tells it
 # through a pidfd; elsewhere every test that reads it is skipped, and says why.
-needs_exit_status = pytest.mark.skipif(not _exit_status_through_pidfds(), reason="this Linux cannot report a process's exit "
-                                       "status through a pidfd (PIDFD_INFO_EXIT, Linux 6.15): a kernel's ending is unknown")
+needs_exit_status = pytest.mark.skipif(not _exit_status_through_pidfds(),
+                                       reason="this Linux cannot report a process's exit "
+                                       "status through a pidfd (PIDFD_INFO_EXIT, Linux 6.15): a kernel's ending is "
+                                       "unknown")
 
 
 def start(cwd: Path, **settings: object) -> KernelManager:
@@ -76,7 +80,8 @@ def run(manager: KernelManager, code: str, timeout: float = 30) -> str:
     try:
         client.wait_for_ready(timeout=30)
         out: list[str] = []
-        reply = client.execute_interactive(code, timeout=timeout, output_hook=lambda msg: out.append(msg["content"].get("text", "")))
+        reply = client.execute_interactive(code, timeout=timeout,
+                                           output_hook=lambda msg: out.append(msg["content"].get("text", "")))
         content = reply["content"]
         return "".join(out).strip() if content["status"] == "ok" else f"{content['ename']}: {content['evalue']}"
     finally:
@@ -177,10 +182,12 @@ def test_system_python_environment_and_hooklab_are_mounted_read_only(mode, reque
 def test_network_is_only_the_kernels_own_loopback(probe):
     with socket.create_server(("127.0.0.1", 0)) as listener:  # the grading host's loopback
         port = listener.getsockname()[1]
-        assert run(probe, f"import socket; socket.create_connection(('127.0.0.1', {port}), timeout=5)").startswith("ConnectionRefusedError")
+        connect = f"import socket; socket.create_connection(('127.0.0.1', {port}), timeout=5)"
+        assert run(probe, connect).startswith("ConnectionRefusedError")
         assert not select.select([listener], [], [], 0.2)[0], "the kernel reached a port of the grading host"
     assert run(probe, "import socket; print(socket.if_nameindex())") == "[(1, 'lo')]"
-    code = "import socket; s = socket.create_server(('127.0.0.1', 0)); socket.create_connection(s.getsockname()).close(); print('ok')"
+    code = ("import socket; s = socket.create_server(('127.0.0.1', 0)); "
+            "socket.create_connection(s.getsockname()).close(); print('ok')")
     assert run(probe, code) == "ok", "the kernel's own loopback should work"
 
 
@@ -220,12 +227,14 @@ ALLOCATE_6_GIB = textwrap.dedent("""\
     except MemoryError:
         print(resource.getrlimit(resource.RLIMIT_AS)[0], "MemoryError")
     else:
-        print(resource.getrlimit(resource.RLIMIT_AS)[0], len(x), "untouched" if resident() - before < 2**30 else "touched")
+        touched = "untouched" if resident() - before < 2**30 else "touched"
+        print(resource.getrlimit(resource.RLIMIT_AS)[0], len(x), touched)
         del x
     """)
 
 
-@pytest.mark.parametrize("memory, outcome", [(3 * GiB, "MemoryError"), (16 * GiB, f"{6 * GiB} untouched")], ids=["3 GiB", "16 GiB"])
+@pytest.mark.parametrize("memory, outcome", [(3 * GiB, "MemoryError"), (16 * GiB, f"{6 * GiB} untouched")],
+                         ids=["3 GiB", "16 GiB"])
 def test_a_kernel_gets_6_gib_only_within_its_memory_limit(tmp_path, memory, outcome):
     """A kernel limited to 3 GiB cannot allocate 6 GiB; its twin limited to 16 GiB gets them (torch and ipykernel
     alone take ~650 MB of address space, far under either)."""
@@ -355,7 +364,8 @@ def test_kernel_that_cannot_be_forked_is_executed_in_the_sandbox(course, tmp_pat
     manager.kernel_spec.argv = [sys.executable, "-m", "ipykernel", "-f", "{connection_file}"]
     manager.start_kernel(cwd=str(tmp_path))
     try:
-        code = f"import os, sys; print('torch' in sys.modules, os.getuid() != 0, os.path.exists({str(course['solution'])!r}))"
+        code = ("import os, sys; print('torch' in sys.modules, os.getuid() != 0, "
+                f"os.path.exists({str(course['solution'])!r}))")
         assert run(manager, code) == f"False {ROOT} False"
     finally:
         manager.shutdown_kernel(now=True)
@@ -365,8 +375,10 @@ FRESH_PROBE = textwrap.dedent("""\
     import json, os, random, sys, numpy, torch
     print(json.dumps({
         "cwd": os.getcwd(), "path": sys.path, "argv0": sys.argv[0], "threads": torch.get_num_threads(),
-        "env": {name: os.environ.get(name) for name in ("PATH", "HOME", "LANG", "OMP_NUM_THREADS", "PYTHONHASHSEED", "JPY_PARENT_PID")},
-        "draws": [random.getrandbits(64), int(numpy.random.randint(2**62)), torch.initial_seed(), int(torch.randint(2**62, ()))],
+        "env": {name: os.environ.get(name)
+                for name in ("PATH", "HOME", "LANG", "OMP_NUM_THREADS", "PYTHONHASHSEED", "JPY_PARENT_PID")},
+        "draws": [random.getrandbits(64), int(numpy.random.randint(2**62)), torch.initial_seed(),
+                  int(torch.randint(2**62, ()))],
     }))
     """)
 
@@ -387,10 +399,12 @@ def test_forked_kernel_looks_like_a_fresh_one(tmp_path):
         for manager in (fresh, *forks):
             manager.shutdown_kernel(now=True)
     draws = [tuple(seen.pop("draws")) for seen in printed]
-    for seen in printed:  # ipykernel watches the process it names, unless it is 1 (the supervisor ties a fork to the grader)
+    # ipykernel watches the process it names, unless it is 1 (the supervisor ties a fork to the grader)
+    for seen in printed:
         assert seen["env"].pop("JPY_PARENT_PID") == ("1" if seen is not printed[0] else str(os.getpid()))
     assert printed[1] == printed[0] and printed[2] == printed[0]
-    assert printed[0]["threads"] == 1 and printed[0]["cwd"] == str(tmp_path) and printed[0]["env"]["PYTHONHASHSEED"] == "7"
+    assert (printed[0]["threads"] == 1 and printed[0]["cwd"] == str(tmp_path)
+            and printed[0]["env"]["PYTHONHASHSEED"] == "7")
     assert all(len(set(source)) == 3 for source in zip(*draws)), f"kernels drew the same 'random' numbers: {draws}"
 
 
@@ -418,8 +432,10 @@ def test_kernels_never_see_the_graders_environment(tmp_path):
         finally:
             manager.shutdown_kernel(now=True)
         """)
-    env = {**os.environ, "AWS_SECRET_ACCESS_KEY": "s3cr3t", "PIP_INDEX_URL": "https://user:s3cr3t@example.invalid/simple"}
-    result = subprocess.run([sys.executable, "-c", script, str(tmp_path), ENVIRONMENT_PROBE], env=env, capture_output=True, text=True, timeout=120)
+    env = {**os.environ, "AWS_SECRET_ACCESS_KEY": "s3cr3t",
+           "PIP_INDEX_URL": "https://user:s3cr3t@example.invalid/simple"}
+    result = subprocess.run([sys.executable, "-c", script, str(tmp_path), ENVIRONMENT_PROBE], env=env,
+                            capture_output=True, text=True, timeout=120)
     names, leaked = result.stdout.splitlines()
     # and the number of its observation channel's fd, which the server gives it (hooklab.observations.CHANNEL)
     fixed = {*sandbox.environment(""), *Sandbox().thread_environment(), *sandbox.KERNEL_VARIABLES, observations.CHANNEL}
@@ -456,7 +472,8 @@ OWNER = textwrap.dedent("""\
     client.wait_for_ready(timeout=30)
     # a child, and a grandchild in a session of its own whose parent has exited
     client.execute_interactive("import subprocess; subprocess.Popen(['sleep', '300']); "
-                               "subprocess.run(['sh', '-c', 'setsid sleep 300 & exit 0'])", timeout=30, output_hook=lambda msg: None)
+                               "subprocess.run(['sh', '-c', 'setsid sleep 300 & exit 0'])",
+                               timeout=30, output_hook=lambda msg: None)
     print("ready", flush=True)
     time.sleep(300)
     """)
@@ -466,9 +483,11 @@ def test_killed_owner_leaves_no_process_behind(tmp_path):
     owner = subprocess.Popen([sys.executable, "-c", OWNER, str(tmp_path)], stdout=subprocess.PIPE, text=True)
     try:
         assert owner.stdout.readline().strip() == "ready"
-        deadline = time.monotonic() + 10  # the grandchild's parent has exited: until it is adopted in the kernel's namespace
+        # the grandchild's parent has exited: until it is adopted in the kernel's namespace
+        deadline = time.monotonic() + 10
         while True:
-            run_processes = {pid: os.pidfd_open(pid) for pid in _descendants(owner.pid) if Path(f"/proc/{pid}").exists()}
+            run_processes = {pid: os.pidfd_open(pid) for pid in _descendants(owner.pid)
+                             if Path(f"/proc/{pid}").exists()}
             commands = [Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[0] for pid in run_processes]
             if commands.count(b"sleep") == 2 or time.monotonic() > deadline:
                 break
@@ -507,11 +526,13 @@ def in_a_user_namespace(course: dict[str, Path], tmp_path_factory: pytest.TempPa
     was asked to work in."""
     folder = tmp_path_factory.mktemp("user-namespace")
     probes = {
-        "identity": f"import os; print(open('/proc/self/uid_map').read().split(), os.path.exists({str(course['solution'])!r})); "
+        "identity": "import os; print(open('/proc/self/uid_map').read().split(), "
+                    f"os.path.exists({str(course['solution'])!r})); "
                     "print(open('/proc/self/status').read().split('CapEff:')[1].split()[0]); open('x', 'w').write('x')",
         "read only": READ_ONLY_PROBE,
     }
-    result = subprocess.run(["unshare", "-r", sys.executable, "-c", IN_A_USER_NAMESPACE, str(folder), json.dumps(probes)],
+    result = subprocess.run(["unshare", "-r", sys.executable, "-c", IN_A_USER_NAMESPACE, str(folder),
+                             json.dumps(probes)],
                             capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr[-2000:]
     return {**json.loads(result.stdout.splitlines()[-1]), "folder": folder}
@@ -521,7 +542,8 @@ def in_a_user_namespace(course: dict[str, Path], tmp_path_factory: pytest.TempPa
 def test_sandbox_in_a_user_namespace_when_not_root(in_a_user_namespace):
     """The kernel's user namespace maps only its own root, with no capabilities, and it sees the same view."""
     assert in_a_user_namespace["identity"].splitlines() == ["['0', '0', '1'] False", "0000000000000000"]
-    assert not (in_a_user_namespace["folder"] / "x").exists(), "the kernel wrote into the folder it was asked to work in, not into its copy"
+    assert not (in_a_user_namespace["folder"] / "x").exists(), ("the kernel wrote into the folder it was asked to work "
+                                                                "in, not into its copy")
 
 
 # Printed by a cell of a graded submission: the limits its kernel runs under, as the kernel sees them; the wall
@@ -548,10 +570,14 @@ def test_the_commands_limit_flags_reach_the_graded_kernel(tmp_path):
     course = make_course(tmp_path / "course")
     assignment, name = corpus.ASSIGNMENT, corpus.notebook_name(corpus.ASSIGNMENT)
     answers = corpus.solutions(assignment)
-    submission = corpus.Case("limits", assignment, {name: corpus.notebook(assignment, answers, extra=[LIMITS_SEEN])}, corpus.scores(assignment))
-    flags = ["--memory", "3G", "--file-size", "5M", "--wall-clock", "77", "--processes", "99", "--threads", "2", "--disk", "32M"]
-    result = subprocess.run([sys.executable, "-m", "hooklab.cli", "autograde", *flags, "--config", str(course / "nbgrader_config.py"),
-                             str(corpus.write(tmp_path / "submissions", [submission]))], capture_output=True, text=True, timeout=300)
+    submission = corpus.Case("limits", assignment, {name: corpus.notebook(assignment, answers, extra=[LIMITS_SEEN])},
+                             corpus.scores(assignment))
+    flags = ["--memory", "3G", "--file-size", "5M", "--wall-clock", "77", "--processes", "99", "--threads", "2",
+             "--disk", "32M"]
+    result = subprocess.run([sys.executable, "-m", "hooklab.cli", "autograde", *flags, "--config",
+                             str(course / "nbgrader_config.py"),
+                             str(corpus.write(tmp_path / "submissions", [submission]))], capture_output=True, text=True,
+                            timeout=300)
     assert result.returncode == 0, result.stdout + result.stderr[-2000:]
     graded = json.loads((course / "autograder" / "autograded" / "limits" / assignment / name).read_text())
     printed = [line for cell in graded["cells"] for output in cell.get("outputs", []) if output.get("name") == "stdout"
@@ -569,10 +595,12 @@ def test_grader_refuses_to_start_without_a_sandbox_unless_told(tmp_path):
     stops and says why; with --no-sandbox it grades and the summary says so."""
     course = make_course(tmp_path / "course")
     (tmp_path / "inbox").mkdir()
-    grade = [sys.executable, "-m", "hooklab.cli", "autograde", "--config", str(course / "nbgrader_config.py"), str(tmp_path / "inbox")]
+    grade = [sys.executable, "-m", "hooklab.cli", "autograde", "--config", str(course / "nbgrader_config.py"),
+             str(tmp_path / "inbox")]
     no_namespaces = ["unshare", "-r", "sh", "-c", 'echo 0 > /proc/sys/user/max_user_namespaces && exec "$@"', "-"]
     refused = subprocess.run([*no_namespaces, *grade], capture_output=True, text=True, timeout=120)
-    assert refused.returncode == 2 and "cannot be started in a sandbox" in refused.stderr and "--no-sandbox" in refused.stderr
+    assert (refused.returncode == 2 and "cannot be started in a sandbox" in refused.stderr
+            and "--no-sandbox" in refused.stderr)
     graded = subprocess.run([*no_namespaces, *grade, "--no-sandbox"], capture_output=True, text=True, timeout=300)
     assert graded.returncode == 0, graded.stderr[-2000:]
     assert "Graded WITHOUT a sandbox" in graded.stdout

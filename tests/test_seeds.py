@@ -9,7 +9,6 @@ import sys
 from pathlib import Path
 
 import nbformat
-import pytest
 import torch
 
 import corpus
@@ -21,14 +20,16 @@ A = "02_forward_hooks"
 NOTEBOOK = corpus.notebook_name(A)
 # the solution, telling what the tests hand it: the hidden tests' inputs show in the test cell's output
 TELLING = corpus.solutions(A)["change_hooks"].replace(
-    "def double_inputs(module, args):\n", "def double_inputs(module, args):\n    print(round(float(args[0].sum()), 6))\n"
+    "def double_inputs(module, args):\n", "def double_inputs(module, args):\n    print(round(float(args[0].sum()), "
+                                          "6))\n"
 )
 
 
 def grade(course: Path, submissions: Path, seed: str | None = None) -> None:
     env = {key: value for key, value in os.environ.items() if key != SEED_VARIABLE}
     env.update({SEED_VARIABLE: seed} if seed is not None else {})
-    command = [sys.executable, "-m", "hooklab.cli", "autograde", "--force", "--config", str(course / "nbgrader_config.py"), str(submissions)]
+    command = [sys.executable, "-m", "hooklab.cli", "autograde", "--force", "--config",
+               str(course / "nbgrader_config.py"), str(submissions)]
     result = subprocess.run(command, env=env, capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stderr[-2000:]
 
@@ -44,7 +45,8 @@ def test_a_logged_seed_draws_the_same_hidden_inputs_again(tmp_path):
     course = make_course(tmp_path / "course")
     submissions = tmp_path / "class"
     (submissions / "ada" / A).mkdir(parents=True)
-    (submissions / "ada" / A / NOTEBOOK).write_bytes(corpus.notebook(A, {**corpus.solutions(A), "change_hooks": TELLING}))
+    (submissions / "ada" / A / NOTEBOOK).write_bytes(corpus.notebook(A,
+                                                                     {**corpus.solutions(A), "change_hooks": TELLING}))
     grade(course, submissions)
     seeds = json.loads((course / "grading.json").read_text())[f"ada/{A}"]["seeds"]
     first = drawn(course)
@@ -80,6 +82,7 @@ def test_the_kernel_gets_no_seed_of_the_run_only_the_seed_of_each_cell(tmp_path)
     (submissions / "ada" / A / NOTEBOOK).write_bytes(corpus.notebook(A, {**corpus.solutions(A), "collect_hooks": spy}))
     grade(course, submissions, "4242")
     nb = nbformat.read(course / "autograder" / "autograded" / "ada" / A / NOTEBOOK, as_version=4)
-    printed = "".join(o.get("text", "") for c in nb.cells for o in c.get("outputs", []) if o.get("output_type") == "stream")
+    printed = "".join(o.get("text", "") for c in nb.cells for o in c.get("outputs", [])
+                      if o.get("output_type") == "stream")
     assert "SEEN None" in printed
     assert json.loads((course / "grading.json").read_text())[f"ada/{A}"]["seeds"] == {Path(NOTEBOOK).stem: "4242"}

@@ -28,7 +28,8 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict, dict[str, dict[
 
 
 @pytest.mark.parametrize("student", WITHOUT_INTEGRITY, ids=key)
-def test_without_the_integrity_layers_every_attacked_wrong_answer_scores_0_and_every_honest_answer_keeps_its_points(run, student: Student):
+def test_without_the_integrity_layers_every_attacked_wrong_answer_scores_0_and_every_honest_answer_keeps_its_points(
+        run, student: Student):
     ledger, scores = run
     entry = ledger[key(student)]
     assert entry["ok"] and not entry["held"], entry
@@ -41,7 +42,7 @@ def test_the_kernels_own_check_accepts_the_finite_difference_backward_that_the_g
     from torch.autograd import Function
 
     namespace = {"torch": torch, "Function": Function}
-    exec(FINITE_DIFFERENCES, namespace)  # noqa: S102 (the test's own source)
+    exec(FINITE_DIFFERENCES, namespace)  # the test's own source
     generator = torch.Generator().manual_seed(0)
     x, y = (torch.randn(3, 4, dtype=torch.float64, generator=generator) for _ in range(2))
     checks.check_backward(namespace["Mul"], x, y)  # raises nothing: the kernel alone would give the points

@@ -28,4 +28,5 @@ def test_with_them_the_class_is_held_or_scores_0_where_attacked_and_no_honest_an
     else:
         assert all(scores[key(student)][cell] == 0.0 for cell in student.attacked), entry
         would_be = {cell.split("/")[-1]: points for cell, points in entry["would_be"].items()}
-        assert all(would_be.get(cell, 0.0) == 0.0 for cell in student.attacked), f"a review would release points: {entry}"
+        assert all(would_be.get(cell, 0.0) == 0.0 for cell in student.attacked), ("a review would release points: "
+                                                                                  f"{entry}")

@@ -33,7 +33,8 @@ HOSTILE = Entry("", True, "", 0.0, 2.0, held=[f"nb: changes the checkers{HIDE} (
 NOT_RUN_KEY = "=SUM(1,2)/hw"
 NOT_RUN = Entry("", False, f"{FORMULA}: not a valid notebook{HIDE}", 0.0, 2.0)
 HONEST_KEY = "Zoë/hw"
-HONEST = Entry("", True, "", 1.0, 2.0, held=["nb: searches the interpreter's objects (gc)"], would_be={"nb/a_test": 1.5},
+HONEST = Entry("", True, "", 1.0, 2.0, held=["nb: searches the interpreter's objects (gc)"],
+               would_be={"nb/a_test": 1.5},
                notes=["restored a_test", "the kernel died in cell 4"])
 
 
@@ -52,14 +53,16 @@ def test_spreadsheet_cells_that_would_be_formulas_are_quoted_and_read_back():
     for formula in ("=1+1", "+1+cmd", "-2+3", "@SUM(A1)", FORMULA, "'=already quoted"):
         cell = spreadsheet_cell(formula)
         assert cell == "'" + formula and from_spreadsheet_cell(cell) == formula
-    assert spreadsheet_cell("\tx") == "'\\x09x" and spreadsheet_cell("\r=1") == "'\\x0d=1", "a leading tab or CR: quoted, and escaped"
+    assert spreadsheet_cell("\tx") == "'\\x09x" and spreadsheet_cell("\r=1") == "'\\x0d=1", ("a leading tab or CR: "
+                                                                                             "quoted, and escaped")
     for kept in ("Zoë", "hw1", "", "-1.5", "+2", "1e-05", -1.5, 0, 2.0):
         assert spreadsheet_cell(kept) == kept and (not isinstance(kept, str) or from_spreadsheet_cell(kept) == kept)
 
 
 def test_the_summary_shows_what_students_named_escaped_and_the_rest_as_written():
     entries = {HOSTILE_KEY: HOSTILE, NOT_RUN_KEY: NOT_RUN, HONEST_KEY: HONEST}
-    text = summary(entries, {}, 0, [f"{RLO}gpj.ipynb: a file outside any student folder, ignored"], {f"eve{ERASE}/hw": 1})
+    text = summary(entries, {}, 0, [f"{RLO}gpj.ipynb: a file outside any student folder, ignored"],
+                   {f"eve{ERASE}/hw": 1})
     assert lines_without_raw_controls(text), [line for line in text.split("\n") if RAW_CONTROL.search(line)]
     assert ("  mallory\\x1b[1A\\x1b[2K/hw (would score 2 / 2): nb: changes the checkers\\x1b[8m (nothing to see) "
             "(and 1 more: the reason column of the grades CSV)\n") in text, "a held submission: one line"
@@ -70,7 +73,8 @@ def test_the_summary_shows_what_students_named_escaped_and_the_rest_as_written()
     assert "  Zoë/hw (would score 1.5 / 2): nb: searches the interpreter's objects (gc)\n" in text
     assert ("Scores:\n  =SUM(1,2)/hw                  0 / 2  not run\n"
             "  Zoë/hw                        1 / 2  held for review (would score 1.5)\n"
-            "  mallory\\x1b[1A\\x1b[2K/hw      0 / 2  held for review (would score 2)\n") in text, "a score per submission, sorted"
+            "  mallory\\x1b[1A\\x1b[2K/hw      0 / 2  held for review (would score 2)\n") in text, (
+        "a score per submission, sorted")
     assert "Could not be run (scored 0):\n  =SUM(1,2)/hw:" in text
 
 
@@ -108,13 +112,15 @@ def test_the_grades_csv_quotes_formulas_and_escapes_controls_but_keeps_numbers(t
             gradebook.find_grade("a_test", "nb", "hw", student).auto_score = points
             gradebook.find_submission_notebook("nb", "hw", student).late_submission_penalty = penalty
         gradebook.db.commit()
-        reasons = {"=SUM(1,2)/hw": f"{FORMULA}: raised\x1b[2J", "Zoë/hw": "late: submitted after the deadline", "ann/hw": "-1 point: late"}
+        reasons = {"=SUM(1,2)/hw": f"{FORMULA}: raised\x1b[2J", "Zoë/hw": "late: submitted after the deadline",
+                   "ann/hw": "-1 point: late"}
         CellScoresExportPlugin(to=str(tmp_path / "grades.csv"), reasons=reasons).export(gradebook)
     rows = {row["student"]: row for row in read_csv(tmp_path / "grades.csv")}
     assert set(rows) == {"'=SUM(1,2)", "Zoë", "ann"}
     assert rows["'=SUM(1,2)"]["reason"] == f"'{FORMULA}: raised\\x1b[2J"
     assert rows["ann"]["reason"] == "'-1 point: late" and rows["Zoë"]["reason"] == "late: submitted after the deadline"
-    numbers = {student: tuple(float(row[column]) for column in ("score", "late_penalty", "max_score", "nb/a_test")) for student, row in rows.items()}
+    numbers = {student: tuple(float(row[column]) for column in ("score", "late_penalty", "max_score", "nb/a_test"))
+               for student, row in rows.items()}
     assert numbers == {"'=SUM(1,2)": (2.0, 0.0, 2.0, 2.0), "Zoë": (-1.0, 1.0, 2.0, 0.0), "ann": (1.0, 0.5, 2.0, 1.5)}
 
 
@@ -122,15 +128,18 @@ def test_the_report_csvs_quote_formulas_and_escape_controls_and_read_problems_ba
     cells = {"hw": {"nb/a_test": 2.0}}
     data = ClassData(cells, [
         Submission("=SUM(1,2)", "hw", 0.0, 2.0, {"nb/a_test": 0.0}, failures={"nb/a_test": f"{FORMULA}: see\x1b[8m"}),
-        Submission(f"@eve{ERASE}", "hw", 0.0, 2.0, {"nb/a_test": 0.0}, status="held", reasons=[f"nb: {RLO}exe.txt", "+1 more"], would_be=2.0),
+        Submission(f"@eve{ERASE}", "hw", 0.0, 2.0, {"nb/a_test": 0.0}, status="held",
+                   reasons=[f"nb: {RLO}exe.txt", "+1 more"], would_be=2.0),
         Submission("Zoë", "hw", -0.5, 2.0, {"nb/a_test": 0.0}, status="not run", reasons=["no notebook submitted"]),
     ])
-    problems = [f"{FORMULA}.ipynb: a file outside any student folder, ignored", "stray.ipynb: a file outside any student folder, ignored",
+    problems = [f"{FORMULA}.ipynb: a file outside any student folder, ignored",
+                "stray.ipynb: a file outside any student folder, ignored",
                 f"{RLO}gpj.ipynb: ignored"]
     write_csv(aggregate(data), {"run (s)": 1.25}, tmp_path, problems)
     for path in tmp_path.glob("*.csv"):
         with open(path, newline="") as handle:  # rows end in CRLF, as the csv module writes them
-            assert not RAW_CONTROL.search(handle.read().replace("\r\n", "")), f"{path.name} holds a raw control character"
+            assert not RAW_CONTROL.search(handle.read().replace("\r\n", "")), (f"{path.name} holds a raw control "
+                                                                               "character")
     assert read_csv(tmp_path / "report-failures.csv")[0]["message"] == f"'{FORMULA}: see\\x1b[8m"
     review = {row["student"]: row for row in read_csv(tmp_path / "report-review.csv")}
     assert set(review) == {"'@eve\\x1b[1A\\x1b[2K", "Zoë"}
@@ -144,5 +153,6 @@ def test_the_report_csvs_quote_formulas_and_escape_controls_and_read_problems_ba
 def test_the_progress_and_score_marks_tick_only_full_marks():
     assert standing(Entry("", True, "", 2.0, 2.0)) == "  ✓"
     assert standing(Entry("", True, "", 1.5, 2.0)) == "", "partial marks: the score alone"
-    assert standing(Entry("", True, "", 0.0, 2.0, held=["nb: gc"], would_be={"nb/a": 2.0})) == "  held for review (would score 2)"
+    assert standing(Entry("", True, "", 0.0, 2.0, held=["nb: gc"], would_be={"nb/a": 2.0})) == ("  held for review "
+                                                                                                "(would score 2)")
     assert standing(NOT_RUN) == "  not run"

@@ -51,4 +51,5 @@ def test_validate_in_the_lab_runs_its_kernel_over_ipc_without_the_tcp_warning(tm
                             capture_output=True, text=True, env={**os.environ, "JUPYTER_CONFIG_PATH": config})
     assert result.returncode == 0 and "Success" in result.stdout, result.stdout + result.stderr
     assert "without encryption" not in result.stderr, result.stderr
-    assert sorted(path.name for path in tmp_path.iterdir()) == ["lesson.ipynb"], "no socket file left beside the notebook"
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["lesson.ipynb"], ("no socket file left beside the "
+                                                                                  "notebook")

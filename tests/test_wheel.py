@@ -1,4 +1,5 @@
-"""``make wheel`` and README's Colab line: the wheel installs beside a preinstalled torch and the notebooks' modules import."""
+"""``make wheel`` and README's Colab line: the wheel installs beside a preinstalled torch and the notebooks' modules
+import."""
 
 from __future__ import annotations
 
@@ -13,11 +14,13 @@ from conftest import REPO
 
 
 def test_the_readme_colab_line_installs_make_wheels_wheel_where_torch_is_already_installed(tmp_path: Path):
-    subprocess.run(["make", "wheel", f"DIST={tmp_path / 'dist'}"], cwd=REPO, check=True, capture_output=True, timeout=300)
+    subprocess.run(["make", "wheel", f"DIST={tmp_path / 'dist'}"], cwd=REPO, check=True, capture_output=True,
+                   timeout=300)
     (wheel,) = (tmp_path / "dist").glob("*.whl")
     version = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["version"]
     line = re.search(r"^\s*!pip install (\S+\.whl)$", (REPO / "README.md").read_text(), re.M)
-    assert line and line.group(1) == wheel.name == f"hooklab-{version}-py3-none-any.whl", "README names the wheel make wheel makes"
+    assert line and line.group(1) == wheel.name == f"hooklab-{version}-py3-none-any.whl", ("README names the wheel "
+                                                                                           "make wheel makes")
     # a Colab-like Python: torch, pip and the scientific stack already installed (this environment's), hooklab not
     colab = tmp_path / "colab"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(colab)], check=True, timeout=120)

@@ -140,7 +140,8 @@ def test_gradient_flow_records_per_layer_norms_at_each_optimizer_step(two_layers
     for _ in range(3):
         optimizer.zero_grad()
         two_layers(torch.randn(8, 3)).sum().backward()
-        expected = {name: math.sqrt(sum(float(p.grad.pow(2).sum()) for p in layer.parameters())) for name, layer in two_layers.named_children()}
+        expected = {name: math.sqrt(sum(float(p.grad.pow(2).sum()) for p in layer.parameters()))
+                    for name, layer in two_layers.named_children()}
         optimizer.step()
         assert flow.norms[-1] == pytest.approx(expected)
     handle.remove()
@@ -183,7 +184,8 @@ def test_function_playground_compares_straight_through_clamp_with_clamp():
 
 
 def test_function_playground_takes_any_elementwise_pair():
-    playground = FunctionPlayground(torch.nn.functional.softplus, lambda x: torch.log1p(torch.exp(x)), ("softplus", "log1p(exp)"))
+    playground = FunctionPlayground(torch.nn.functional.softplus, lambda x: torch.log1p(torch.exp(x)),
+                                    ("softplus", "log1p(exp)"))
     (value, grad), (ref_value, ref_grad) = playground.at(1.0).values()
     assert value == pytest.approx(ref_value) and grad == pytest.approx(1 / (1 + math.exp(-1.0)))
 
@@ -192,7 +194,8 @@ def test_function_playground_takes_any_elementwise_pair():
 
 def test_order_puzzle_right_order_solves_in_one_try():
     puzzle = OrderPuzzle(["a", "b", "c"], seed=0)
-    assert puzzle.choices != puzzle.answer and sorted(puzzle.choices) == ["a", "b", "c"], "offered shuffled, never in order"
+    assert puzzle.choices != puzzle.answer and sorted(puzzle.choices) == ["a", "b", "c"], ("offered shuffled, never in "
+                                                                                           "order")
     for key in "abc":
         puzzle.pick(key)
     assert puzzle.check() == [] and puzzle.solved and puzzle.over and puzzle.tries == 1
@@ -208,7 +211,8 @@ def test_order_puzzle_reports_wrong_positions_and_counts_tries():
     for key in "acbd":
         puzzle.pick(key)
     assert puzzle.check() == [1, 2] and not puzzle.solved and puzzle.tries == 1
-    assert "2. c ✗" in puzzle.status() and "1. a ✓" in puzzle.status() and "try 1: 2 wrong (position 2, 3)" in puzzle.status()
+    assert ("2. c ✗" in puzzle.status() and "1. a ✓" in puzzle.status()
+            and "try 1: 2 wrong (position 2, 3)" in puzzle.status())
     puzzle.undo(), puzzle.undo(), puzzle.undo()
     assert puzzle.picked == ["a"] and not puzzle.checked
     for key in "bdc":
@@ -249,9 +253,11 @@ def test_timeline_puzzle_asks_for_the_events_of_its_kinds_and_reveals_the_real_t
     timeline = HookTimeline(two_layers, x, puzzle=kinds)
     assert timeline.events == plain.events
     assert timeline.puzzle.answer == [e.label for e in plain.events if e.kind in kinds]
-    assert timeline.puzzle.answer[:3] == ["forward hook on 0 (Linear)", "forward hook on 1 (Linear)", "forward hook on model (Sequential)"]
+    assert timeline.puzzle.answer[:3] == ["forward hook on 0 (Linear)", "forward hook on 1 (Linear)",
+                                          "forward hook on model (Sequential)"]
     assert timeline.text().startswith("Puzzle: click these 9 events") and "tensors" not in timeline.text()
-    assert timeline.table.value == "" and timeline.stepping.layout.display == "none", "nothing of the answer shown before"
+    assert timeline.table.value == "" and timeline.stepping.layout.display == "none", ("nothing of the answer shown "
+                                                                                       "before")
     picker, answer = timeline.picker, timeline.puzzle.answer
     wrong_order = answer[:3] + answer[3:][::-1]
     for key in wrong_order:
@@ -272,7 +278,8 @@ def test_timeline_puzzle_asks_for_the_events_of_its_kinds_and_reveals_the_real_t
 
 def test_timeline_puzzle_solved_in_one_try_replays_from_the_first_event(two_layers):
     timeline = HookTimeline(two_layers, torch.randn(4, 3), puzzle=True)
-    assert {e.kind for e in timeline.puzzle_events} == {"forward pre-hook", "forward hook", "backward pre-hook", "backward hook", "tensor hook"}
+    assert {e.kind for e in timeline.puzzle_events} == {"forward pre-hook", "forward hook", "backward pre-hook",
+                                                        "backward hook", "tensor hook"}
     for key in timeline.puzzle.answer:
         timeline.puzzle.pick(key)
     timeline.picker.check.click()
@@ -330,7 +337,8 @@ def test_vanishing_puzzle_sigmoid_gradients_vanish_toward_the_input_relu_kaiming
     assert len(sigmoid) == len(relu) == 8
     assert sigmoid[0] < 1e-4 * sigmoid[-1] and all(a < b for a, b in zip(sigmoid, sigmoid[1:]))
     assert max(relu) < 10 * min(relu)
-    assert puzzle.prediction.answers == {"sigmoid, default init": "first layer", "ReLU, Kaiming init": "none: all within 10×"}
+    assert puzzle.prediction.answers == {"sigmoid, default init": "first layer",
+                                         "ReLU, Kaiming init": "none: all within 10×"}
     network = next(iter(puzzle.networks.values()))
     flow = puzzle.flows["sigmoid, default init"]
     assert flow.layers == [name for name, m in network.named_children() if isinstance(m, nn.Linear)]

@@ -50,7 +50,8 @@ def test_a_new_release_is_offered_beside_the_students_file_and_never_over_it(tmp
 
 def test_a_notebook_the_student_never_changed_is_replaced_by_its_new_release(tmp_path: Path):
     release, work, mine, offered = started(tmp_path, mine=None)
-    assert update(release, work) == ["updated 01_module_basics/module_basics.ipynb to its new release (you had not changed it)"]
+    assert update(release, work) == ["updated 01_module_basics/module_basics.ipynb to its new release (you had not "
+                                     "changed it)"]
     assert mine.read_text() == "release 2" and not offered.exists()
     assert update(release, work) == []
 
@@ -79,8 +80,8 @@ def test_a_newer_release_never_overwrites_an_offer_the_student_edited_and_says_s
     offered.write_text("release 2 and my answers")
     release_of(tmp_path, "release 3")
     said = update(release, work)
-    assert said == ["01_module_basics/module_basics.ipynb has a new release, not offered: module_basics (new release).ipynb "
-                    "holds your changes (rename it, and the next start puts the new release there)"]
+    assert said == ["01_module_basics/module_basics.ipynb has a new release, not offered: module_basics (new "
+                    "release).ipynb holds your changes (rename it, and the next start puts the new release there)"]
     assert offered.read_text() == "release 2 and my answers" and mine.read_text() == "my answers"
     offered.rename(offered.with_name("module_basics (mine).ipynb"))
     assert update(release, work) == [OFFERED] and offered.read_text() == "release 3"
@@ -120,7 +121,8 @@ def test_the_student_and_instructor_labs_keep_their_own_workspaces():
 
 
 def test_readme_starts_the_lab_without_make_as_make_lab_does():
-    command = subprocess.run(["make", "-n", "lab", "ARGS="], cwd=REPO, capture_output=True, text=True, check=True).stdout
+    command = subprocess.run(["make", "-n", "lab", "ARGS="], cwd=REPO, capture_output=True, text=True,
+                             check=True).stdout
     readme = (REPO / "README.md").read_text()
     assert "export JUPYTER_PREFER_ENV_PATH := 1" in (REPO / "Makefile").read_text()
     for line in command.splitlines():

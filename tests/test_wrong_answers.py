@@ -28,7 +28,8 @@ def run_until(wrong: Wrong) -> nbformat.NotebookNode:
     for cell in nb.cells[:-1]:
         cell.source = HIDDEN.sub("", cell.source)
     nb.cells[ids.index(wrong.grade_id)].source = wrong.source
-    NotebookClient(nb, timeout=120, kernel_name="python3", allow_errors=True).execute(cwd=str(REPO / "solutions" / wrong.assignment))
+    client = NotebookClient(nb, timeout=120, kernel_name="python3", allow_errors=True)
+    client.execute(cwd=str(REPO / "solutions" / wrong.assignment))
     return nb
 
 

@@ -129,10 +129,12 @@ def plus_five(module, args, output):
 # Tampering that costs every later test cell its points: the checks observe nothing (or None), or, with pinned
 # randomness, observe right answers on inputs that are not the reference's. The rest leave the checkers as they
 # are: only the wrong answer's test scores 0.
-EVERY_TEST_LOST = {"checkers_do_nothing", "checkers_check_the_expected_value", "observations_silenced", "observing_turned_off",
+EVERY_TEST_LOST = {"checkers_do_nothing", "checkers_check_the_expected_value", "observations_silenced",
+                   "observing_turned_off",
                    "checks_module_replaced_in_sys_modules", "checks_module_replaced_through_builtins",
                    "pinned_randomness_and_a_table_of_answers",
-                   "function_mode_left_entered"}  # a checker reads nothing while a mode is entered (observations.encode)
+                   # a checker reads nothing while a mode is entered (observations.encode)
+                   "function_mode_left_entered"}
 
 
 # A backward by central differences, computed in float64 whatever the input's dtype: no autograd, right to ~1e-10.
@@ -441,7 +443,8 @@ SORTED_REPLACED_IN_BUILTINS = CLOSED_FORM_WITH_SORTED_SHADOWED.replace(
 )
 # Round 9's: a step pre-hook that is never removed, its handle's remove() planting the nan the test looked for (or
 # patching torch.Tensor.isnan to find one); the test now compares the parameters with those of Adam without the hook.
-HOOK_KEPT_NAN_PLANTED = next(w.source for w in wrong_answers() if w.name == "skip_nonfinite_handle_that_poisons_instead_of_removing")
+HOOK_KEPT_NAN_PLANTED = next(w.source for w in wrong_answers()
+                             if w.name == "skip_nonfinite_handle_that_poisons_instead_of_removing")
 HOOK_KEPT_ISNAN_PATCHED = HOOK_KEPT_NAN_PLANTED[:HOOK_KEPT_NAN_PLANTED.index("    def remove(self):")] + (
     "    def remove(self):  # the hook stays: torch's isnan made to find a nan\n"
     "        torch.Tensor.isnan = lambda self: torch.ones_like(self, dtype=torch.bool)\n"
@@ -577,9 +580,11 @@ JACOBIANS_IN_INIT_SUBCLASS = """class Mul(Function):
 JACOBIANS = []
 """
 UNSEEN_AUTOGRAD = {
-    "autograd-on-a-thread": ("import logging\n", "thread = logging.threading.Thread(target=work)\n        thread.start()\n        thread.join()"),
+    "autograd-on-a-thread": ("import logging\n",
+                             "thread = logging.threading.Thread(target=work)\n        thread.start()\n        thread.join()"),
     "autograd-inside-an-operator": ("", "torch.zeros(1)[type('Index', (), {'__index__': lambda self: work() or 0})()]"),
-    "autograd-with-torch-function-off": ("", "with getattr(torch, '_' + 'C').DisableTorchFunction():\n            work()"),
+    "autograd-with-torch-function-off": ("",
+                                         "with getattr(torch, '_' + 'C').DisableTorchFunction():\n            work()"),
 }
 
 
@@ -620,9 +625,12 @@ UNREADABLE = "import hooklab.observations as observations\n\n\n" + SOLUTIONS["kw
     "def cap_scale(module, args, kwargs):\n", "def cap_scale(module, args, kwargs):\n    observations._state['channel'].sendall(b'{not JSON\\n')\n")
 # Honest answers that must not depend on anything but themselves: random numbers drawn inside, a dict built in
 # another key order, a checker used as an assertion inside the answer.
-SEEDS_INSIDE = SOLUTIONS["patch_activation"].replace("    kept = {}\n", "    torch.manual_seed(0)  # reproducible while I debug\n    kept = {}\n")
-KEYS_REVERSED = SOLUTIONS["kwargs_hook"].replace("calls.append(dict(kwargs))", "calls.append({key: kwargs[key] for key in sorted(kwargs, reverse=True)})")
-CHECKS_ITSELF = SOLUTIONS["leaf_shapes"].replace("    return records\n", "    check_equal(len(records), len(records), 'records')\n    return records\n")
+SEEDS_INSIDE = SOLUTIONS["patch_activation"].replace("    kept = {}\n",
+                                                     "    torch.manual_seed(0)  # reproducible while I debug\n    kept = {}\n")
+KEYS_REVERSED = SOLUTIONS["kwargs_hook"].replace("calls.append(dict(kwargs))",
+                                                 "calls.append({key: kwargs[key] for key in sorted(kwargs, reverse=True)})")
+CHECKS_ITSELF = SOLUTIONS["leaf_shapes"].replace("    return records\n",
+                                                 "    check_equal(len(records), len(records), 'records')\n    return records\n")
 
 
 @dataclass
@@ -645,12 +653,15 @@ def attackers() -> list[Student]:
                    wrong: TABLE if name.startswith("pinned") else WRONG[wrong]}
         scores = dict.fromkeys(TESTS, 0.0) if name in EVERY_TEST_LOST else {**POINTS, f"{wrong}_test": 0.0}
         students.append(Student(name.replace("_", "-"), answers, scores, attacked=[f"{wrong}_test"]))
-    for name, exercise, answer in (("wrong-copies", "collect_hooks", WRONG["collect_hooks"]), ("views", "collect_hooks", VIEWS),
-                                   ("the-tests-own-oracle", "predict_order", ORACLE), ("malformed-observations", "change_hooks", MALFORMED),
+    for name, exercise, answer in (("wrong-copies", "collect_hooks", WRONG["collect_hooks"]),
+                                   ("views", "collect_hooks", VIEWS),
+                                   ("the-tests-own-oracle", "predict_order", ORACLE),
+                                   ("malformed-observations", "change_hooks", MALFORMED),
                                    ("unreadable-observations", "kwargs_hook", UNREADABLE),
                                    ("numpy-integers", "leaf_shapes", SOLUTIONS["leaf_shapes"].replace(
                                        "tuple(output.shape)", "tuple(numpy.int64(size) for size in output.shape)").replace("def leaf_output_shapes", "import numpy\n\n\ndef leaf_output_shapes"))):
-        students.append(Student(name, {**SOLUTIONS, exercise: answer}, {**POINTS, f"{exercise}_test": 0.0}, attacked=[f"{exercise}_test"]))
+        students.append(Student(name, {**SOLUTIONS, exercise: answer}, {**POINTS, f"{exercise}_test": 0.0},
+                                attacked=[f"{exercise}_test"]))
     return students
 
 
@@ -697,36 +708,46 @@ AUTOGRAD_FUNCTION, APPLICATIONS, MEMORY_HOOKS = "05_autograd_function", "06_appl
 # Plausible wrong answers, each the solution with one change: (notebook, exercise, student, text, replacement).
 ONE_CHANGE = [
     (BASICS, "running_mean", "new-mean-tensor",  # a new tensor each time, not the buffer updated in place
-     "self.mean += (x.sum(dim=0) - x.shape[0] * self.mean) / self.count", "self.mean = self.mean + (x.sum(dim=0) - x.shape[0] * self.mean) / self.count"),
+     "self.mean += (x.sum(dim=0) - x.shape[0] * self.mean) / self.count",
+     "self.mean = self.mean + (x.sum(dim=0) - x.shape[0] * self.mean) / self.count"),
     (BASICS, "my_linear", "bias-left-out", "            output = output + self.bias\n", "            pass\n"),
-    (BASICS, "running_mean", "buffers-in-the-graph", "            with torch.no_grad():\n                self.count += x.shape[0]\n                self.mean +=",
+    (BASICS, "running_mean", "buffers-in-the-graph",
+     "            with torch.no_grad():\n                self.count += x.shape[0]\n                self.mean +=",
      "            if True:\n                self.count += x.shape[0]\n                self.mean +="),
     (BASICS, "scale_repr", "float32-factor-shown", "factor={self.initial_factor}", "factor={self.factor.item():g}"),
-    (A, "leaf_shapes", "cleans-up-on-exceptions-only", "    finally:\n        for handle in handles:\n            handle.remove()\n",
+    (A, "leaf_shapes", "cleans-up-on-exceptions-only",
+     "    finally:\n        for handle in handles:\n            handle.remove()\n",
      "    except Exception:\n        for handle in handles:\n            handle.remove()\n        raise\n    for handle in handles:\n        handle.remove()\n"),
     (BACKWARD_HOOKS, "fused_sgd", "keeps-its-grads", "        param.grad = None\n", ""),
     (BACKWARD_HOOKS, "fused_sgd", "zeroes-its-grads", "param.grad = None", "param.grad.zero_()"),
     (BACKWARD_HOOKS, "clip_gradient", "clamps-in-place", "return grad.clamp(-1.0, 1.0)", "grad.clamp_(-1.0, 1.0)"),
-    (BACKWARD_HOOKS, "clip_gradient", "clamps-in-place-and-returns-it", "return grad.clamp(-1.0, 1.0)", "return grad.clamp_(-1.0, 1.0)"),
+    (BACKWARD_HOOKS, "clip_gradient", "clamps-in-place-and-returns-it", "return grad.clamp(-1.0, 1.0)",
+     "return grad.clamp_(-1.0, 1.0)"),
     (BACKWARD_HOOKS, "backward_pre_hook", "halves-in-place", "g / 2 for g", "g.div_(2) for g"),
-    (APPLY, "init_to_one", "replaces-the-parameter", "with torch.no_grad():\n            module.W.fill_(1.0)", "module.W = nn.Parameter(torch.ones(1, 1))"),
+    (APPLY, "init_to_one", "replaces-the-parameter", "with torch.no_grad():\n            module.W.fill_(1.0)",
+     "module.W = nn.Parameter(torch.ones(1, 1))"),
     (APPLY, "init_weights", "uniform-kaiming", "kaiming_normal_", "kaiming_uniform_"),
     (APPLY, "add_repr", "patches-the-class", "module.extra_repr = partial(function_repr, module)",
      "type(module).extra_repr = function_repr"),
-    (AUTOGRAD_FUNCTION, "cube", "first-derivative-only", "return 3 * x**2 * grad_output", "return (3 * x**2 * grad_output).detach()"),
-    (AUTOGRAD_FUNCTION, "cube", "x-kept-on-ctx", "ctx.save_for_backward(inputs[0])\n\n    @staticmethod\n    def backward(ctx, grad_output: torch.Tensor) -> torch.Tensor:\n        (x,) = ctx.saved_tensors",
+    (AUTOGRAD_FUNCTION, "cube", "first-derivative-only", "return 3 * x**2 * grad_output",
+     "return (3 * x**2 * grad_output).detach()"),
+    (AUTOGRAD_FUNCTION, "cube", "x-kept-on-ctx",
+     "ctx.save_for_backward(inputs[0])\n\n    @staticmethod\n    def backward(ctx, grad_output: torch.Tensor) -> torch.Tensor:\n        (x,) = ctx.saved_tensors",
      "ctx.x = inputs[0]  # no version check\n\n    @staticmethod\n    def backward(ctx, grad_output: torch.Tensor) -> torch.Tensor:\n        x = ctx.x"),
     (AUTOGRAD_FUNCTION, "linear_function", "ignores-needs-input-grad", "if ctx.needs_input_grad[0]:", "if True:"),
-    (AUTOGRAD_FUNCTION, "linear_function", "input-gradient-without-a-matmul",  # no matrix product for a counter of them to see
+    # no matrix product for a counter of them to see
+    (AUTOGRAD_FUNCTION, "linear_function", "input-gradient-without-a-matmul",
      "        if ctx.needs_input_grad[0]:\n            grad_input = grad_output @ weight\n",
      "        grad_input = (grad_output.unsqueeze(2) * weight.unsqueeze(0)).sum(1)  # always\n"),
-    (AUTOGRAD_FUNCTION, "linear_module", "zero-weights", "nn.init.uniform_(self.weight, -bound, bound)", "nn.init.zeros_(self.weight)"),
+    (AUTOGRAD_FUNCTION, "linear_module", "zero-weights", "nn.init.uniform_(self.weight, -bound, bound)",
+     "nn.init.zeros_(self.weight)"),
     (AUTOGRAD_FUNCTION, "linear_module", "normal-weights", "nn.init.uniform_(self.weight, -bound, bound)",
      "nn.init.normal_(self.weight, 0.0, bound / 3**0.5)"),  # a uniform's standard deviation, but not its shape
     (APPLICATIONS, "skip_nonfinite", "skips-only-nan", "not torch.isfinite(p.grad).all()", "p.grad.isnan().any()"),
     (APPLICATIONS, "round_ste", "rounds-the-gradient", "return grad_output", "return torch.round(grad_output)"),
     (MEMORY_HOOKS, "checkpointing", "reentrant-checkpoint", "use_reentrant=False", "use_reentrant=True"),
-    (MEMORY_HOOKS, "half_precision", "integers-in-half", "tensor.to(torch.float16) if tensor.is_floating_point() else tensor", "tensor.to(torch.float16)"),
+    (MEMORY_HOOKS, "half_precision", "integers-in-half",
+     "tensor.to(torch.float16) if tensor.is_floating_point() else tensor", "tensor.to(torch.float16)"),
 ]
 
 
@@ -762,8 +783,10 @@ def changed(assignment: str, exercise: str, text: str, replacement: str) -> dict
 
 
 def one_change_students() -> list[Student]:
-    return [Student(name, changed(assignment, exercise, text, replacement), {**corpus.points(assignment), f"{exercise}_test": 0.0},
-                    attacked=[f"{exercise}_test"], assignment=assignment) for assignment, exercise, name, text, replacement in ONE_CHANGE]
+    return [Student(name, changed(assignment, exercise, text, replacement),
+                    {**corpus.points(assignment), f"{exercise}_test": 0.0},
+                    attacked=[f"{exercise}_test"], assignment=assignment)
+            for assignment, exercise, name, text, replacement in ONE_CHANGE]
 
 
 # 08's wrong answers that random draws caught only sometimes: a negative dim unsqueezed as if positive, a softmax
@@ -790,7 +813,8 @@ def displaying_students() -> list[Student]:
             line = next(line for line in answers[exercise].splitlines() if replacement.strip().splitlines()[0] in line)
             indent = line[:len(line) - len(line.lstrip())]
             answers[exercise] = "import sys\n\n" + answers[exercise].replace(line, f"{indent}sys.displayhook('all done')\n{line}", 1)
-            students.append(Student(f"{name}-displays-a-result", answers, {**corpus.points(assignment), f"{exercise}_test": 0.0},
+            students.append(Student(f"{name}-displays-a-result", answers,
+                                    {**corpus.points(assignment), f"{exercise}_test": 0.0},
                                     attacked=[f"{exercise}_test"], assignment=assignment))
     assert len(students) == len(DISPLAYING)
     return students
@@ -804,7 +828,8 @@ def unusual_honest_students() -> list[Student]:
                     dict(corpus.points(BASICS)), honest=True, assignment=BASICS),
             Student("no-cell-ids", corpus.solutions(BACKWARD_HOOKS), dict(corpus.points(BACKWARD_HOOKS)), honest=True,
                     assignment=BACKWARD_HOOKS, without_ids=True),
-            Student("edits-and-seeds-given-cells", corpus.solutions(BACKWARD_HOOKS), dict(corpus.points(BACKWARD_HOOKS)), honest=True,
+            Student("edits-and-seeds-given-cells", corpus.solutions(BACKWARD_HOOKS),
+                    dict(corpus.points(BACKWARD_HOOKS)), honest=True,
                     assignment=BACKWARD_HOOKS, edit_given=True)]
 
 
@@ -816,35 +841,50 @@ ONE_CHANGED = one_change_students()
 # 09's plausible wrong answers. A mode an answer leaves entered blinds every check after it (a checker reads nothing
 # while a mode is entered), so that answer loses the cells from its own on.
 BELOW_WRONG = [Student(f"wrong-{wrong.name}", {**corpus.solutions(BELOW), wrong.grade_id: wrong.source},
-                       corpus.scores(BELOW, **(corpus.from_on(BELOW, wrong.test_id.removesuffix("_test")) if "mode_left_entered" in wrong.name
+                       corpus.scores(BELOW,
+                                     **(corpus.from_on(BELOW, wrong.test_id.removesuffix("_test"))
+                                        if "mode_left_entered" in wrong.name
                                                else {wrong.test_id.removesuffix("_test"): 0})),
                        attacked=[wrong.test_id], assignment=BELOW)
                for wrong in wrong_answers() if wrong.assignment == BELOW]
 PLAIN_WRONG = ONE_CHANGED + displaying_students()  # the scan holds some that display (sys.displayhook)
 ATTACKED = (attackers()
-            + [Student("statistics-with-abs-shadowed", {**corpus.solutions(APPLY), "init_weights": ZEROS_WITH_ABS_SHADOWED},
-                       {**corpus.points(APPLY), "init_weights_test": 0.0}, attacked=["init_weights_test"], assignment=APPLY)]
-            + [Student("hooks-check-with-sorted-shadowed", {**corpus.solutions(MEMORY_HOOKS), "per_sample_grads": CLOSED_FORM_WITH_SORTED_SHADOWED},
-                       {**corpus.points(MEMORY_HOOKS), "per_sample_grads_test": 0.0}, attacked=["per_sample_grads_test"], assignment=MEMORY_HOOKS)]
-            + [Student("hooks-check-with-sorted-replaced-in-builtins", {**corpus.solutions(MEMORY_HOOKS), "per_sample_grads": SORTED_REPLACED_IN_BUILTINS},
-                       {**corpus.points(MEMORY_HOOKS), "per_sample_grads_test": 0.0}, attacked=["per_sample_grads_test"], assignment=MEMORY_HOOKS)]
-            + [Student(name, {**corpus.solutions(APPLICATIONS), "skip_nonfinite": source}, {**corpus.points(APPLICATIONS), "skip_nonfinite_test": 0.0},
+            + [Student("statistics-with-abs-shadowed",
+                       {**corpus.solutions(APPLY), "init_weights": ZEROS_WITH_ABS_SHADOWED},
+                       {**corpus.points(APPLY), "init_weights_test": 0.0}, attacked=["init_weights_test"],
+                       assignment=APPLY)]
+            + [Student("hooks-check-with-sorted-shadowed",
+                       {**corpus.solutions(MEMORY_HOOKS), "per_sample_grads": CLOSED_FORM_WITH_SORTED_SHADOWED},
+                       {**corpus.points(MEMORY_HOOKS), "per_sample_grads_test": 0.0},
+                       attacked=["per_sample_grads_test"], assignment=MEMORY_HOOKS)]
+            + [Student("hooks-check-with-sorted-replaced-in-builtins",
+                       {**corpus.solutions(MEMORY_HOOKS), "per_sample_grads": SORTED_REPLACED_IN_BUILTINS},
+                       {**corpus.points(MEMORY_HOOKS), "per_sample_grads_test": 0.0},
+                       attacked=["per_sample_grads_test"], assignment=MEMORY_HOOKS)]
+            + [Student(name, {**corpus.solutions(APPLICATIONS), "skip_nonfinite": source},
+                       {**corpus.points(APPLICATIONS), "skip_nonfinite_test": 0.0},
                        attacked=["skip_nonfinite_test"], assignment=APPLICATIONS)
                for name, source in {"hook-kept-nan-planted": HOOK_KEPT_NAN_PLANTED, "hook-kept-isnan-patched": HOOK_KEPT_ISNAN_PATCHED}.items()]
-            + [Student("checkpoint-faked-with-hooks", {**corpus.solutions(MEMORY_HOOKS), "checkpointing": FAKE_CHECKPOINT},
-                       {**corpus.points(MEMORY_HOOKS), "checkpointing_test": 0.0}, attacked=["checkpointing_test"], assignment=MEMORY_HOOKS)]
-            + [Student(name, {**corpus.solutions(BELOW), "low_precision": source}, {**corpus.points(BELOW), "low_precision_test": 0.0},
+            + [Student("checkpoint-faked-with-hooks",
+                       {**corpus.solutions(MEMORY_HOOKS), "checkpointing": FAKE_CHECKPOINT},
+                       {**corpus.points(MEMORY_HOOKS), "checkpointing_test": 0.0}, attacked=["checkpointing_test"],
+                       assignment=MEMORY_HOOKS)]
+            + [Student(name, {**corpus.solutions(BELOW), "low_precision": source},
+                       {**corpus.points(BELOW), "low_precision_test": 0.0},
                        attacked=["low_precision_test"], assignment=BELOW)
                for name, source in {"parameters-shown-by-a-mode-parameter": PARAMETERS_SHOWN_BY_A_MODE_PARAMETER,
                                     "parameters-shown-by-named-parameters": PARAMETERS_SHOWN_BY_NAMED_PARAMETERS}.items()]
             + [Student("jacobians-in-init-subclass", {**corpus.solutions(PUZZLES), "mul": JACOBIANS_IN_INIT_SUBCLASS},
                        {**corpus.points(PUZZLES), "mul_test": 0.0}, attacked=["mul_test"], assignment=PUZZLES)]
-            + [Student("a-tuple-that-computes-when-read", {**corpus.solutions(PUZZLES), "softmax": TUPLE_READ_UNWATCHED},
+            + [Student("a-tuple-that-computes-when-read",
+                       {**corpus.solutions(PUZZLES), "softmax": TUPLE_READ_UNWATCHED},
                        {**corpus.points(PUZZLES), "softmax_test": 0.0}, attacked=["softmax_test"], assignment=PUZZLES)]
             + [Student(name, {**corpus.solutions(PUZZLES), "mul": source}, {**corpus.points(PUZZLES), "mul_test": 0.0},
                        attacked=["mul_test"], assignment=PUZZLES)
-               for name, source in {"finite-differences": FINITE_DIFFERENCES, "forged-gradient-observations": FORGED_GRADIENTS,
-                                    "forged-through-a-global": FORGED_THROUGH_A_GLOBAL, "rewritten-after-the-check": REWRITTEN_AFTER_THE_CHECK,
+               for name, source in {"finite-differences": FINITE_DIFFERENCES,
+                                    "forged-gradient-observations": FORGED_GRADIENTS,
+                                    "forged-through-a-global": FORGED_THROUGH_A_GLOBAL,
+                                    "rewritten-after-the-check": REWRITTEN_AFTER_THE_CHECK,
                                     "jacobian-in-a-pack-hook": JACOBIAN_IN_A_PACK_HOOK,
                                     **{name: unseen_autograd(*route) for name, route in UNSEEN_AUTOGRAD.items()}}.items()])
 # The honest answers both modes grade: each notebook's solutions and the unusual ones. The styles of honest_answers.py
@@ -880,6 +920,7 @@ def graded(root: Path, students: list[Student], *options: str) -> tuple[dict, di
     scores = {}
     with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gradebook:
         for student in students:
-            notebook = gradebook.find_submission_notebook(corpus.stem(student.assignment), student.assignment, student.name)
+            notebook = gradebook.find_submission_notebook(corpus.stem(student.assignment), student.assignment,
+                                                          student.name)
             scores[key(student)] = {grade.name: grade.score for grade in notebook.grades}
     return json.loads((course / "grading.json").read_text()), scores

@@ -16,8 +16,16 @@ import nbformat
 
 from conftest import REPO, solution_sources
 from honest_answers import (
-    APPLICATIONS, APPLY, AUTOGRAD_FUNCTION, BACKWARD_HOOKS, BACKWARD_PUZZLES, BELOW_THE_MODULE, FORWARD_HOOKS, MEMORY_HOOKS,
-    MODULE_BASICS, _cell,
+    APPLICATIONS,
+    APPLY,
+    AUTOGRAD_FUNCTION,
+    BACKWARD_HOOKS,
+    BACKWARD_PUZZLES,
+    BELOW_THE_MODULE,
+    FORWARD_HOOKS,
+    MEMORY_HOOKS,
+    MODULE_BASICS,
+    _cell,
 )
 
 
@@ -37,7 +45,8 @@ class Wrong:
 
 @cache
 def _puzzles() -> dict[str, str]:
-    return solution_sources(nbformat.read(REPO / "solutions" / BACKWARD_PUZZLES / "backward_puzzles.ipynb", as_version=4))
+    return solution_sources(nbformat.read(REPO / "solutions" / BACKWARD_PUZZLES / "backward_puzzles.ipynb",
+                                          as_version=4))
 
 
 def _with_backward(grade_id: str, body: str, imports: str = "") -> str:
@@ -881,10 +890,13 @@ def _earlier() -> list[Wrong]:
                     p.grad = saved[name]
                 return {"weight": torch.einsum("no,ni->noi", kept["grad_output"], kept["input"]), "bias": kept["grad_output"]}
         '''), "the caller's x after"),
-        *[Wrong(name, AUTOGRAD_FUNCTION, "linear_module", _cell(LINEAR_MODULE.replace("WEIGHT", weight).replace("BIAS", bias)), message)
+        *[Wrong(name, AUTOGRAD_FUNCTION, "linear_module",
+                _cell(LINEAR_MODULE.replace("WEIGHT", weight).replace("BIAS", bias)), message)
           for name, weight, bias, message in [
-              ("linear_initialised_to_zeros", "torch.zeros(out_features, in_features)", "torch.zeros(out_features)", "standard deviation 0"),
-              ("linear_initialised_normal_with_the_uniforms_std", "torch.randn(out_features, in_features) / (3 * in_features) ** 0.5",
+              ("linear_initialised_to_zeros", "torch.zeros(out_features, in_features)", "torch.zeros(out_features)",
+               "standard deviation 0"),
+              ("linear_initialised_normal_with_the_uniforms_std",
+               "torch.randn(out_features, in_features) / (3 * in_features) ** 0.5",
                "torch.randn(out_features) / (3 * in_features) ** 0.5", "lies outside ±"),
           ]],
         Wrong("grad_cam_by_backward_into_the_parameters", APPLICATIONS, "grad_cam", _cell('''

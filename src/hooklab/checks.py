@@ -149,7 +149,8 @@ def _require_plain(value: Any, what: str) -> None:
             _require_plain(key, what)
             _require_plain(item, what)
         return
-    raise AnswerError(f"{what} holds {_describe_type(value)}; expected plain Python values (str, numbers, lists, tuples, dicts)")
+    raise AnswerError(f"{what} holds {_describe_type(value)}; expected plain Python values (str, numbers, lists, "
+                      "tuples, dicts)")
 
 
 def _require_tensor(value: Any, name: str) -> None:
@@ -185,7 +186,8 @@ def check_tensor(
     """Check that ``actual`` is a tensor with ``expected``'s shape, dtype and values (a nan matches only where
     ``equal_nan`` and ``expected`` has one)."""
     if observations.active():
-        return observe("value", name, encode(actual), atol=atol, rtol=rtol, check_dtype=check_dtype, **({"equal_nan": True} if equal_nan else {}))
+        return observe("value", name, encode(actual), atol=atol, rtol=rtol, check_dtype=check_dtype,
+                       **({"equal_nan": True} if equal_nan else {}))
     _require_tensor(value=actual, name=name)
     if _shape(actual) != _shape(expected):
         raise AnswerError(f"{name}: shape {_shape(expected)} expected, got {_shape(actual)}")
@@ -297,7 +299,8 @@ def check_parameter(module: torch.nn.Module, name: str, shape: Sequence[int]) ->
     if observations.active():
         value = getattr(module, name, None)
         registered = name in dict(module.named_parameters(recurse=False))
-        found = (type(value) is torch.nn.Parameter, registered, _shape(value) if isinstance(value, torch.Tensor) else None)
+        found = (type(value) is torch.nn.Parameter, registered,
+                 _shape(value) if isinstance(value, torch.Tensor) else None)
         return observe("value", f"{owner}.{name} (a registered nn.Parameter, its shape)", encode(found))
     if not hasattr(module, name):
         raise AnswerError(f"{owner} has no attribute {name!r}")
@@ -417,7 +420,8 @@ class check_no_hooks_left:  # noqa: N801 - used as a checker: ``with check_no_ho
             check_equal(left + ["a global hook"] * len(_global_hook_ids() - self._global), [], self._what)
 
 
-DISTRIBUTION_SAMPLE = 20_000  # values of a larger tensor the grader gets (standard errors: std 0.5 %, a normal kurtosis 0.035)
+# values of a larger tensor the grader gets (standard errors: std 0.5 %, a normal kurtosis 0.035)
+DISTRIBUTION_SAMPLE = 20_000
 
 
 def check_distribution(values: torch.Tensor, what: str, *, mean: float | None = None, mean_atol: float = 0.0,
@@ -432,10 +436,12 @@ def check_distribution(values: torch.Tensor, what: str, *, mean: float | None = 
              "kurtosis_atol": kurtosis_atol, "bound": bound}
     spec = {key: float(given[key]) for key in observations.DISTRIBUTION
             if given[key] is not None and given[key.split("_")[0]] is not None}
-    if observations.active():  # a sample of the values at places drawn from the grader's seed: enough for the statistics
+    # a sample of the values at places drawn from the grader's seed: enough for the statistics
+    if observations.active():
         flat = _reshape(_detach(values), (-1,))
         if flat.numel() > DISTRIBUTION_SAMPLE:
-            flat = flat[torch.randperm(flat.numel(), generator=torch.Generator().manual_seed(observations.next_seed()))[:DISTRIBUTION_SAMPLE]]
+            generator = torch.Generator().manual_seed(observations.next_seed())
+            flat = flat[torch.randperm(flat.numel(), generator=generator)[:DISTRIBUTION_SAMPLE]]
         return observe("distribution", what, encode(flat), **spec)
     problem = observations.distribution_problem(_values(values), what, spec)
     if problem:
@@ -484,7 +490,8 @@ class _AutogradGuard(TorchFunctionMode):
         elif name in _AUTOGRAD_CALLS:
             self.note(f"calls autograd ({name})")
         elif name in _FORWARD_MODE_CALLS:
-            self.note(f"uses forward-mode autograd ({name}: dual tensors, as torch.autograd.forward_ad and torch.func.jvp make)")
+            self.note(f"uses forward-mode autograd ({name}: dual tensors, as torch.autograd.forward_ad and "
+                      "torch.func.jvp make)")
         elif "backward" in name:
             self.note(f"calls PyTorch's own backward function ({name})")
         elif _is_grad_enabled():
@@ -512,7 +519,8 @@ if hasattr(os, "register_at_fork"):
 _fork_rng = torch.random.fork_rng
 _COMPILED = "runs code compiled by torch.compile, which cannot be watched"
 # what the profiler records of torch.compile: compiling (Dynamo), and running what it compiled
-_COMPILING = ("dynamo", "entire_frame_compile", "TorchDynamo", "Torch-Compiled Region", "## Call CompiledFxGraph", "CompiledFunction")
+_COMPILING = ("dynamo", "entire_frame_compile", "TorchDynamo", "Torch-Compiled Region", "## Call CompiledFxGraph",
+              "CompiledFunction")
 
 
 def warm_up() -> None:
@@ -573,7 +581,8 @@ def _snapshot(result: Any) -> Any:
         return result.clone()
     if _is_one_of(result, (tuple, list)):
         return type(result)(_snapshot(item) for item in result)
-    raise AnswerError(f"backward returned {_describe_type(result)}: return a tensor, or a tuple of tensors and None, one per input of forward")
+    raise AnswerError(f"backward returned {_describe_type(result)}: return a tensor, or a tuple of tensors and None, "
+                      "one per input of forward")
 
 
 def _guarded(function: type) -> tuple[type, Callable[[], tuple[str, ...]], Callable[[str], Any]]:
@@ -581,7 +590,8 @@ def _guarded(function: type) -> tuple[type, Callable[[], tuple[str, ...]], Calla
     what the watches noted, and ``window(stage, nodes=())``: a context in which the profiler watches a whole span of
     the check (``apply``, with the hooks torch runs between the methods, such as saved-tensor hooks; a direct backward;
     a backward pass through autograd's engine, which runs the ``nodes`` named, with every hook the answer registered),
-    the methods called in it watched by the mode alone. The notes are kept where the Function's code cannot reach them."""
+    the methods called in it watched by the mode alone. The notes are kept where the Function's code cannot reach
+    them."""
     notes: list[str] = []
     running = ["forward"]
     windows = [0]  # profiler windows open (one profiler at a time: a method called in one is watched by it)
@@ -612,9 +622,10 @@ def _guarded(function: type) -> tuple[type, Callable[[], tuple[str, ...]], Calla
             try:
                 profiler.__exit__(None, None, None)
                 events = profiler.events()
-                own = profiler.profiler.kineto_results.trace_start_ns() <= begun and any(event.name == mark for event in events)
+                own = (profiler.profiler.kineto_results.trace_start_ns() <= begun
+                       and any(event.name == mark for event in events))
                 seen = _autograd_seen(events, nodes) if own else _STOPPED
-            except Exception:  # noqa: BLE001 (stopped by the code it watched)
+            except Exception:  # stopped by the code it watched
                 seen = _STOPPED
             if _forks[0] != forks:
                 seen = seen or "starts a process (a DataLoader's workers, multiprocessing), which no watch sees"
@@ -636,12 +647,15 @@ def _guarded(function: type) -> tuple[type, Callable[[], tuple[str, ...]], Calla
     # Making the watched subclass below runs the classes' own __init_subclass__ and metaclass, before any watch
     if not all(type(klass) is type or type(klass) is _FunctionMeta for klass in function.__mro__) or any(
             "__init_subclass__" in _vars(klass) for klass in function.__mro__ if klass not in _Function.__mro__):
-        raise AnswerError(f"{function.__name__} has a metaclass or an __init_subclass__ of its own, which run where no watch sees "
-                          "them: define forward, setup_context and backward as plain static methods of a plain Function")
-    overridden = [name for name in ("apply", "__call__") if inspect.getattr_static(function, name, None) is not inspect.getattr_static(_Function, name, None)]
+        raise AnswerError(f"{function.__name__} has a metaclass or an __init_subclass__ of its own, which run where no "
+                          "watch sees them: define forward, setup_context and backward as plain static methods of a "
+                          "plain Function")
+    overridden = [name for name in ("apply", "__call__")
+                  if inspect.getattr_static(function, name, None) is not inspect.getattr_static(_Function, name, None)]
     if overridden:
-        raise AnswerError(f"{function.__name__} defines its own {' and '.join(overridden)}, which the check would run unwatched: "
-                          "leave apply as torch.autograd.Function has it, and write forward, setup_context and backward")
+        raise AnswerError(f"{function.__name__} defines its own {' and '.join(overridden)}, which the check would run "
+                          "unwatched: leave apply as torch.autograd.Function has it, and write forward, setup_context "
+                          "and backward")
     own = _own_methods(function)
     # backward, or its alias vjp (autograd takes whichever the class defines); the subclass defines backward only
     backward = own["backward"] if own["backward"] is not _Function.backward else own["vjp"]
@@ -683,8 +697,8 @@ def _own_methods(function: type) -> dict[str, Callable]:
         method = inspect.getattr_static(function, name)
         inner = method.__func__ if _is_one_of(method, (staticmethod,)) else method
         if not _is_one_of(inner, _FUNCTION_TYPES):
-            raise AnswerError(f"{function.__name__}.{name} is {_describe_type(method)}: define forward, setup_context and "
-                              "backward as plain static methods (@staticmethod def …)")
+            raise AnswerError(f"{function.__name__}.{name} is {_describe_type(method)}: define forward, setup_context "
+                              "and backward as plain static methods (@staticmethod def …)")
         found[name] = inner
     return found
 
@@ -696,8 +710,10 @@ def _input_names(function: type, count: int) -> list[str]:
         forward = _own_methods(function)["forward"]
     except AnswerError:
         forward = None
-    parameters = list(forward.__code__.co_varnames[:forward.__code__.co_argcount]) if _is_one_of(forward, (types.FunctionType,)) else []
-    if inspect.getattr_static(function, "setup_context") is inspect.getattr_static(_Function, "setup_context") and parameters[:1] == ["ctx"]:
+    parameters = (list(forward.__code__.co_varnames[:forward.__code__.co_argcount])
+                  if _is_one_of(forward, (types.FunctionType,)) else [])
+    if (inspect.getattr_static(function, "setup_context") is inspect.getattr_static(_Function, "setup_context")
+        and parameters[:1] == ["ctx"]):
         parameters = parameters[1:]  # the older forward(ctx, ...) style
     names = parameters[:count]
     return names + [f"input {i}" for i in range(len(names), count)]
@@ -736,7 +752,8 @@ def _fresh_leaves(args: tuple[Any, ...]) -> list[Any]:
 
 def _tracked(outputs: Iterable[Any], grad_outputs: Iterable[Any]) -> list[tuple[torch.Tensor, torch.Tensor]]:
     """(output, its grad_output) for each output autograd tracks that is given one: what a backward pass starts from."""
-    return [(o, g) for o, g in zip(outputs, grad_outputs) if g is not None and isinstance(o, torch.Tensor) and o.requires_grad]
+    return [(o, g) for o, g in zip(outputs, grad_outputs) if g is not None and isinstance(o, torch.Tensor)
+            and o.requires_grad]
 
 
 def _compare_gradient(label: str, got: torch.Tensor, want: torch.Tensor, atol: float, rtol: float) -> None:
@@ -838,16 +855,19 @@ def check_backward(
         with _no_grad():
             expected_outputs = _as_outputs(reference(*[a.detach() if isinstance(a, torch.Tensor) else a for a in args]))
         if len(outputs) != len(expected_outputs):
-            raise AnswerError(f"{call} returned {len(outputs)} outputs, expected {len(expected_outputs)}: leave forward as it was given")
+            raise AnswerError(f"{call} returned {len(outputs)} outputs, expected {len(expected_outputs)}: leave "
+                              "forward as it was given")
         for index, (got, want) in enumerate(zip(outputs, expected_outputs)):
             label = f"output {index} of {call}" if len(outputs) > 1 else f"the output of {call}"
             check_tensor(got, want, f"{label} (leave forward as it was given)", atol=1e-5, rtol=1e-4)
     node = next((o.grad_fn for o in outputs if isinstance(o, torch.Tensor) and o.grad_fn is not None), None)
     if node is None:
-        raise AnswerError(f"{call} returned no output that autograd tracks: call the Function through .apply and leave forward as it was given")
+        raise AnswerError(f"{call} returned no output that autograd tracks: call the Function through .apply and leave "
+                          "forward as it was given")
 
     generator = generator if generator is not None else torch.Generator().manual_seed(0)
-    grad_outputs = [torch.randn(_shape(o), generator=generator, dtype=o.dtype) if _differentiable(o) else None for o in outputs]
+    grad_outputs = [torch.randn(_shape(o), generator=generator, dtype=o.dtype) if _differentiable(o) else None
+                    for o in outputs]
     given = [g.clone() if g is not None else torch.zeros_like(o) for g, o in zip(grad_outputs, outputs)]
     try:
         with window("backward"), _no_grad():
@@ -860,7 +880,8 @@ def check_backward(
         raise _autograd_used(call, name, notes())
     for index, (kept, original) in enumerate(zip(given, grad_outputs)):
         if original is not None and not (kept.shape == original.shape and _equal(kept, original)):
-            raise AnswerError(f"{call}: {name}.backward changed grad_output{f' {index}' if len(given) > 1 else ''} in place ({GRAD_OUTPUT_KEPT})")
+            raise AnswerError(f"{call}: {name}.backward changed grad_output{f' {index}' if len(given) > 1 else ''} in "
+                              f"place ({GRAD_OUTPUT_KEPT})")
 
     gradients = list(returned) if isinstance(returned, (tuple, list)) else [returned]
     if len(gradients) != len(args):
@@ -874,31 +895,37 @@ def check_backward(
     for arg_name, arg, gradient in zip(names, args, gradients):
         if not _differentiable(arg):
             if gradient is not None:
-                raise AnswerError(f"{call}: the gradient for {arg_name} should be None ({arg_name} is not a floating-point tensor); got {_describe_type(gradient)}")
+                raise AnswerError(f"{call}: the gradient for {arg_name} should be None ({arg_name} is not a "
+                                  f"floating-point tensor); got {_describe_type(gradient)}")
             continue
         if gradient is None:
-            raise AnswerError(f"{call}: the gradient of input {arg_name} is None, expected a tensor of shape {_shape(arg)}")
+            raise AnswerError(f"{call}: the gradient of input {arg_name} is None, expected a tensor of shape "
+                              f"{_shape(arg)}")
         _require_tensor(gradient, f"{call}: the gradient of input {arg_name}")
         if _shape(gradient) != _shape(arg):
             raise AnswerError(
-                f"{call}: the gradient of input {arg_name} has shape {_shape(gradient)}, expected {_shape(arg)} (the shape of {arg_name} itself)"
+                f"{call}: the gradient of input {arg_name} has shape {_shape(gradient)}, expected {_shape(arg)} (the "
+                f"shape of {arg_name} itself)"
             )
         if gradient.dtype != arg.dtype:
-            raise AnswerError(f"{call}: the gradient of input {arg_name} has dtype {gradient.dtype}, expected {arg.dtype} (the dtype of {arg_name})")
+            raise AnswerError(f"{call}: the gradient of input {arg_name} has dtype {gradient.dtype}, expected "
+                              f"{arg.dtype} (the dtype of {arg_name})")
 
     if reference is not None:
         leaves = [a.detach().clone().requires_grad_() if i in positions else a for i, a in enumerate(args)]
         with _enable_grad():
             reference_outputs = _as_outputs(reference(*leaves))
             pairs = _tracked(reference_outputs, grad_outputs)
-            expected = _autograd_grad([o for o, _ in pairs], [leaves[i] for i in positions], [g for _, g in pairs], allow_unused=True)
+            expected = _autograd_grad([o for o, _ in pairs], [leaves[i] for i in positions], [g for _, g in pairs],
+                                      allow_unused=True)
         expected = [torch.zeros_like(leaves[i]) if e is None else e for i, e in zip(positions, expected)]
         single = all(args[i].dtype == torch.float32 for i in positions)
         default_atol, default_rtol = (1e-4, 1e-3) if single else (1e-7, 1e-6)
     else:
         not_double = [names[i] for i in positions if args[i].dtype != _float64]
         if not_double:
-            raise AnswerError(f"check_backward without a reference needs float64 inputs; {', '.join(not_double)} is not")
+            raise AnswerError(f"check_backward without a reference needs float64 inputs; "
+                              f"{', '.join(not_double)} is not")
         numeric_args = [a.detach().clone() if isinstance(a, torch.Tensor) else a for a in args]
         expected = _numeric_gradients(function, numeric_args, positions, grad_outputs)
         default_atol, default_rtol = 1e-5, 1e-4
@@ -913,9 +940,9 @@ def check_backward(
             raise failing("torch.autograd.gradcheck", error) from None
         if not passed:
             raise AnswerError(
-                f"{call}: each gradient is right when backward is called once on fresh tensors, but torch.autograd.gradcheck "
-                "fails through autograd's engine: does backward change grad_output or a saved tensor in place, "
-                "return a view of an input, or keep state between calls?"
+                f"{call}: each gradient is right when backward is called once on fresh tensors, but "
+                "torch.autograd.gradcheck fails through autograd's engine: does backward change grad_output or a saved "
+                "tensor in place, return a view of an input, or keep state between calls?"
             )
 
     engine_inputs = _fresh_leaves(args)
@@ -936,8 +963,8 @@ def check_backward(
         raise failing(f"a second backward through autograd's engine ({SAVED_KEPT})", error) from None
     twice = [a.grad for a in engine_inputs if isinstance(a, torch.Tensor) and a.requires_grad]
     if not all(_same_values(second, 2 * once, 1e-6, 1e-5) for once, second in zip(first, twice)):
-        raise AnswerError(f"{call}: a second backward through autograd's engine, the graph kept, does not add the same gradients "
-                          f"again ({SAVED_KEPT})")
+        raise AnswerError(f"{call}: a second backward through autograd's engine, the graph kept, does not add the same "
+                          f"gradients again ({SAVED_KEPT})")
     if notes():
         raise _autograd_used(call, name, notes())
 
@@ -976,12 +1003,15 @@ def _observe_backward(function: type, args: tuple[Any, ...], generator: torch.Ge
     if not ran:
         return
     outputs = _as_outputs(output)
-    observe("value", f"the output of {call} (leave forward as it was given)", encode(list(outputs)), atol=1e-5, rtol=1e-4)
+    observe("value", f"the output of {call} (leave forward as it was given)", encode(list(outputs)), atol=1e-5,
+            rtol=1e-4)
     node = next((o.grad_fn for o in outputs if isinstance(o, torch.Tensor) and o.grad_fn is not None), None)
     if node is None:
-        raise AnswerError(f"{call} returned no output that autograd tracks: call the Function through .apply and leave forward as it was given")
+        raise AnswerError(f"{call} returned no output that autograd tracks: call the Function through .apply and leave "
+                          "forward as it was given")
     generator = generator if generator is not None else torch.Generator().manual_seed(0)
-    grad_outputs = [torch.randn(_shape(o), generator=generator, dtype=o.dtype) if _differentiable(o) else None for o in outputs]
+    grad_outputs = [torch.randn(_shape(o), generator=generator, dtype=o.dtype) if _differentiable(o) else None
+                    for o in outputs]
 
     given = [g.clone() if g is not None else torch.zeros_like(o) for g, o in zip(grad_outputs, outputs)]
 
@@ -992,9 +1022,11 @@ def _observe_backward(function: type, args: tuple[Any, ...], generator: torch.Ge
     ran, returned = attempt(f"{name}.backward", direct)
     if not ran:
         return
-    observe("value", f"{call}: the grad_output {name}.backward was given, once it returned ({GRAD_OUTPUT_KEPT})", encode(given))
+    observe("value", f"{call}: the grad_output {name}.backward was given, once it returned ({GRAD_OUTPUT_KEPT})",
+            encode(given))
     gradients = list(returned) if isinstance(returned, (tuple, list)) else [returned]
-    observe("value", f"{call}: how many gradients {name}.backward returns (one per input of forward)", encode(len(gradients)))
+    observe("value", f"{call}: how many gradients {name}.backward returns (one per input of forward)",
+            encode(len(gradients)))
     for input_name, gradient in zip(names, gradients):
         observe("value", f"{call}: grad of input {input_name}", encode(gradient), **tolerance)
     engine_inputs = _fresh_leaves(args)
@@ -1017,8 +1049,10 @@ def _observe_backward(function: type, args: tuple[Any, ...], generator: torch.Ge
 
     ran, engine = attempt("backward through autograd's engine", through_engine)
     for input_name, gradient in zip(names, engine if ran else []):
-        observe("value", f"{call}: {input_name}.grad after backward through autograd's engine", encode(gradient), **tolerance)
+        observe("value", f"{call}: {input_name}.grad after backward through autograd's engine", encode(gradient),
+                **tolerance)
     ran, twice = attempt(f"a second backward through autograd's engine ({SAVED_KEPT})", again) if ran else (False, None)
     for input_name, gradient in zip(names, twice if ran else []):
-        observe("value", f"{call}: {input_name}.grad after a second backward, which adds the same gradients ({SAVED_KEPT})",
+        observe("value",
+                f"{call}: {input_name}.grad after a second backward, which adds the same gradients ({SAVED_KEPT})",
                 encode(gradient), **tolerance)

@@ -15,11 +15,11 @@ from pathlib import Path
 # Not in the kernel server, a process of its own, whose kernels must look like fresh ones.
 sys.modules.setdefault("rfc3987_syntax", None)
 
-from traitlets.config import Config, PyFileConfigLoader  # noqa: E402
+from traitlets.config import Config, PyFileConfigLoader  # noqa: E402 (after rfc3987_syntax is set aside)
 
-from hooklab.grading import kernels  # noqa: E402
-from hooklab.grading.sandbox import Sandbox, unavailable  # noqa: E402
-from hooklab.grading.untrusted import printable  # noqa: E402
+from hooklab.grading import kernels  # noqa: E402 (after rfc3987_syntax is set aside)
+from hooklab.grading.sandbox import Sandbox, unavailable  # noqa: E402 (after rfc3987_syntax is set aside)
+from hooklab.grading.untrusted import printable  # noqa: E402 (after rfc3987_syntax is set aside)
 
 # nbgrader and what grading needs besides take about a second to import: they are imported once the
 # command has started its kernel server (which imports torch meanwhile), in the functions that use them
@@ -46,12 +46,19 @@ def _default(name: str) -> object:
 
 
 _LIMITS = {  # option → (Sandbox setting, type, help); the defaults are Sandbox's
-    "--memory": ("memory", memory_size, f"address space of each kernel, e.g. 4G; 0 for none (default: {_size(_default('memory'))})"),
-    "--wall-clock": ("wall_clock", float, f"seconds each notebook's kernel may live; 0 for no limit (default: {_default('wall_clock'):g})"),
+    "--memory": ("memory", memory_size,
+                 f"address space of each kernel, e.g. 4G; 0 for none (default: {_size(_default('memory'))})"),
+    "--wall-clock": ("wall_clock", float,
+                     f"seconds each notebook's kernel may live; 0 for no limit (default: {_default('wall_clock'):g})"),
     "--processes": ("processes", int, f"processes and threads of each kernel (default: {_default('processes')})"),
-    "--file-size": ("file_size", memory_size, f"largest file a kernel may write (default: {_size(_default('file_size'))})"),
-    "--disk": ("disk", memory_size, f"bytes a kernel may write in all: its working copy, /tmp and /dev/shm (default: {_size(_default('disk'))})"),
-    "--threads": ("threads", int, f"CPU threads of torch and BLAS in each kernel; 0 for their defaults (default: {_default('threads')})"),
+    "--file-size": ("file_size", memory_size,
+                    f"largest file a kernel may write (default: {_size(_default('file_size'))})"),
+    "--disk": ("disk", memory_size,
+               "bytes a kernel may write in all: its working copy, /tmp and /dev/shm (default: "
+               f"{_size(_default('disk'))})"),
+    "--threads": ("threads", int,
+                  "CPU threads of torch and BLAS in each kernel; 0 for their defaults "
+                  f"(default: {_default('threads')})"),
 }
 
 
@@ -86,14 +93,17 @@ def parser() -> argparse.ArgumentParser:
                        help="seconds a notebook cell may run before it is interrupted (default: the course's, 30)")
     limits = grade.add_argument_group(
         "sandbox", "each kernel runs in a sandbox: it sees its own copy of the submission, not the course, other "
-        "students or the network, as an unprivileged user, within these limits (set others with c.Sandbox in the config)",
+        "students or the network, as an unprivileged user, within these limits (set others with c.Sandbox in the "
+        "config)",
     )
     limits.add_argument("--no-sandbox", action="store_true",
-                        help="run kernels with the grader's rights where no sandbox can be made (the limits still apply)")
+                        help="run kernels with the grader's rights where no sandbox can be made (the limits still "
+                             "apply)")
     for option, (name, kind, text) in _LIMITS.items():
         limits.add_argument(option, dest=name, type=kind, default=None, help=text)
     grade.add_argument("--no-integrity", action="store_true",
-                       help="turn off the scan, the runtime probe and the proof that each test ran (nothing is held for "
+                       help="turn off the scan, the runtime probe and the proof that each test ran (nothing is held "
+                            "for "
                        "review); the scores of tests that are drivers are the grader's either way")
     grade.add_argument("--timestamps", action="store_true",
                        help="take each submission's timestamp.txt (late penalties) as nbgrader's exchange wrote it; "
@@ -137,7 +147,8 @@ def review(config_file: Path, keys: list[str]) -> int:
     if keys:
         ledger.save()
         export(course, ledger, set(ledger.entries))
-        class_report.write(course, ledger, *class_report.last_run(course.work_dir))  # the last run's timing and problems stay
+        # the last run's timing and problems stay
+        class_report.write(course, ledger, *class_report.last_run(course.work_dir))
     print(listing(ledger))
     return 0
 
@@ -147,7 +158,7 @@ def _configured(config_file: Path) -> Config | str:
     importing nbgrader (enough to start the kernel server); or why it cannot be read."""
     try:
         return PyFileConfigLoader(config_file.name, path=str(config_file.parent)).load_config()
-    except Exception as error:  # noqa: BLE001 (the course's own Python file: whatever it raises)
+    except Exception as error:  # the course's own Python file: whatever it raises
         return f"{type(error).__name__}: {error}"
 
 
@@ -182,9 +193,11 @@ def main(argv: list[str] | None = None) -> int:
     sandbox = Sandbox(config=course.config())
     problem = unavailable(sandbox)
     if problem:
-        print(f"hooklab: kernels cannot be started {'in a sandbox ' if sandbox.isolate else ''}here: {problem}", file=sys.stderr)
+        print(f"hooklab: kernels cannot be started {'in a sandbox ' if sandbox.isolate else ''}here: {problem}",
+              file=sys.stderr)
         if sandbox.isolate:
-            print("hooklab: grade without one with --no-sandbox (student code then runs with the grader's rights)", file=sys.stderr)
+            print("hooklab: grade without one with --no-sandbox (student code then runs with the grader's rights)",
+                  file=sys.stderr)
         return 2
     report = autograde(args.submissions, course, max(1, args.jobs), force=args.force,
                        filename_regex=args.filename_regex or DEFAULT_FILENAME_REGEX, timestamps=args.timestamps,
@@ -192,7 +205,8 @@ def main(argv: list[str] | None = None) -> int:
     print(report)
     if not sandbox.isolate:
         print("Graded WITHOUT a sandbox (--no-sandbox): student code ran with the grader's rights.")
-    print(f"Grades: {course.work_dir / GRADES_CSV}   Feedback: {course.step_dir('feedback')}   Report: {course.work_dir / class_report.REPORT}")
+    print(f"Grades: {course.work_dir / GRADES_CSV}   Feedback: {course.step_dir('feedback')}   Report: "
+          f"{course.work_dir / class_report.REPORT}")
     return 0
 
 

@@ -11,7 +11,8 @@ import sys
 INSTALL_GRADING = "pip install 'hooklab[grading]'"
 # What the grading extra brings that the command imports, looked for before it starts (it imports most of it
 # only once it has started: hooklab.cli).
-GRADING_MODULES = ("nbgrader", "nbclient", "tqdm", "nbconvert", "jupyter_client", "ipykernel", "distributed", "dask", "nh3")
+GRADING_MODULES = ("nbgrader", "nbclient", "tqdm", "nbconvert", "jupyter_client", "ipykernel", "distributed", "dask",
+                   "nh3")
 
 
 def main() -> int:
@@ -25,5 +26,6 @@ def main() -> int:
         if (error.name or "").split(".")[0] not in GRADING_MODULES:
             raise
         missing = error.name
-    print(f"hooklab: grading needs the package's grading extra ({missing} is not installed): {INSTALL_GRADING}", file=sys.stderr)
+    print(f"hooklab: grading needs the package's grading extra ({missing} is not installed): {INSTALL_GRADING}",
+          file=sys.stderr)
     return 2

@@ -62,7 +62,8 @@ class HideHiddenTests(ClearHiddenTests):
         self._hidden = sorted((lines | markers) - {""}, key=len, reverse=True)
         return super().preprocess(nb, resources)
 
-    def preprocess_cell(self, cell: NotebookNode, resources: ResourcesDict, index: int) -> tuple[NotebookNode, ResourcesDict]:
+    def preprocess_cell(self, cell: NotebookNode, resources: ResourcesDict,
+                        index: int) -> tuple[NotebookNode, ResourcesDict]:
         if utils.is_grade(cell):  # a student's own cell may spell a delimiter; it holds no hidden test
             cell, resources = super().preprocess_cell(cell, resources, index)
         for output in cell.get("outputs", []):
@@ -147,7 +148,8 @@ class InertOutputs(Preprocessor):
         nb.metadata.pop("widgets", None)
         return super().preprocess(nb, resources)
 
-    def preprocess_cell(self, cell: NotebookNode, resources: ResourcesDict, index: int) -> tuple[NotebookNode, ResourcesDict]:
+    def preprocess_cell(self, cell: NotebookNode, resources: ResourcesDict,
+                        index: int) -> tuple[NotebookNode, ResourcesDict]:
         for output in cell.get("outputs", []):
             for mime in ACTIVE_TYPES & set(output.get("data", {})):
                 del output.data[mime]
@@ -192,7 +194,7 @@ class SafeHTMLExporter(HTMLExporter):
         super()._init_preprocessors()
         self.register_preprocessor(InertOutputs, enabled=True)
 
-    def default_filters(self):  # type: ignore[no-untyped-def]
+    def default_filters(self):
         yield from super().default_filters()
         yield "clean_html", sanitised
 
@@ -225,7 +227,8 @@ _markdown: dict[tuple[Any, ...], str] = {}  # markdown cells rendered (FeedbackE
 @functools.lru_cache(REMEMBERED)
 def _highlighted(source: str, language: str, magics_language: str | None, options: str) -> str:
     metadata = {"magics_language": magics_language} if magics_language else None
-    return Highlight2HTML(pygments_lexer=language, extra_formatter_options=json.loads(options))(source, language, metadata)
+    highlight = Highlight2HTML(pygments_lexer=language, extra_formatter_options=json.loads(options))
+    return highlight(source, language, metadata)
 
 
 # The accessibility attributes nbconvert's HTMLExporter adds after rendering (images get a description,
@@ -272,7 +275,8 @@ def table_of_contents(page: str, nb: NotebookNode) -> str:
         grading = cell.metadata.get("nbgrader", {})
         anchor = escape(str(grading.get("grade_id", "")), quote=True)
         if utils.is_grade(cell) and not utils.is_solution(cell) and title:
-            page = page.replace(f'<li><a href="#{anchor}">Test cell</a>', f'<li><a href="#{anchor}">{escape(title)}</a>', 1)
+            page = page.replace(f'<li><a href="#{anchor}">Test cell</a>',
+                                f'<li><a href="#{anchor}">{escape(title)}</a>', 1)
         comment = f'<li><a href="#comment-{anchor}">Comment</a></li>'
         if (grading.get("comment") or "").strip() in ("", NO_RESPONSE):
             page = page.replace(comment, "", 1)
@@ -295,7 +299,7 @@ class FeedbackExporter(SafeHTMLExporter):
         environment.bytecode_cache = self._templates
         return environment
 
-    def default_filters(self):  # type: ignore[no-untyped-def]
+    def default_filters(self):
         yield from super().default_filters()
         yield "clean_html", _cleaned
 
@@ -307,7 +311,8 @@ class FeedbackExporter(SafeHTMLExporter):
         if context.get("cell", {}).get("attachments"):
             return super().markdown2html(context, source)
         folder = context.get("resources", {}).get("metadata", {}).get("path", "") if self.embed_images else ""
-        settings = (self.embed_images, self.anchor_link_text, self.exclude_anchor_links, json.dumps(self.lexer_options, sort_keys=True, default=str))
+        settings = (self.embed_images, self.anchor_link_text, self.exclude_anchor_links,
+                    json.dumps(self.lexer_options, sort_keys=True, default=str))
         key = (source, folder, *settings)
         if key not in _markdown:
             if len(_markdown) >= REMEMBERED:
@@ -315,7 +320,8 @@ class FeedbackExporter(SafeHTMLExporter):
             _markdown[key] = super().markdown2html(context, source)
         return _markdown[key]
 
-    def from_notebook_node(self, nb: NotebookNode, resources: dict[str, Any] | None = None, **kw: Any) -> tuple[str, dict[str, Any]]:
+    def from_notebook_node(self, nb: NotebookNode, resources: dict[str, Any] | None = None,
+                           **kw: Any) -> tuple[str, dict[str, Any]]:
         if "highlight_code" not in self.filters:  # one configured by the course is kept
             info = nb.metadata.get("language_info", {})
             lexer = info.get("pygments_lexer", info.get("name")) or "ipython3"
@@ -328,6 +334,8 @@ class FeedbackExporter(SafeHTMLExporter):
         # HTMLExporter.from_notebook_node up to its BeautifulSoup pass, which accessible() replaces
         resources = self._init_resources(resources)
         self.register_filter("highlight_code", self.filters["highlight_code"])
-        self.register_filter("filter_data_type", WidgetsDataTypeFilter(notebook_metadata=self._nb_metadata, parent=self, resources=resources))
+        self.register_filter("filter_data_type",
+                             WidgetsDataTypeFilter(notebook_metadata=self._nb_metadata, parent=self,
+                                                   resources=resources))
         page, resources = TemplateExporter.from_notebook_node(self, nb, resources, **kw)
         return accessible(table_of_contents(page, nb)), resources

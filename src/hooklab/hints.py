@@ -29,7 +29,7 @@ def explain_errors() -> None:
     ``NameError``; elsewhere, do nothing. Called again, it leaves the handler it installed as it is (the
     grader installs it before a notebook's first cell, and watches that nothing changes it)."""
     try:
-        shell = get_ipython()  # type: ignore[name-defined]  # noqa: F821 - IPython's builtin
+        shell = get_ipython()  # IPython's builtin, in a kernel only
     except NameError:
         return
     if _installed and shell.CustomTB is _installed.get("handler"):
@@ -45,7 +45,8 @@ def _note_outcome(result: Any) -> None:
     error = result.error_before_exec or result.error_in_exec
     if error is None:
         _outcomes[result.info.raw_cell] = ""
-    elif _installed.get("unwritten") == id(error) or any(words in str(error) for words in (NOT_WRITTEN, "raised NotImplementedError")):
+    elif _installed.get("unwritten") == id(error) or any(words in str(error)
+                                                         for words in (NOT_WRITTEN, "raised NotImplementedError")):
         _outcomes[result.info.raw_cell] = NOT_WRITTEN
     else:
         text = str(error).strip().splitlines()
@@ -59,7 +60,8 @@ def progress(notebook: str) -> None:
     path = Path(notebook)
     if not path.is_file():
         print(f"{notebook} is not in this folder ({Path.cwd()}), and the summary reads the notebook's tests from it: "
-              "put a copy of the notebook there under that name (on Colab: upload it in the Files panel), then run this cell again.")
+              "put a copy of the notebook there under that name (on Colab: upload it in the Files panel), then run "
+              "this cell again.")
         return
     tests = test_cells(nbformat.read(path, as_version=4).cells)
     lines, passed = [], 0
@@ -73,7 +75,8 @@ def progress(notebook: str) -> None:
     print("\n".join(lines))
 
 
-def _show(shell: Any, etype: type, value: BaseException, tb: TracebackType | None, tb_offset: int | None = None) -> None:
+def _show(shell: Any, etype: type, value: BaseException, tb: TracebackType | None,
+          tb_offset: int | None = None) -> None:
     where = _unwritten(tb) if etype is NotImplementedError else None
     if where is not None:
         _installed["unwritten"] = id(value)

@@ -132,7 +132,9 @@ def encode(value: Any) -> dict[str, Any]:
     dicts of them by type and value; anything else by its type's name."""
     count = itertools.count()
     if _modes_entered():
-        return {"type": "other", "name": "a value read while a torch mode was still entered (leave every mode you enter before your function returns)"}
+        return {"type": "other",
+                "name": "a value read while a torch mode was still entered (leave every mode you enter before your "
+                        "function returns)"}
     return _encode(value, 0, count)
 
 
@@ -171,13 +173,15 @@ def _encode(value: Any, depth: int, count: Any) -> dict[str, Any]:
     if kind is list or kind is tuple:
         return {"type": kind.__name__, "items": [_encode(item, depth + 1, count) for item in value]}
     if kind is dict:
-        return {"type": "dict", "items": [[_encode(k, depth + 1, count), _encode(v, depth + 1, count)] for k, v in value.items()]}
+        return {"type": "dict",
+                "items": [[_encode(k, depth + 1, count), _encode(v, depth + 1, count)] for k, v in value.items()]}
     if isinstance(value, torch.Tensor):
         return {"type": "other", "name": f"a torch.Tensor subclass ({kind.__qualname__})"}
     if kind is numpy.ndarray:
         return {"type": "other", "name": "a numpy.ndarray"}
     module = kind.__module__ if isinstance(kind.__module__, str) else "?"
-    return {"type": "other", "name": f"a {kind.__qualname__}" if module == "builtins" else f"a {module}.{kind.__qualname__}"}
+    return {"type": "other",
+            "name": f"a {kind.__qualname__}" if module == "builtins" else f"a {module}.{kind.__qualname__}"}
 
 
 def _tensor(tensor: Any) -> dict[str, Any]:
@@ -236,6 +240,7 @@ def distribution_problem(values: Any, what: str, spec: dict[str, float]) -> str:
         centred = x - mean
         kurtosis = float((centred**4).mean() / (centred**2).mean() ** 2) if std > 0 else math.inf
         if abs(kurtosis - spec["kurtosis"]) > spec["kurtosis_atol"]:
-            return f"{what}: kurtosis {kurtosis:.3g}, expected {spec['kurtosis']:g} ± {spec['kurtosis_atol']:g} (3 for a normal distribution, 1.8 for a uniform one)"
+            return (f"{what}: kurtosis {kurtosis:.3g}, expected {spec['kurtosis']:g} ± {spec['kurtosis_atol']:g} (3 "
+                    "for a normal distribution, 1.8 for a uniform one)")
     return ""
 

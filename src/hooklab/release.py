@@ -19,7 +19,8 @@ class RunPastOpenExercises(NbGraderPreprocessor):
     cell whatever its tags.
     """
 
-    def preprocess_cell(self, cell: NotebookNode, resources: ResourcesDict, index: int) -> tuple[NotebookNode, ResourcesDict]:
+    def preprocess_cell(self, cell: NotebookNode, resources: ResourcesDict,
+                        index: int) -> tuple[NotebookNode, ResourcesDict]:
         tags = cell.metadata.get("tags", [])
         if cell.cell_type == "code" and (utils.is_solution(cell) or utils.is_grade(cell) or USES_ANSWER in tags):
             tags = [tag for tag in tags if tag != USES_ANSWER]

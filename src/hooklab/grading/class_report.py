@@ -24,7 +24,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 from matplotlib.figure import Figure
-from nbgrader.api import Assignment, Grade, GradeCell, Gradebook, Notebook, SubmittedAssignment, SubmittedNotebook
+from nbgrader.api import Assignment, Grade, Gradebook, GradeCell, Notebook, SubmittedAssignment, SubmittedNotebook
 from nbgrader.preprocessors import ClearHiddenTests
 
 from hooklab.feedback import REDACTED, hidden_lines
@@ -36,7 +36,8 @@ from hooklab.grading.untrusted import from_spreadsheet_cell, spreadsheet_cell
 
 REPORT = "report.html"
 CSV_FILES = (
-    "report-assignments.csv", "report-scores.csv", "report-cells.csv", "report-failures.csv", "report-review.csv", "report-timing.csv",
+    "report-assignments.csv", "report-scores.csv", "report-cells.csv", "report-failures.csv", "report-review.csv",
+             "report-timing.csv",
     "report-problems.csv",
 )
 MESSAGE_LENGTH = 160  # characters of a failure message shown
@@ -153,7 +154,8 @@ def aggregate(data: ClassData) -> Tables:
         assignments.append(AssignmentStats(
             assignment, max_score, len(subs), count["graded"], count["held"], count["not run"],
             mean=sum(scores) / len(scores) if scores else None,
-            median=(scores[middle] if len(scores) % 2 else (scores[middle - 1] + scores[middle]) / 2) if scores else None,
+            median=(scores[middle] if len(scores) % 2 else (scores[middle - 1] + scores[middle]) / 2) if scores
+                                           else None,
             lowest=scores[0] if scores else None, highest=scores[-1] if scores else None,
             bins=histogram(scores, max_score) if scores else [],
         ))
@@ -173,7 +175,8 @@ def aggregate(data: ClassData) -> Tables:
                 sum(got) / len(got) if got else None, messages,
             ))
     ordered = sorted(data.submissions, key=lambda s: s.key)
-    return Tables(assignments, cells, [s for s in ordered if s.status == "held"], [s for s in ordered if s.status == "not run"], ordered)
+    return Tables(assignments, cells, [s for s in ordered if s.status == "held"],
+                  [s for s in ordered if s.status == "not run"], ordered)
 
 
 # -- reading the gradebook, the ledger and the autograded notebooks --------------------------------
@@ -198,12 +201,14 @@ def collect(course: Course, ledger: Ledger) -> ClassData:
                     cells[assignment.name][f"{notebook.name}/{cell.name}"] = cell.max_score
                 for source in notebook.source_cells:
                     if source.name in grade_ids:
-                        hidden[assignment.name] |= hidden_lines(source.source, delimiters.begin_test_delimeter, delimiters.end_test_delimeter)
+                        hidden[assignment.name] |= hidden_lines(source.source, delimiters.begin_test_delimeter,
+                                                                delimiters.end_test_delimeter)
             hidden[assignment.name].discard("")
         # two queries for the whole class (the ORM's lazy loading costs a query per submission and notebook)
         scores: dict[tuple[str, str], dict[str, float]] = defaultdict(dict)
         grades = (
-            gradebook.db.query(SubmittedAssignment.student_id, Assignment.name, Notebook.name, GradeCell.name, Grade.score)
+            gradebook.db.query(SubmittedAssignment.student_id, Assignment.name, Notebook.name, GradeCell.name,
+                               Grade.score)
             .select_from(Grade)
             .join(GradeCell, Grade.cell_id == GradeCell.id)
             .join(SubmittedNotebook, Grade.notebook_id == SubmittedNotebook.id)
@@ -257,7 +262,8 @@ def failure_messages(path: Path, hidden: set[str]) -> dict[str, str]:
             continue
         failures = errors(cell.get("outputs", []))
         if failures:
-            found[grader["grade_id"]] = message(str(failures[0].get("ename", "")), str(failures[0].get("evalue", "")), hidden)
+            found[grader["grade_id"]] = message(str(failures[0].get("ename", "")), str(failures[0].get("evalue", "")),
+                                                hidden)
     return found
 
 
@@ -272,7 +278,8 @@ def message(ename: str, evalue: str, hidden: set[str]) -> str:
 # -- writing it -------------------------------------------------------------------------------------
 
 
-def write(course: Course, ledger: Ledger, timing: dict[str, float] | None = None, problems: Sequence[str] = (), folder: Path | None = None) -> Path:
+def write(course: Course, ledger: Ledger, timing: dict[str, float] | None = None, problems: Sequence[str] = (),
+          folder: Path | None = None) -> Path:
     """Write ``report.html`` and its CSV files into ``folder`` (the course's work dir); returns the page.
 
     ``timing``: the figures of this run (:meth:`hooklab.grading.run.Stages.figures`), None when it
@@ -283,7 +290,8 @@ def write(course: Course, ledger: Ledger, timing: dict[str, float] | None = None
     write_csv(tables, timing, folder, problems)
     page = folder / REPORT
     feedback = course.step_dir("feedback")
-    links = {s.key: [(page.stem, os.path.relpath(page, folder)) for page in sorted((feedback / s.student / s.assignment).glob("*.html"))]
+    links = {s.key: [(page.stem, os.path.relpath(page, folder))
+                     for page in sorted((feedback / s.student / s.assignment).glob("*.html"))]
              for s in tables.submissions}
     page.write_text(render(tables, timing, list(problems), links))
     return page
@@ -313,22 +321,28 @@ def write_csv(tables: Tables, timing: dict[str, float] | None, folder: Path, pro
     (student ids, reasons, messages and file names are a student's words)."""
     rows = {
         "report-assignments.csv": (
-            ["assignment", "max_score", "submissions", "graded", "held", "not_run", "mean", "median", "lowest", "highest"],
-            [[a.assignment, _number(a.max_score), a.submissions, a.graded, a.held, a.not_run, *map(_number, (a.mean, a.median, a.lowest, a.highest))]
+            ["assignment", "max_score", "submissions", "graded", "held", "not_run", "mean", "median", "lowest",
+             "highest"],
+            [[a.assignment, _number(a.max_score), a.submissions, a.graded, a.held, a.not_run,
+              *map(_number, (a.mean, a.median, a.lowest, a.highest))]
              for a in tables.assignments],
         ),
         "report-scores.csv": (
             ["assignment", "from", "to", "submissions"],
-            [[a.assignment, _number(low), _number(high), count] for a in tables.assignments for low, high, count in a.bins],
+            [[a.assignment, _number(low), _number(high), count] for a in tables.assignments
+             for low, high, count in a.bins],
         ),
         "report-cells.csv": (
-            ["assignment", "notebook", "cell", "points", "submissions", "full_points", "full_points_share", "mean_points"],
-            [[c.assignment, *c.cell.split("/", 1), _number(c.points), c.submissions, c.full, _number(c.share), _number(c.mean)]
+            ["assignment", "notebook", "cell", "points", "submissions", "full_points", "full_points_share",
+             "mean_points"],
+            [[c.assignment, *c.cell.split("/", 1), _number(c.points), c.submissions, c.full, _number(c.share),
+              _number(c.mean)]
              for c in tables.cells],
         ),
         "report-failures.csv": (
             ["assignment", "notebook", "cell", "message", "submissions", "variants"],
-            [[c.assignment, *c.cell.split("/", 1), text, count, variants] for c in tables.cells for text, count, variants in c.messages],
+            [[c.assignment, *c.cell.split("/", 1), text, count, variants] for c in tables.cells
+             for text, count, variants in c.messages],
         ),
         "report-review.csv": (
             ["student", "assignment", "status", "score", "would_score", "max_score", "reasons"],
@@ -336,7 +350,8 @@ def write_csv(tables: Tables, timing: dict[str, float] | None, folder: Path, pro
               _number(s.max_score), "; ".join(s.reasons)]
              for s in [*tables.held, *tables.not_run]],
         ),
-        "report-timing.csv": (["quantity", "value"], [[name, _number(value)] for name, value in (timing or {}).items()]),
+        "report-timing.csv": (["quantity", "value"],
+                              [[name, _number(value)] for name, value in (timing or {}).items()]),
         "report-problems.csv": (["problem"], [[problem] for problem in problems]),
     }
     for name, (header, body) in rows.items():
@@ -362,7 +377,8 @@ def _figure(stats: AssignmentStats, cells: list[CellStats]) -> str:
         width = max(stats.max_score, 1) / 30
         left.bar([low for low, _, _ in stats.bins], [n for _, _, n in stats.bins], width=width, color="#4c72b0")
     else:
-        left.bar([low for low, _, _ in stats.bins], [n for _, _, n in stats.bins], width=[high - low for low, high, _ in stats.bins],
+        left.bar([low for low, _, _ in stats.bins], [n for _, _, n in stats.bins],
+                 width=[high - low for low, high, _ in stats.bins],
                  align="edge", color="#4c72b0", edgecolor="white")
     left.set_xlim(-max(stats.max_score, 1) / 20, max(stats.max_score, 1) * 1.05)
     left.set_xlabel(f"score (of {stats.max_score:g})")
@@ -370,7 +386,8 @@ def _figure(stats: AssignmentStats, cells: list[CellStats]) -> str:
     left.yaxis.get_major_locator().set_params(integer=True)
     left.set_title("Score distribution")
     shares = [100 * (c.share or 0.0) for c in cells][::-1]
-    right.barh(range(len(cells)), shares, color=["#55a868" if s >= 80 else "#dd8452" if s >= 50 else "#c44e52" for s in shares])
+    right.barh(range(len(cells)), shares,
+               color=["#55a868" if s >= 80 else "#dd8452" if s >= 50 else "#c44e52" for s in shares])
     right.set_yticks(range(len(cells)), names, fontsize=8)
     right.set_xlim(0, 100)
     right.set_xlabel("% of submissions with full points")
@@ -382,7 +399,8 @@ def _figure(stats: AssignmentStats, cells: list[CellStats]) -> str:
 
 _STYLE = """
 body{font-family:system-ui,sans-serif;margin:2em auto;max-width:72em;color:#222;padding:0 1em}
-table{border-collapse:collapse;margin:.5em 0 1.5em}td,th{border:1px solid #ccc;padding:.2em .6em;text-align:left;vertical-align:top}
+table{border-collapse:collapse;margin:.5em 0 1.5em}
+td,th{border:1px solid #ccc;padding:.2em .6em;text-align:left;vertical-align:top}
 th{background:#f3f3f3}td.n{text-align:right}img{max-width:100%}.low{color:#b00}.msg{font-family:monospace;font-size:90%}
 ul.msgs{margin:0;padding-left:1.2em}h2{border-bottom:1px solid #ddd;margin-top:2em}
 """
@@ -391,7 +409,8 @@ ul.msgs{margin:0;padding-left:1.2em}h2{border-bottom:1px solid #ddd;margin-top:2
 def _table(header: list[str], rows: list[list[str]], numeric: set[int] = frozenset()) -> str:
     head = "".join(f"<th>{escape(h)}</th>" for h in header)
     cell = "<td class='n'>{}</td>", "<td>{}</td>"
-    body = "".join("<tr>" + "".join(cell[i not in numeric].format(v) for i, v in enumerate(row)) + "</tr>" for row in rows)
+    body = "".join("<tr>" + "".join(cell[i not in numeric].format(v) for i, v in enumerate(row)) + "</tr>"
+                   for row in rows)
     return f"<table><tr>{head}</tr>{body}</table>"
 
 
@@ -428,14 +447,16 @@ def render(tables: Tables, timing: dict[str, float] | None, problems: list[str],
         parts.append("<p>No submission has been graded yet.</p>")
     else:
         parts.append(
-            f"<p>{_count(total, 'submission')} in {_count(sum(1 for a in tables.assignments if a.submissions), 'assignment')}: "
+            f"<p>{_count(total, 'submission')} in "
+            f"{_count(sum(1 for a in tables.assignments if a.submissions), 'assignment')}: "
             f"{sum(a.graded for a in tables.assignments)} graded, {len(tables.held)} held for review, "
-            f"{len(tables.not_run)} could not be run. Scores are after any late penalty; a held or not-run "
-            f"submission scores 0. The same numbers are in the report-*.csv files beside this page.</p>"
+            f"{len(tables.not_run)} could not be run. Scores are after any late penalty; a held or not-run submission "
+            "scores 0. The same numbers are in the report-*.csv files beside this page.</p>"
         )
         parts.append(_table(
             ["assignment", "submissions", "graded", "held", "not run", "mean", "median", "lowest", "highest", "of"],
-            [[f"<a href='#{escape(a.assignment)}'>{escape(a.assignment)}</a>", str(a.submissions), str(a.graded), str(a.held),
+            [[f"<a href='#{escape(a.assignment)}'>{escape(a.assignment)}</a>", str(a.submissions), str(a.graded),
+              str(a.held),
               str(a.not_run), *(escape(_number(v)) for v in (a.mean, a.median, a.lowest, a.highest, a.max_score))]
              for a in tables.assignments],
             numeric=set(range(1, 10)),
@@ -455,12 +476,13 @@ def render(tables: Tables, timing: dict[str, float] | None, problems: list[str],
         )
         if stats.graded + stats.held == 0:
             parts.append("<p>None of them could be run.</p>")
-        parts.append(f"<img alt='score distribution and pass rates of {escape(stats.assignment)}' width='{FIGURE_WIDTH}' "
-                     f"src='data:image/png;base64,{_figure(stats, cells)}'>")
+        parts.append(f"<img alt='score distribution and pass rates of {escape(stats.assignment)}' "
+                     f"width='{FIGURE_WIDTH}' src='data:image/png;base64,{_figure(stats, cells)}'>")
         rows = []
         for cell in sorted(cells, key=lambda c: (c.share if c.share is not None else 2.0)):
             shown = "".join(
-                f"<li><span class='msg'>{escape(text)}</span> × {count}" + (f" ({variants} variants)" if variants > 1 else "") + "</li>"
+                f"<li><span class='msg'>{escape(text)}</span> × {count}"
+                + (f" ({variants} variants)" if variants > 1 else "") + "</li>"
                 for text, count, variants in cell.messages[:MESSAGES_SHOWN]
             )
             more = len(cell.messages) - MESSAGES_SHOWN
@@ -472,20 +494,23 @@ def render(tables: Tables, timing: dict[str, float] | None, problems: list[str],
                 escape(_number(cell.mean)), f"<ul class='msgs'>{shown}</ul>" if shown else "",
             ])
         parts.append("<h3>Test cells, hardest first</h3>")
-        parts.append(_table(["test cell", "points", "submissions", "full points", "mean points", "most common failure messages (submissions)"],
+        parts.append(_table(["test cell", "points", "submissions", "full points", "mean points",
+                             "most common failure messages (submissions)"],
                             rows, numeric={1, 2, 3, 4}))
     parts.append("<h2 id='submissions'>Every submission</h2>")
     if tables.submissions:
         parts.append(_table(["submission", "score", "", "feedback"], [
             [escape(s.key), escape(f"{s.score:g} / {s.max_score:g}"), escape(_standing(s)),
-             " ".join(f"<a href='{escape(quote(href), quote=True)}'>{escape(name)}</a>" for name, href in (feedback or {}).get(s.key, []))]
+             " ".join(f"<a href='{escape(quote(href), quote=True)}'>{escape(name)}</a>"
+                      for name, href in (feedback or {}).get(s.key, []))]
             for s in tables.submissions
         ], numeric={1}))
     else:
         parts.append("<p>None.</p>")
     parts.append("<h2 id='review'>Held for review</h2>")
     if tables.held:
-        parts.append("<p>Their tests ran, but they score 0 until released (<code>hooklab review --release STUDENT/ASSIGNMENT</code>).</p>")
+        parts.append("<p>Their tests ran, but they score 0 until released (<code>hooklab review --release "
+                     "STUDENT/ASSIGNMENT</code>).</p>")
         parts.append(_table(["submission", "would score", "reasons"], [
             [escape(s.key), escape(f"{s.would_be:g} / {s.max_score:g}"), _reasons(s.reasons)] for s in tables.held
         ], numeric={1}))
@@ -494,15 +519,19 @@ def render(tables: Tables, timing: dict[str, float] | None, problems: list[str],
     parts.append("<h2 id='not-run'>Could not be run</h2>")
     if tables.not_run:
         parts.append("<p>They score 0; their feedback gives the reason.</p>")
-        parts.append(_table(["submission", "reason"], [[escape(s.key), escape("; ".join(s.reasons))] for s in tables.not_run]))
+        parts.append(_table(["submission", "reason"],
+                            [[escape(s.key), escape("; ".join(s.reasons))] for s in tables.not_run]))
     else:
         parts.append("<p>None.</p>")
     if problems:
-        parts.append("<h3>Input of this run that was not graded</h3><ul>" + "".join(f"<li>{escape(p)}</li>" for p in problems) + "</ul>")
+        parts.append("<h3>Input of this run that was not graded</h3><ul>"
+                     + "".join(f"<li>{escape(p)}</li>" for p in problems) + "</ul>")
     parts.append("<h2 id='timing'>Timing of this run</h2>")
     if timing:
-        parts.append(_table(["", "value"], [[escape(name), escape(_number(value))] for name, value in timing.items()], numeric={1}))
+        parts.append(_table(["", "value"], [[escape(name), escape(_number(value))] for name, value in timing.items()],
+                            numeric={1}))
     else:
-        parts.append("<p>This run executed no submission (all were unchanged or none was found): there is no timing to show.</p>")
+        parts.append("<p>This run executed no submission (all were unchanged or none was found): there is no timing to "
+                     "show.</p>")
     parts.append("</body></html>\n")
     return "".join(parts)

@@ -41,7 +41,8 @@ _one_at_a_time = threading.Lock()  # a worker process grades one submission at a
 
 def folder_bytes(folder: Path) -> dict[str, bytes]:
     """Every regular file under ``folder``, by its path relative to it (a link is neither followed nor sent)."""
-    return {path.relative_to(folder).as_posix(): path.read_bytes() for path in sorted(folder.rglob("*")) if path.is_file() and not path.is_symlink()}
+    return {path.relative_to(folder).as_posix(): path.read_bytes() for path in sorted(folder.rglob("*"))
+            if path.is_file() and not path.is_symlink()}
 
 
 def unpack(files: dict[str, bytes], folder: Path) -> None:
@@ -105,7 +106,8 @@ class DaskExecution:
     """Where the grading process sends submissions in the Dask mode: ``submit`` returns a future of what
     the local pool's :func:`hooklab.grading.worker.execute` returns, once the autograded files are in place."""
 
-    def __init__(self, course: Course, assignments: list[str], gradebook: Path, scheduler: str | None, workers: int) -> None:
+    def __init__(self, course: Course, assignments: list[str], gradebook: Path, scheduler: str | None,
+                 workers: int) -> None:
         self.course = course
         if scheduler:
             self.cluster, self.client = None, Client(scheduler)
@@ -128,7 +130,8 @@ class DaskExecution:
 
     def submit(self, student: str, assignment: str) -> Future:
         files = folder_bytes(self.course.step_dir("submitted") / student / assignment)
-        remote = self.client.submit(grade, self.plugin, student, assignment, files, key=f"hooklab-{student}-{assignment}-{uuid.uuid4().hex[:8]}", pure=False)
+        remote = self.client.submit(grade, self.plugin, student, assignment, files,
+                                    key=f"hooklab-{student}-{assignment}-{uuid.uuid4().hex[:8]}", pure=False)
         result: Future = Future()
         self._remote[result] = remote
         target = self.course.step_dir("autograded") / student / assignment

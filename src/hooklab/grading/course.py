@@ -25,7 +25,8 @@ class Course:
     timeout: int | None = None  # per-cell seconds; None keeps the configured value
     sandbox: dict[str, object] = field(default_factory=dict, hash=False)  # Sandbox settings over the configured ones
     integrity: bool = True  # the scan, the runtime probe and the proof that each test ran (hooklab.grading.integrity)
-    seed: str = ""  # the run's (hooklab.observations): given to the workers only, so it is no part of a result's fingerprint
+    # the run's (hooklab.observations): given to the workers only, so it is no part of a result's fingerprint
+    seed: str = ""
 
     @cached_property
     def _configured(self) -> Config:
@@ -54,7 +55,8 @@ class Course:
         with ``execute_only`` an autograde that records nothing (the workers' part of grading)."""
         config = copy.deepcopy(self._configured)
         if execute_only:
-            config.Autograde.autograde_preprocessors = [p for p in self.autograde_preprocessors if p not in self.recorders]
+            config.Autograde.autograde_preprocessors = [p for p in self.autograde_preprocessors
+                                                        if p not in self.recorders]
             config.AsyncKernelManager.client_class = READY_CLIENT
             # errors as Python prints them: IPython's default (Context) costs 15-60 ms per error, and a test
             # cell's traceback is cut to its message in the feedback anyway
@@ -82,7 +84,8 @@ class Course:
     @property
     def autograde_preprocessors(self) -> list[type]:
         """The preprocessors nbgrader's autograde runs after sanitising, as configured."""
-        names = self._configured.Autograde.get("autograde_preprocessors", Autograde.class_traits()["autograde_preprocessors"].default())
+        names = self._configured.Autograde.get("autograde_preprocessors",
+                                               Autograde.class_traits()["autograde_preprocessors"].default())
         return [import_item(p) if isinstance(p, str) else p for p in names]
 
     @property
@@ -94,7 +97,8 @@ class Course:
     def private_paths(self) -> list[Path]:
         """What no student's kernel may see (:mod:`hooklab.grading.sandbox`): the course, the gradebook and
         hooklab's files, and every step's folder; a kernel sees only its own working folder inside them."""
-        steps = [self.root / self.coursedir.source_directory, *map(self.step_dir, ("submitted", "autograded", "feedback"))]
+        steps = [self.root / self.coursedir.source_directory,
+                 *map(self.step_dir, ("submitted", "autograded", "feedback"))]
         return [self.root, self.work_dir, Path(self.db_url.removeprefix("sqlite:///")), *steps]
 
     def step_dir(self, step: str) -> Path:
@@ -115,7 +119,8 @@ class Course:
     def cell_ids(self) -> dict[str, frozenset[str]]:
         """Assignment → the ``grade_id`` of every nbgrader cell of its notebooks, from the source folder."""
         source = self.root / self.coursedir.source_directory
-        return {assignment: frozenset(id_ for name in names for id_ in grade_ids(nbformat.read(source / assignment / name, as_version=4).cells))
+        return {assignment: frozenset(id_ for name in names for id_ in grade_ids(
+                    nbformat.read(source / assignment / name, as_version=4).cells))
                 for assignment, names in self.notebooks.items()}
 
     def assignment_of(self, notebook_name: str) -> str | None:

@@ -57,8 +57,10 @@ from hooklab.grading.sandbox import Sandbox, amount
 # Modules the tests import, and where they must come from: the grading environment, not the submission.
 VERIFIED_MODULES = ("hooklab.checks", "torch", "numpy")
 PROOF_PREFIX = "_hooklab_ran_"  # the name each executed test cell assigns last
-COLLECT = "__import__('hooklab.observations', fromlist=['collected']).collected({mark!r})"  # ends a test cell's observations
-EXPLAIN_ERRORS = "__import__('hooklab.hints', fromlist=['explain_errors']).explain_errors()"  # the notebooks' first cell does it too
+# ends a test cell's observations
+COLLECT = "__import__('hooklab.observations', fromlist=['collected']).collected({mark!r})"
+# the notebooks' first cell does it too
+EXPLAIN_ERRORS = "__import__('hooklab.hints', fromlist=['explain_errors']).explain_errors()"
 # What nbclient keeps of each kind of kernel message (an output, a display's update, a widget's state)
 KEPT = {"stream": ("text",), "display_data": ("data", "metadata"), "execute_result": ("data", "metadata"),
         "update_display_data": ("data", "metadata"), "error": ("ename", "evalue", "traceback"),
@@ -131,8 +133,8 @@ class OutputLimits:
             if self.dropped is not None:
                 return False, None
             self.dropped = index
-            return False, _shown(f"… [output dropped from here on: more than the {amount(self.total)} a notebook's outputs "
-                                 "may be in all (c.Sandbox.outputs_size)]")
+            return False, _shown(f"… [output dropped from here on: more than the {amount(self.total)} a notebook's "
+                                 "outputs may be in all (c.Sandbox.outputs_size)]")
         self.kept += size * copies
         if test and key[1] in SCORED:
             self.scored.add(key)
@@ -150,11 +152,13 @@ class OutputLimits:
         if kind == "stream":
             content["text"] = _cut(content["text"], room)
         elif kind == "error":  # still an error, which fails a test: its name and message a quarter each, traceback half
-            content.update(ename=_cut(content.get("ename", ""), room // 4), evalue=_cut(content.get("evalue", ""), room // 4, self.marker),
+            content.update(ename=_cut(content.get("ename", ""), room // 4),
+                           evalue=_cut(content.get("evalue", ""), room // 4, self.marker),
                            traceback=[_cut("\n".join(content.get("traceback", [])), room // 2, self.marker)])
         else:  # a display or a result: its text, without rich data
             plain = (content.get("data") or {}).get("text/plain")
-            content.update(data={"text/plain": f"{_cut(plain if isinstance(plain, str) else '', room)}\n{self.marker}"}, metadata={})
+            content.update(data={"text/plain": f"{_cut(plain if isinstance(plain, str) else '', room)}\n{self.marker}"},
+                           metadata={})
 
     @staticmethod
     def _size(kind: str, content: dict[str, Any]) -> int:
@@ -165,9 +169,11 @@ class OutputLimits:
         notes = []
         if self.cut:
             cells = ", ".join(str(index + 1) for index in sorted(self.cut))
-            notes.append(f"output cut to {amount(self.size)} in cell{'s' if len(self.cut) > 1 else ''} {cells} (c.Sandbox.output_size)")
+            notes.append(f"output cut to {amount(self.size)} in cell{'s' if len(self.cut) > 1 else ''} {cells} "
+                         "(c.Sandbox.output_size)")
         if self.dropped is not None:
-            notes.append(f"output dropped from cell {self.dropped + 1} on: more than {amount(self.total)} in all (c.Sandbox.outputs_size)")
+            notes.append(f"output dropped from cell {self.dropped + 1} on: more than {amount(self.total)} in all "
+                         "(c.Sandbox.outputs_size)")
         return notes
 
 
@@ -203,23 +209,27 @@ class GuardedExecute(Execute):
         if not (self.spare_kernels and kernels.SUPPORTED):
             return await super().async_start_new_kernel(**kwargs)
         kind = (self.kernel_name, *self._arguments())
-        spare = kernels.SPARES.take(kind, kwargs.get("cwd") or self.resources.get("metadata", {}).get("path") or os.getcwd())
+        spare = kernels.SPARES.take(kind,
+                                    kwargs.get("cwd") or self.resources.get("metadata", {}).get("path") or os.getcwd())
         if spare is not None:
             self.km = spare
         else:
             await super().async_start_new_kernel(**kwargs)
         if isinstance(self.km.provisioner, kernels.PreloadedProvisioner):  # not under plain `nbgrader autograde`
-            await kernels.SPARES.keep(kind, self.kernel_manager_class(kernel_name=self.kernel_name, config=self.config), self._arguments())
+            await kernels.SPARES.keep(kind, self.kernel_manager_class(kernel_name=self.kernel_name, config=self.config),
+                                      self._arguments())
 
     start_new_kernel = run_sync(async_start_new_kernel)  # nbclient's synchronous setup_kernel calls this one
 
     def _arguments(self) -> list[str]:
         """The kernel's extra arguments as nbclient gives them (IPython's history kept in memory)."""
-        if not self.ipython_hist_file or any(argument.startswith("--HistoryManager.hist_file") for argument in self.extra_arguments):
+        if not self.ipython_hist_file or any(argument.startswith("--HistoryManager.hist_file")
+                                             for argument in self.extra_arguments):
             return list(self.extra_arguments)
         return [*self.extra_arguments, f"--HistoryManager.hist_file={self.ipython_hist_file}"]
 
-    def preprocess(self, nb: NotebookNode, resources: ResourcesDict, km: Any = None) -> tuple[NotebookNode, ResourcesDict]:
+    def preprocess(self, nb: NotebookNode, resources: ResourcesDict,
+                   km: Any = None) -> tuple[NotebookNode, ResourcesDict]:
         self._before_tests = _before_tests(nb)
         self._carried: dict[str, Any] | None = None  # the probe's answer carried by the last code cell
         self._baseline = ""
@@ -232,7 +242,8 @@ class GuardedExecute(Execute):
         self._drivers = source is not None and judge.has_drivers(source)
         # a cell's seed is keyed by the source's cell it is: by id, else by its code (a notebook saved without ids)
         self._source_ids = {cell.get("id") for cell in source.cells} if self._drivers else set()
-        self._source_code = {cell.source: cell.get("id") for cell in source.cells if cell.cell_type == "code"} if self._drivers else {}
+        self._source_code = ({cell.source: cell.get("id") for cell in source.cells if cell.cell_type == "code"}
+                             if self._drivers else {})
         self._notebook = resources.get("nbgrader", {}).get("notebook", "")
         self._begun: int | None = None  # the index of the code cell that the last begin() was for
         self._seeds: dict[int, str] = {}  # code cell index → the seed its begin() was given
@@ -245,7 +256,8 @@ class GuardedExecute(Execute):
         nb.metadata[METADATA]["seconds"] = {"kernel": ready - self._started, "cells": time.perf_counter() - ready}
         return nb, resources
 
-    def preprocess_cell(self, cell: NotebookNode, resources: ResourcesDict, index: int) -> tuple[NotebookNode, ResourcesDict]:
+    def preprocess_cell(self, cell: NotebookNode, resources: ResourcesDict,
+                        index: int) -> tuple[NotebookNode, ResourcesDict]:
         self._ready = self._ready or time.perf_counter()  # the first cell: the kernel is ready
         if self._stopped:
             if utils.is_grade(cell):
@@ -269,24 +281,28 @@ class GuardedExecute(Execute):
         sent = judge.without_expectations(original) if self._drivers else original
         cell.source = f"{sent}\n{proof} = True\n" if self.integrity else sent
         try:
-            cell, resources = self._run(cell, resources, index, f"{kernels.PROBE}.check({proof!r})" if self.integrity else "")
+            cell, resources = self._run(cell, resources, index,
+                                        f"{kernels.PROBE}.check({proof!r})" if self.integrity else "")
         finally:
             cell.source = original
         if not self._stopped and self.integrity:
             ran = self._check(f"in cell {index + 1}", proof, answer=self._carried)
             if not ran and passed(cell):
                 self._not_run.append(f"test cell {index + 1} did not run to its end")
-                cell.outputs.append(error_output(NOT_RUN, "test did not run: it was skipped, rewritten or its error swallowed"))
+                cell.outputs.append(error_output(NOT_RUN,
+                                                 "test did not run: it was skipped, rewritten or its error swallowed"))
         return cell, resources
 
-    def _run(self, cell: NotebookNode, resources: ResourcesDict, index: int, probe: str = "") -> tuple[NotebookNode, ResourcesDict]:
+    def _run(self, cell: NotebookNode, resources: ResourcesDict, index: int,
+             probe: str = "") -> tuple[NotebookNode, ResourcesDict]:
         """Execute a cell; with ``probe``, the probe's answer to that expression, evaluated once the cell has
         run without an error, is kept in ``_carried`` (else None, once a code cell is executed)."""
         if cell.cell_type == "code" and cell.source.strip():  # executed: what it carries replaces the last
             self._carried = None
         carrier = self.kc if isinstance(self.kc, kernels.ReadyClient) else None
         following = self._next_code(index) if self._drivers else None
-        self._mark = secrets.token_hex(16)  # ends this cell's observations on the channel; unknown to the kernel until then
+        # ends this cell's observations on the channel; unknown to the kernel until then
+        self._mark = secrets.token_hex(16)
         expressions = {  # in this order: the observations are collected before the next cell's begin() clears them
             **({"observed": COLLECT.format(mark=self._mark)} if self._drivers and utils.is_grade(cell) else {}),
             **({"probe": probe} if probe else {}),
@@ -297,9 +313,11 @@ class GuardedExecute(Execute):
         try:
             return super().preprocess_cell(cell, resources, index)
         except CellTimeoutError:
-            self._stop(cell, "CellTimeoutError", f"cell {index + 1} still running {self.timeout} s after interrupt; kernel stopped")
+            self._stop(cell, "CellTimeoutError",
+                       f"cell {index + 1} still running {self.timeout} s after interrupt; kernel stopped")
         except DeadKernelError:
-            self._stop(cell, "DeadKernelError", f"the kernel died in cell {index + 1} (os._exit, a crash or out of memory)")
+            self._stop(cell, "DeadKernelError",
+                       f"the kernel died in cell {index + 1} (os._exit, a crash or out of memory)")
         finally:
             if carrier is not None:
                 carrier.expressions = {}  # not sent (an empty cell is not executed): not for another cell
@@ -343,7 +361,8 @@ class GuardedExecute(Execute):
         id, which a given cell keeps when edited; else the source cell with its code, for a notebook saved without
         ids), else its code."""
         cell = self.nb.cells[index]
-        key = (cell.metadata.get("nbgrader", {}).get("grade_id") or (cell.get("id") if cell.get("id") in self._source_ids else None)
+        key = (cell.metadata.get("nbgrader", {}).get("grade_id")
+               or (cell.get("id") if cell.get("id") in self._source_ids else None)
                or self._source_code.get(cell.source) or hashlib.sha256(cell.source.encode()).hexdigest())
         seed = self._seeds[index] = observations.cell_seed(self.seed, self._notebook, key)
         test = utils.is_grade(cell)
@@ -390,7 +409,8 @@ class GuardedExecute(Execute):
         expected = {name: importlib.util.find_spec(name).origin for name in VERIFIED_MODULES}
         # begin() first: it connects the observation channel, which the snapshot then holds; the notebooks'
         # short error messages are installed before it, so that their first cell installing them changes nothing
-        answer = self._ask(f"{kernels.PROBE}.snapshot({expected!r})", f"{kernels.LOAD_PROBE}\n{EXPLAIN_ERRORS}\n{begin}\n",
+        answer = self._ask(f"{kernels.PROBE}.snapshot({expected!r})",
+                           f"{kernels.LOAD_PROBE}\n{EXPLAIN_ERRORS}\n{begin}\n",
                            kernels.FILL_WORKING_COPY)
         self._begun = first if self._drivers else None
         if answer is None:

@@ -12,7 +12,8 @@ from nbgrader import utils
 from nbgrader.api import Gradebook, MissingEntry
 
 
-def ensure_assignments(gradebook_url: str, sources: dict[str, list[Path]], generate, *, force: bool = False) -> list[str]:
+def ensure_assignments(gradebook_url: str, sources: dict[str, list[Path]], generate, *,
+                       force: bool = False) -> list[str]:
     """Register each assignment (nbgrader's generate_assignment) that is missing from the gradebook, or
     whose test cells there differ from its source notebooks (a hidden test was changed), or all with
     ``force``; returns those it failed on."""
@@ -66,7 +67,8 @@ class Entry:
     would_be: dict[str, float] = field(default_factory=dict)  # "notebook/grade_id" → points once released
     notes: list[str] = field(default_factory=list)  # repaired cells, a kernel that stopped
     released: bool = False  # an instructor released it after review (hooklab review --release)
-    seeds: dict[str, str] = field(default_factory=dict)  # notebook → its hidden tests' seed (HOOKLAB_SEED draws them again)
+    # notebook → its hidden tests' seed (HOOKLAB_SEED draws them again)
+    seeds: dict[str, str] = field(default_factory=dict)
 
     @property
     def is_held(self) -> bool:

@@ -111,7 +111,8 @@ FORBIDDEN_MODULES = {
 # os functions that start processes: a forked child computes where no watch of the kernel's sees it.
 OS_PROCESSES = ("fork", "spawn", "exec", "system", "popen", "posix_spawn", "register_at_fork")
 # os functions that work on file descriptors: the kernel's connections to the grader are among them.
-OS_DESCRIPTORS = {"dup", "dup2", "close", "closerange", "open", "openpty", "write", "writev", "pwrite", "fdopen", "pipe", "pipe2",
+OS_DESCRIPTORS = {"dup", "dup2", "close", "closerange", "open", "openpty", "write", "writev", "pwrite", "fdopen",
+                  "pipe", "pipe2",
                   "set_inheritable", "set_blocking", "sendfile", "ftruncate", "read", "readv", "pread", "lseek"}
 # What a student may take of inspect: a callable's signature and source, what kind of object something is. The rest
 # reads frames, closures, globals and members (inspect.getclosurevars, getmembers) or finds modules (getmodule).
@@ -201,7 +202,8 @@ TORCH_PRIVATE_ALLOWED = {"_dynamo", "_logging"}  # private modules of torch's th
 
 # nn.Module's methods that tests read a model through: one set on a model object (``model.named_parameters = …``)
 # would show the tests parts the model does not have.
-MODULE_READS = frozenset({"parameters", "named_parameters", "buffers", "named_buffers", "children", "named_children", "modules",
+MODULE_READS = frozenset({"parameters", "named_parameters", "buffers", "named_buffers", "children", "named_children",
+                          "modules",
                           "named_modules", "state_dict", "get_parameter", "get_buffer", "get_submodule"})
 
 # What one assignment teaches and so may use, though the scan holds it everywhere else. Notebook 09 teaches torch's
@@ -280,11 +282,13 @@ def definitions_of(sources: Iterable[str]) -> set[str]:
 
 def names_loaded(sources: Iterable[str]) -> set[str]:
     """Every name the given code reads (the test cells: what an answer must not rebind)."""
-    return {node.id for tree in _trees(sources) for node in ast.walk(tree) if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)}
+    return {node.id for tree in _trees(sources) for node in ast.walk(tree) if isinstance(node, ast.Name)
+            and isinstance(node.ctx, ast.Load)}
 
 
 def scan(
-    cells: Iterable[tuple[int, str]], given_imports: dict[str, str], test_names: set[str], given_definitions: Iterable[str] = (),
+    cells: Iterable[tuple[int, str]], given_imports: dict[str, str], test_names: set[str],
+         given_definitions: Iterable[str] = (),
     allowed: frozenset[str] = frozenset(),
 ) -> list[Finding]:
     """Findings in the student's code cells, given as (1-based cell number, source).
@@ -334,11 +338,13 @@ class _Unwrapped(ast.NodeTransformer):
         self.generic_visit(node)
         key = node.slice.value if isinstance(node.slice, ast.Constant) else None
         found = None
-        if isinstance(node.value, (ast.List, ast.Tuple)) and type(key) is int and not any(isinstance(e, ast.Starred) for e in node.value.elts):
+        if (isinstance(node.value, (ast.List, ast.Tuple)) and type(key) is int
+            and not any(isinstance(e, ast.Starred) for e in node.value.elts)):
             if -len(node.value.elts) <= key < len(node.value.elts):
                 found = node.value.elts[key]
         elif isinstance(node.value, ast.Dict) and key is not None:
-            found = next((v for k, v in zip(node.value.keys, node.value.values) if isinstance(k, ast.Constant) and k.value == key), None)
+            found = next((v for k, v in zip(node.value.keys, node.value.values)
+                          if isinstance(k, ast.Constant) and k.value == key), None)
         return ast.copy_location(found, node) if found is not None and isinstance(node.ctx, ast.Load) else node
 
 
@@ -446,11 +452,13 @@ def _technique(dotted: str) -> str | None:
 
 def _private(name: str) -> bool:
     """A private name of torch's that no notebook needs (they use torch._dynamo, torch._logging, torch._foreach_*)."""
-    return name.startswith("_") and not name.startswith("__") and name not in TORCH_PRIVATE_ALLOWED and not name.startswith("_foreach_")
+    return (name.startswith("_") and not name.startswith("__") and name not in TORCH_PRIVATE_ALLOWED
+            and not name.startswith("_foreach_"))
 
 
 class _Checker(ast.NodeVisitor):
-    def __init__(self, imported: dict[str, str], given: dict[str, str], protected: set[str], permitted: frozenset[str] = frozenset()) -> None:
+    def __init__(self, imported: dict[str, str], given: dict[str, str], protected: set[str],
+                 permitted: frozenset[str] = frozenset()) -> None:
         self.imported = imported  # grows with the student's own imports, across cells
         self.permitted = permitted  # dotted names this assignment may use (ALLOWED)
         self.given = given
@@ -574,7 +582,7 @@ class _Checker(ast.NodeVisitor):
         self.globals = outer
         self.depth -= 1
 
-    visit_AsyncFunctionDef = visit_FunctionDef
+    visit_AsyncFunctionDef = visit_FunctionDef  # noqa: N815 (ast.NodeVisitor's name for the method)
 
     def visit_Lambda(self, node: ast.Lambda) -> None:
         self._scoped(node)
@@ -582,7 +590,8 @@ class _Checker(ast.NodeVisitor):
     def visit_ClassDef(self, node: ast.ClassDef) -> None:
         self.bind(node, node.name)
         methods = {item.name for item in node.body if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef))}
-        methods |= {t.id for item in node.body if isinstance(item, ast.Assign) for t in item.targets if isinstance(t, ast.Name)}
+        methods |= {t.id for item in node.body if isinstance(item, ast.Assign) for t in item.targets
+                    if isinstance(t, ast.Name)}
         bases = {self.origin(base) or "" for base in node.bases}
         handlers = {MODE_HANDLERS[base] for base in bases if base in self.permitted & MODE_HANDLERS.keys()}
         mode_handler = next(iter(handlers)) if len(handlers) == 1 and len(bases) == 1 and not node.keywords else None
@@ -604,16 +613,19 @@ class _Checker(ast.NodeVisitor):
 
     def _imported_by_name(self, node: ast.AST) -> str | None:
         """The module ``importlib.import_module("name")`` imports (a constant name, no package), or None."""
-        if not (isinstance(node, ast.Call) and self.origin(node.func) == ".".join(IMPORT_MODULE) and len(node.args) == 1 and not node.keywords):
+        if not (isinstance(node, ast.Call) and self.origin(node.func) == ".".join(IMPORT_MODULE)
+                and len(node.args) == 1 and not node.keywords):
             return None
         return _constant_text(node.args[0])
 
     def _fetched(self, node: ast.AST) -> str | None:
-        """The dotted path ``getattr(module, "name")`` reaches, or ``importlib.import_module("name")`` imports, or None."""
+        """The dotted path ``getattr(module, "name")`` reaches, or ``importlib.import_module("name")`` imports, or
+        None."""
         imported = self._imported_by_name(node)
         if imported is not None:
             return imported
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "getattr" and len(node.args) >= 2:
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "getattr"
+            and len(node.args) >= 2):
             target, name = self.origin(node.args[0]), _constant_text(node.args[1])
             if target is not None and name is not None:
                 return f"{target}.{name}"
@@ -642,7 +654,7 @@ class _Checker(ast.NodeVisitor):
         for statement in node.body + node.orelse:
             self.visit(statement)
 
-    visit_AsyncFor = visit_For
+    visit_AsyncFor = visit_For  # noqa: N815 (ast.NodeVisitor's name for the method)
 
     def visit_withitem(self, node: ast.withitem) -> None:
         self.visit(node.context_expr)
@@ -676,7 +688,8 @@ class _Checker(ast.NodeVisitor):
             self.flag(node, f"passes {node.id} as a value (reaches attributes by computed names)")
         elif node.id == "__builtins__":
             self.flag(node, "reaches the builtins (__builtins__)")
-        elif node.id in {"__import__", "get_ipython"} or HISTORY_NAMES.match(node.id) and isinstance(node.ctx, ast.Load):
+        elif (node.id in {"__import__", "get_ipython"} or HISTORY_NAMES.match(node.id)
+              and isinstance(node.ctx, ast.Load)):
             technique = FORBIDDEN_CALLS.get(node.id) or "reads IPython's input history (the test cells' source)"
             self.flag(node, technique)
 
@@ -734,7 +747,8 @@ class _Checker(ast.NodeVisitor):
             self.check_module(node, imported)
             self.check_installed(node, imported)
         if (self.origin(func) or "").endswith(".DataLoader") and any(
-                keyword.arg == "num_workers" and not (isinstance(keyword.value, ast.Constant) and keyword.value.value == 0)
+                keyword.arg == "num_workers" and not (isinstance(keyword.value, ast.Constant)
+                                                      and keyword.value.value == 0)
                 for keyword in node.keywords):
             self.flag(node, "runs code outside its cell (a DataLoader's worker processes)")
         if isinstance(func, ast.Name):
@@ -743,7 +757,8 @@ class _Checker(ast.NodeVisitor):
                 self.flag(node, FORBIDDEN_CALLS[name])
             elif name in {"setattr", "delattr"} and node.args:
                 attribute = _constant_text(node.args[1]) if len(node.args) > 1 else None
-                self.mutate(node, ast.Attribute(value=node.args[0], attr=attribute or "<computed name>", ctx=ast.Store()))
+                self.mutate(node,
+                            ast.Attribute(value=node.args[0], attr=attribute or "<computed name>", ctx=ast.Store()))
                 self.check_attribute_name(node)
             elif name in {"getattr", "hasattr"} and node.args:
                 self.check_attribute_name(node)
@@ -824,7 +839,8 @@ class ScanSubmission(NbGraderPreprocessor):
             (number, cell.source)
             for number, cell in enumerate(nb.cells, start=1)
             if cell.cell_type == "code"
-            and (utils.is_solution(cell) or not (utils.is_grade(cell) or utils.is_locked(cell)) and _code(cell.source) not in unchanged)
+            and (utils.is_solution(cell) or not (utils.is_grade(cell) or utils.is_locked(cell))
+                 and _code(cell.source) not in unchanged)
         ]
         assignment = resources.get("nbgrader", {}).get("assignment", "")
         findings = scan(written, imports, test_names, definitions, allowed_for(assignment))
@@ -833,8 +849,10 @@ class ScanSubmission(NbGraderPreprocessor):
 
 
 @lru_cache(maxsize=16)  # the source's: the same for every submission of the class
-def _given(given: tuple[str, ...], tests: tuple[str, ...]) -> tuple[frozenset[str], dict[str, str], frozenset[str], frozenset[str]]:
+def _given(given: tuple[str, ...], tests: tuple[str, ...]) -> tuple[frozenset[str], dict[str, str], frozenset[str],
+                                                                    frozenset[str]]:
     """What a source notebook's own cells say for the scan: the code of its given cells (one with comments or
     spacing of the student's is still given), what they import (a test's own imports are its own: it imports
     them again as it runs), the names its tests read, and what the given cells define. Callers only read it."""
-    return frozenset(map(_code, given)), imports_of(given), frozenset(names_loaded(tests)), frozenset(definitions_of(given))
+    return (frozenset(map(_code, given)), imports_of(given), frozenset(names_loaded(tests)),
+            frozenset(definitions_of(given)))

@@ -78,9 +78,11 @@ def without_expectations(source: str) -> str:
     for node in ast.walk(tree):
         if not isinstance(node, ast.Call):
             continue
-        name = node.func.id if isinstance(node.func, ast.Name) else node.func.attr if isinstance(node.func, ast.Attribute) else ""
+        name = (node.func.id if isinstance(node.func, ast.Name) else node.func.attr
+                if isinstance(node.func, ast.Attribute) else "")
         position, keyword = EXPECTATIONS.get(name, (None, "expected"))
-        if position is not None and len(node.args) > position and not any(isinstance(a, ast.Starred) for a in node.args[: position + 1]):
+        if (position is not None and len(node.args) > position
+            and not any(isinstance(a, ast.Starred) for a in node.args[: position + 1])):
             spans.append(node.args[position])
         spans += [k.value for k in node.keywords if k.arg in (keyword, "expected")]
     lines = source.splitlines(keepends=True)
@@ -105,7 +107,8 @@ def _without_reference(source: str) -> str:
 def _outermost(nodes: list[ast.AST]) -> list[ast.AST]:
     """The nodes not inside another of them."""
     def inside(a: ast.AST, b: ast.AST) -> bool:
-        return a is not b and (b.lineno, b.col_offset) <= (a.lineno, a.col_offset) and (a.end_lineno, a.end_col_offset) <= (b.end_lineno, b.end_col_offset)
+        return (a is not b and (b.lineno, b.col_offset) <= (a.lineno, a.col_offset)
+                and (a.end_lineno, a.end_col_offset) <= (b.end_lineno, b.end_col_offset))
 
     return [n for n in nodes if not any(inside(n, other) for other in nodes)]
 
@@ -116,7 +119,7 @@ def verdict(observed: list[Any], reference: list[dict[str, Any]]) -> str:
     grader."""
     try:
         return _verdict(observed, reference)
-    except Exception:  # noqa: BLE001 (a payload shaped to break the comparison)
+    except Exception:  # a payload shaped to break the comparison
         return "the test's observations are not readable"
 
 
@@ -124,7 +127,8 @@ def _verdict(observed: list[Any], reference: list[dict[str, Any]]) -> str:
     for index, expected in enumerate(reference):
         label = str(expected.get("label", f"check {index + 1}"))
         if index >= len(observed):
-            return f"{label}: this check observed nothing ({index} of {len(reference)} checks made): the test stopped, or its checkers were changed"
+            return (f"{label}: this check observed nothing ({index} of {len(reference)} checks made): the test "
+                    "stopped, or its checkers were changed")
         got = observed[index]
         if not isinstance(got, dict):
             return f"{label}: the test's observation is not readable"
@@ -142,7 +146,8 @@ def _verdict(observed: list[Any], reference: list[dict[str, Any]]) -> str:
             options = {k: expected[k] for k in ("atol", "rtol", "check_dtype", "equal_nan") if k in expected}
             problem = _compare(got.get("value"), expected.get("value"), label, **options)
         if problem and got.get("label") != expected.get("label"):
-            return f"{label}: this check was not made (the test's checks differ from the reference's from check {index + 1} on)"
+            return (f"{label}: this check was not made (the test's checks differ from the reference's from check "
+                    f"{index + 1} on)")
         if problem:
             return problem
     if len(observed) > len(reference):
@@ -161,7 +166,9 @@ def _compare_distribution(got: Any, expected: dict[str, Any], label: str) -> str
     values = _array(got)
     if values is None or values.size != math.prod(want.get("shape") or ()):
         return f"{label}: the test's observation is not readable"
-    return observations.distribution_problem(values, label, {k: float(expected[k]) for k in observations.DISTRIBUTION if k in expected})
+    return observations.distribution_problem(values, label,
+                                             {k: float(expected[k]) for k in observations.DISTRIBUTION
+                                              if k in expected})
 
 
 def _error_type(encoded: Any) -> str:
@@ -208,7 +215,8 @@ def _compare_dicts(got: dict[str, Any], want: dict[str, Any], label: str, atol: 
     expected_keys = {json.dumps(k, sort_keys=True): (k, v) for k, v in expected_items}
     if len(keyed) != len(items) or set(keyed) != set(expected_keys):
         missing = [_plain(k) for key, (k, _) in expected_keys.items() if key not in keyed]
-        return f"{label} is missing the key {missing[0]}" if missing else f"{label} has keys it should not have: got {_plain(got)}"
+        return f"{label} is missing the key {missing[0]}" if missing else (f"{label} has keys it should not have: got "
+                                                                           f"{_plain(got)}")
     for key, (shown, expected) in expected_keys.items():
         problem = _compare(keyed[key], expected, f"{label}[{_plain(shown)}]", atol, rtol, check_dtype, equal_nan)
         if problem:
@@ -246,7 +254,8 @@ def _compare_tensors(got: dict[str, Any], want: dict[str, Any], label: str, atol
         worst = float(errors.max()) if errors.size else math.nan
     index = numpy.unravel_index(int(wrong[0]), tuple(want["shape"])) if want["shape"] else ()
     where = f" at index {tuple(int(i) for i in index)}" if index else ""
-    return f"{label} has the wrong values{where} ({len(wrong)} of {actual.size} entries wrong, max abs error {worst:.3g})"
+    return (f"{label} has the wrong values{where} ({len(wrong)} of {actual.size} entries wrong, max abs error "
+            f"{worst:.3g})")
 
 
 def _array(encoded: dict[str, Any]) -> numpy.ndarray | None:
@@ -300,7 +309,8 @@ def judge(nb: NotebookNode, reference: dict[str, Any] | None, observed: dict[str
         grade_id = cell.metadata.nbgrader["grade_id"]
         expected = (reference or {}).get(grade_id)
         if expected is None or expected.get("error"):
-            why = f"the reference solution fails it ({expected['error']})" if expected else "the reference solution was not run"
+            why = f"the reference solution fails it ({expected['error']})" if expected else ("the reference solution "
+                                                                                             "was not run")
             notes.append(f"{grade_id} not judged: {why}")
             _unpassed(cell)
             cell.outputs.append(error_output(NOT_JUDGED, f"not judged: {why}"))
@@ -318,6 +328,8 @@ def _unpassed(cell: NotebookNode) -> None:
     """Take out the lines a test cell printed to say it passed (``✓ …``, printed once its checks had observed
     without raising): the grader's verdict says otherwise."""
     for output in cell.outputs:
-        if output.get("output_type") == "stream" and output.get("name") == "stdout" and isinstance(output.get("text"), str):
-            output["text"] = "".join(line for line in output["text"].splitlines(keepends=True) if not line.startswith(PASSED))
+        if (output.get("output_type") == "stream" and output.get("name") == "stdout"
+            and isinstance(output.get("text"), str)):
+            output["text"] = "".join(line for line in output["text"].splitlines(keepends=True)
+                                     if not line.startswith(PASSED))
     cell.outputs = [o for o in cell.outputs if not (o.get("output_type") == "stream" and o.get("text") == "")]

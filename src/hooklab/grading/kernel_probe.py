@@ -71,8 +71,10 @@ def _classes() -> list[type]:
 
         from hooklab.checks import AnswerError  # the errors a test cell fails with: how they show is theirs
 
-        _state["classes"] = [torch.Tensor, torch._C.TensorBase, torch.nn.Module, torch.nn.Parameter, torch.autograd.Function,
-                             torch.Generator, torch.Size, numpy.ndarray, CachingCompiler, TransformerManager, AnswerError,
+        _state["classes"] = [torch.Tensor, torch._C.TensorBase, torch.nn.Module, torch.nn.Parameter,
+                             torch.autograd.Function,
+                             torch.Generator, torch.Size, numpy.ndarray, CachingCompiler, TransformerManager,
+                             AnswerError,
                              GradcheckError]
     return _state["classes"]
 
@@ -106,11 +108,13 @@ def _watch() -> dict[str, tuple[list[str], list[Any], array.array, list[int], li
     watched = {}
     for prefix, (mapping, additions) in _namespaces().items():
         skip = CLASS_CACHES if additions else VOLATILE.get(prefix, set())
-        items = [(key, value) for key, value in list(mapping.items()) if key not in skip and (additions or not isinstance(value, types.ModuleType))]
+        items = [(key, value) for key, value in list(mapping.items()) if key not in skip
+                 and (additions or not isinstance(value, types.ModuleType))]
         values = [value for _, value in items]
         functions = [index for index, value in enumerate(values) if type(value) is types.FunctionType]
         parts = _parts(values, functions)
-        watched[prefix] = ([key for key, _ in items], values, _ids(values), functions, parts, _ids(chain.from_iterable(parts)))
+        watched[prefix] = ([key for key, _ in items], values, _ids(values), functions, parts,
+                           _ids(chain.from_iterable(parts)))
     return watched
 
 
@@ -189,7 +193,8 @@ def _shell_facts(shell: Any) -> dict[str, str]:
     }
     manager = shell.input_transformer_manager
     for attribute in ("cleanup_transforms", "line_transforms", "token_transformers"):
-        facts[f"IPython input_transformer_manager.{attribute}"] = repr([_token(t) for t in getattr(manager, attribute, [])])
+        facts[f"IPython input_transformer_manager.{attribute}"] = repr([_token(t)
+                                                                        for t in getattr(manager, attribute, [])])
     for event, callbacks in shell.events.callbacks.items():
         foreign = [_token(c) for c in callbacks if not _library_callable(c)]
         facts[f"IPython event {event}"] = repr(foreign)
@@ -211,7 +216,8 @@ def _library_callable(callback: Any) -> bool:
     return isinstance(function, types.FunctionType) and (function.__module__ or "").startswith(LIBRARY_PREFIXES)
 
 
-def _digest(facts: dict[str, str], kept: dict[str, tuple[list[str], list[Any], array.array, list[str], array.array]]) -> str:
+def _digest(facts: dict[str, str],
+            kept: dict[str, tuple[list[str], list[Any], array.array, list[str], array.array]]) -> str:
     """One hash of the facts' text and, namespace by namespace, of the names watched in it, the identity
     (``ids``, given) and type of each value kept, the names added to it and the identity of its functions'
     code and defaults (``part_ids``, given)."""
@@ -228,7 +234,8 @@ def _own_wrapper(new: Any, old: Any) -> bool:
     """Whether ``new`` is the library's own wrapper of ``old`` (torch wraps ``torch.manual_seed``
     when torch._dynamo loads): a function defined in the library's files whose ``__wrapped__`` is ``old``."""
     code = getattr(new, "__code__", None)
-    library = os.path.dirname(getattr(sys.modules.get((getattr(old, "__module__", None) or "").split(".")[0]), "__file__", "") or "")
+    package = sys.modules.get((getattr(old, "__module__", None) or "").split(".")[0])
+    library = os.path.dirname(getattr(package, "__file__", "") or "")
     return (
         isinstance(new, types.FunctionType)
         and getattr(new, "__wrapped__", None) is old
@@ -296,7 +303,8 @@ def snapshot(expected_files: dict[str, str]) -> str:
     shell = get_ipython()
     facts, watched = _facts(shell), _watch()
     _state.update(shell=shell, facts=facts, watched=watched, folder=os.path.realpath(os.getcwd()))
-    kept = {prefix: (keys, values, ids, [], part_ids) for prefix, (keys, values, ids, _, _, part_ids) in watched.items()}
+    kept = {prefix: (keys, values, ids, [], part_ids)
+            for prefix, (keys, values, ids, _, _, part_ids) in watched.items()}
     return json.dumps({"digest": _digest(facts, kept), "problems": problems})
 
 
@@ -318,7 +326,8 @@ def check(proof: str = "") -> str:
         now_parts = _parts(values, functions)  # the snapshot's functions, wherever they are now
         now_part_ids = _ids(chain.from_iterable(now_parts))
         if now_part_ids != part_ids:
-            changes += [f"{prefix}.{keys[index]} (code or defaults)" for index, old, new in zip(functions, parts, now_parts)
+            changes += [f"{prefix}.{keys[index]} (code or defaults)"
+                        for index, old, new in zip(functions, parts, now_parts)
                         if any(a is not b for a, b in zip(old, new))]
         now_ids = _ids(now)
         if now_ids == ids:  # the same object under every name

@@ -26,9 +26,9 @@ import importlib.util
 import json
 import os
 import re
+import secrets
 import select
 import shutil
-import secrets
 import signal
 import socket
 import struct
@@ -46,7 +46,14 @@ from jupyter_client.provisioning import LocalProvisioner
 
 from hooklab import observations
 from hooklab.grading.sandbox import (
-    Kernel, Sandbox, SandboxError, copy_regular_files, environment, fill_awaited_working_copy, keep_socket_folder, sockets_bound,
+    Kernel,
+    Sandbox,
+    SandboxError,
+    copy_regular_files,
+    environment,
+    fill_awaited_working_copy,
+    keep_socket_folder,
+    sockets_bound,
     spawn,
 )
 
@@ -56,7 +63,8 @@ PROVISIONER = "hooklab-preloaded"
 # imports debugpy; the parts of IPython's shell).
 PRELOAD = (
     "torch", "numpy", "hooklab.checks",
-    "ipykernel.kernelapp", "ipykernel.debugger", "IPython.core.debugger", "IPython.core.completerlib", "IPython.core.oinspect",
+    "ipykernel.kernelapp", "ipykernel.debugger", "IPython.core.debugger", "IPython.core.completerlib",
+           "IPython.core.oinspect",
     "IPython.core.logger", "IPython.extensions.storemagic", "sqlite3", "tornado.queues", "tornado.platform.asyncio",
 )
 # The notebooks' other slow imports, each preloaded where the code of a notebook to grade matches its pattern
@@ -186,17 +194,20 @@ def _answer(line: socket.socket, started: set[int], supervisors: set[int], folde
         if "preload" in request:  # no reply, whatever happens: the line's next reply is its next kernel's
             try:
                 preload(request["preload"])
-            except Exception as error:  # noqa: BLE001 (a module that fails to import costs its own preloading)
-                print(f"hooklab kernel server: could not preload {request['preload']} ({error!r}); kernels import them themselves", file=sys.stderr)
+            except Exception as error:  # a module that fails to import costs its own preloading
+                print(f"hooklab kernel server: could not preload {request['preload']} ({error!r}); kernels import them "
+                      "themselves", file=sys.stderr)
             return True
         folders.add(request["sockets"])
-        pid, pidfd = spawn(Sandbox(**request["sandbox"]), request["cwd"], request["sockets"], lambda: _become_kernel(request, channel),
+        pid, pidfd = spawn(Sandbox(**request["sandbox"]), request["cwd"], request["sockets"],
+                           lambda: _become_kernel(request, channel),
                            request["spare"], channel)
         reply, fds = {"pid": pid}, [pidfd]
         supervisors.add(pidfd)
         started.add(pidfd)
-    except Exception as error:  # noqa: BLE001 (a bad request costs its kernel, not the server)
-        reply, fds = {"error": str(error) if isinstance(error, (SandboxError, OSError)) else f"{type(error).__name__}: {error}"}, []
+    except Exception as error:  # a bad request costs its kernel, not the server
+        reply, fds = {"error": str(error) if isinstance(error, (SandboxError, OSError)) else f"{type(error).__name__}: "
+                                                                                             f"{error}"}, []
     finally:
         if channel >= 0:
             os.close(channel)
@@ -255,8 +266,9 @@ def _draw_once() -> None:
         axes.set_title("title")
         axes.legend()
         figure.savefig(io.BytesIO(), format="png", bbox_inches="tight")
-    except Exception as error:  # noqa: BLE001 (whatever matplotlib raises, the kernels must still start)
-        print(f"hooklab kernel server: could not draw a first figure ({error!r}); kernels draw their own", file=sys.stderr)
+    except Exception as error:  # whatever matplotlib raises, the kernels must still start
+        print(f"hooklab kernel server: could not draw a first figure ({error!r}); kernels draw their own",
+              file=sys.stderr)
 
 
 _SET_BY_IMPORTS: dict[str, str] = {}  # the variables the server's preloading set (as ipykernel's debugger does)
@@ -323,7 +335,8 @@ class KernelServer:
             env["PYTHONHASHSEED"] = hash_seed
         with theirs, listener:
             self.process = subprocess.Popen(
-                [sys.executable, "-m", "hooklab.grading.kernels", str(theirs.fileno()), str(listener.fileno()), *modules],
+                [sys.executable, "-m", "hooklab.grading.kernels", str(theirs.fileno()), str(listener.fileno()),
+                 *modules],
                 stdin=subprocess.DEVNULL, pass_fds=[theirs.fileno(), listener.fileno()], env=env,
             )
         self.pidfd = os.pidfd_open(self.process.pid)
@@ -357,7 +370,8 @@ class KernelServer:
     def _connect(self) -> None:
         if self.user != os.getpid():  # a fork of the owner: a line of its own (the owner's stays the owner's)
             self.line.close()
-            self.line, self.lock, self.user = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET), threading.Lock(), os.getpid()
+            self.line = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+            self.lock, self.user = threading.Lock(), os.getpid()
             self.line.connect(self.address)
 
     def preload(self, modules: list[str]) -> None:
@@ -460,7 +474,8 @@ class ObservationChannel:
         ``start`` not before it, or the lines were too many to keep."""
         first, last = start.encode(), end.encode()
         with self._changed:
-            if not self._changed.wait_for(lambda: last in self._lines or self._ended, timeout) or last not in self._lines:
+            if (not self._changed.wait_for(lambda: last in self._lines or self._ended, timeout)
+                or last not in self._lines):
                 return None
             position = self._lines.index(last)
             lines, self._lines = self._lines[:position], self._lines[position + 1:]
@@ -480,7 +495,7 @@ class ObservationChannel:
         self.kernel_end.close()
 
 
-class PreloadedProvisioner(LocalProvisioner):  # type: ignore[misc]
+class PreloadedProvisioner(LocalProvisioner):
     """jupyter_client's local provisioner, starting kernels through the kernel server, each in a sandbox
     (``c.Sandbox``) and on ``ipc`` sockets in a folder of its own."""
 
@@ -518,7 +533,8 @@ class PreloadedProvisioner(LocalProvisioner):  # type: ignore[misc]
             os.mkdir(self.folder)
         cwd = os.path.realpath(self.folder if spare else kwargs.get("cwd") or os.getcwd())
         self.forked = preloadable(cmd)
-        request = {"argv": cmd, "cwd": cwd, "env": env, "sockets": self.sockets, "fork": self.forked, "spare": spare, "sandbox": sandbox.settings()}
+        request = {"argv": cmd, "cwd": cwd, "env": env, "sockets": self.sockets, "fork": self.forked, "spare": spare,
+                   "sandbox": sandbox.settings()}
         try:
             self.process = KernelServer.instance(env.get("PYTHONHASHSEED"), sandbox).start(request, channel.kernel_end)
         except BaseException:
@@ -538,7 +554,7 @@ class PreloadedProvisioner(LocalProvisioner):  # type: ignore[misc]
         if isinstance(self.process, Kernel):  # jupyter_client polls for the end every 0.1 s: end it first
             try:
                 await asyncio.wait_for(self.process.ended(), KILLED_WITHIN)
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 pass  # jupyter_client's own wait takes over
 
     async def wait(self) -> int | None:
@@ -575,7 +591,8 @@ class Spares:
             return None
         provisioner = manager.provisioner
         process = provisioner.process if isinstance(provisioner, PreloadedProvisioner) and provisioner.forked else None
-        if not isinstance(process, Kernel) or process.poll() is not None or time.monotonic() - process.started > SPARE_MAX_AGE:
+        if (not isinstance(process, Kernel) or process.poll() is not None
+            or time.monotonic() - process.started > SPARE_MAX_AGE):
             self.discard(manager)
             return None
         try:
@@ -600,7 +617,7 @@ class Spares:
 SPARES = Spares()
 
 
-class ReadyClient(AsyncKernelClient):  # type: ignore[misc]
+class ReadyClient(AsyncKernelClient):
     """jupyter_client's asynchronous client, ready as soon as the kernel has answered ``kernel_info`` on
     the shell channel and reported itself idle after it on IOPub: that proves both channels connected
     and leaves nothing of the request on IOPub. jupyter_client's own wait instead reads IOPub until it
@@ -628,7 +645,8 @@ class ReadyClient(AsyncKernelClient):  # type: ignore[misc]
                 raise RuntimeError(f"Kernel didn't respond in {timeout:g} seconds")
 
     @staticmethod
-    async def _answer(channel: Any, msg_type: str, request: str, seconds: float, state: str = "") -> dict[str, Any] | None:
+    async def _answer(channel: Any, msg_type: str, request: str, seconds: float,
+                      state: str = "") -> dict[str, Any] | None:
         """The first ``msg_type`` message on ``channel`` in reply to ``request`` (with ``state``, for a
         status), or None after ``seconds``."""
         deadline = time.monotonic() + seconds

@@ -31,7 +31,8 @@ class Recorded:
     seeds: dict[str, str] = field(default_factory=dict)  # notebook → the seed of its hidden tests' random inputs
 
 
-def record(course: Course, student: str, assignment: str, executed: bool, reference: dict[str, Any] | None = None) -> Recorded:
+def record(course: Course, student: str, assignment: str, executed: bool,
+           reference: dict[str, Any] | None = None) -> Recorded:
     """Record one submission in the course gradebook as nbgrader's autograde does: its submission
     (with the timestamp it was handed in at), then the course's recording preprocessors
     (:attr:`Course.recorders`: scores, late penalties) on each autograded notebook. A notebook that
@@ -45,7 +46,8 @@ def record(course: Course, student: str, assignment: str, executed: bool, refere
             # nbgrader's own submission creation makes SQLAlchemy warn about its session; harmless.
             warnings.simplefilter("ignore", SAWarning)
             gradebook.update_or_create_student(student)
-            gradebook.update_or_create_submission(assignment, student, **({"timestamp": timestamp} if timestamp else {}))
+            gradebook.update_or_create_submission(assignment, student,
+                                                  **({"timestamp": timestamp} if timestamp else {}))
         for name in course.notebooks[assignment]:
             notebook, path = Path(name).stem, course.step_dir("autograded") / student / assignment / name
             if not (executed and path.is_file()):
@@ -54,16 +56,21 @@ def record(course: Course, student: str, assignment: str, executed: bool, refere
             nb = nbformat.read(path, as_version=4)
             observed = nb.metadata.get(METADATA, {}).pop("observed", None)
             if observed is not None:
-                recorded.notes += [f"{notebook}: {note}" for note in judge.judge(nb, (reference or {}).get(notebook), observed)]
+                recorded.notes += [f"{notebook}: {note}"
+                                   for note in judge.judge(nb, (reference or {}).get(notebook), observed)]
                 _would_be(nb)
                 nbformat.write(nb, path)
-            resources = ResourcesDict(nbgrader={"notebook": notebook, "assignment": assignment, "student": student, "db_url": course.db_url})
+            resources = ResourcesDict(nbgrader={"notebook": notebook, "assignment": assignment, "student": student,
+                                                "db_url": course.db_url})
             for recorder in course.recorders:
                 recorder(config=config).preprocess(nb, resources)
             notes = nb.metadata.get(METADATA, {})
             recorded.held += [f"{notebook}: {why}" for why in notes.get("held", [])]
-            recorded.would_be.update({f"{notebook}/{cell}": points for cell, points in notes.get("would_be", {}).items()})
-            recorded.notes += [f"{notebook}: {note}" for note in [notes.get("stopped"), *notes.get("repairs", []), *notes.get("limits", [])] if note]
+            recorded.would_be.update({f"{notebook}/{cell}": points
+                                      for cell, points in notes.get("would_be", {}).items()})
+            recorded.notes += [f"{notebook}: {note}"
+                               for note in [notes.get("stopped"), *notes.get("repairs", []), *notes.get("limits", [])]
+                               if note]
             if "seed" in notes:
                 recorded.seeds[notebook] = notes["seed"]
             for stage, seconds in notes.get("seconds", {}).items():

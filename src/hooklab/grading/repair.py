@@ -30,7 +30,8 @@ def source_notebook(preprocessor: NbGraderPreprocessor, resources: ResourcesDict
     """The assignment's source notebook (solutions and hidden tests) for the notebook being graded."""
     coursedir = CourseDirectory(parent=preprocessor)
     info = resources["nbgrader"]
-    path = Path(coursedir.format_path(coursedir.source_directory, ".", info["assignment"])) / f"{info['notebook']}.ipynb"
+    folder = Path(coursedir.format_path(coursedir.source_directory, ".", info["assignment"]))
+    path = folder / f"{info['notebook']}.ipynb"
     stat = path.stat()
     return copy.deepcopy(_read(path, stat.st_mtime_ns, stat.st_size))
 
@@ -85,7 +86,8 @@ class RepairCells(NbGraderPreprocessor):
                 position = by_grade_id.get(grade_id)
             else:
                 position = by_cell_id.get(cell.get("id"))
-                if position is not None and (position in taken or source[position].cell_type != cell.cell_type or _grade_id(source[position])):
+                if position is not None and (position in taken or source[position].cell_type != cell.cell_type
+                                             or _grade_id(source[position])):
                     position = None
                 if position is None:
                     position = by_text.get((cell.cell_type, cell.source))

@@ -43,7 +43,8 @@ class CellScoresExportPlugin(ExportPlugin):
                         row[f"{notebook.name}/{grade.name}"] = grade.score
                 rows.append(row)
         with open(self.to or "grades.csv", "w", newline="") as handle:
-            writer = csv.DictWriter(handle, ["student", "assignment", "score", "late_penalty", "max_score", "reason", *columns])
+            writer = csv.DictWriter(handle,
+                                    ["student", "assignment", "score", "late_penalty", "max_score", "reason", *columns])
             writer.writeheader()
             writer.writerows({column: spreadsheet_cell(value) for column, value in row.items()} for row in rows)
 
@@ -71,7 +72,8 @@ def standing(entry: Entry) -> str:
 
 
 def summary(
-    entries: dict[str, Entry], rates: dict[str, tuple[float, int]], skipped: int, problems: list[str], reruns: dict[str, int] | None = None
+    entries: dict[str, Entry], rates: dict[str, tuple[float, int]], skipped: int, problems: list[str],
+            reruns: dict[str, int] | None = None
 ) -> str:
     """The report printed at the end of a run; ``reruns``: submissions run again after their worker died."""
     failed = {key: entry.reason for key, entry in sorted(entries.items()) if not entry.ok}
@@ -84,14 +86,16 @@ def summary(
     if entries:
         lines.append("Scores:")
         width = max(len(printable(key)) for key in entries)
-        lines += [f"  {printable(key):<{width}}  {entry.score:5g} / {entry.max_score:g}{standing(entry)}" for key, entry in sorted(entries.items())]
+        lines += [f"  {printable(key):<{width}}  {entry.score:5g} / {entry.max_score:g}{standing(entry)}"
+                  for key, entry in sorted(entries.items())]
     if failed:
         lines.append("Could not be run (scored 0):")
         lines += [f"  {printable(key)}: {printable(reason)}" for key, reason in failed.items()]
     if held:
         lines.append("Held for review (scored 0 until released: hooklab review --release STUDENT/ASSIGNMENT):")
         for key, entry in held.items():
-            more = f" (and {len(entry.held) - 1} more: the reason column of the grades CSV)" if len(entry.held) > 1 else ""
+            more = (f" (and {len(entry.held) - 1} more: the reason column of the grades CSV)" if len(entry.held) > 1
+                    else "")
             lines.append(f"  {printable(key)} (would score {sum(entry.would_be.values()):g} / {entry.max_score:g}): "
                          f"{printable(entry.held[0])}{more}")
     if noted:
@@ -99,7 +103,8 @@ def summary(
         lines += [f"  {printable(key)}: {'; '.join(map(printable, notes))}" for key, notes in noted.items()]
     if reruns:
         lines.append("Run again on another worker after theirs died (the result is the last run's):")
-        lines += [f"  {printable(key)}: {'once' if times == 1 else f'{times} times'}" for key, times in sorted(reruns.items())]
+        lines += [f"  {printable(key)}: {'once' if times == 1 else f'{times} times'}"
+                  for key, times in sorted(reruns.items())]
     if problems:
         lines.append("Input that was not graded:")
         lines += [f"  {printable(problem)}" for problem in problems]

@@ -31,8 +31,8 @@ from hooklab.grading import class_report, kernels, worker
 from hooklab.grading.course import Course, grade_ids
 from hooklab.grading.gradebook import Entry, Ledger, ensure_assignments, graded_keys, max_scores
 from hooklab.grading.record import record
-from hooklab.grading.review import set_manual_scores
 from hooklab.grading.report import CellScoresExportPlugin, pass_rates, standing, summary, write_failure_feedback
+from hooklab.grading.review import set_manual_scores
 from hooklab.grading.sandbox import Sandbox, amount
 from hooklab.grading.submissions import DEFAULT_FILENAME_REGEX, find, opened, place
 from hooklab.grading.untrusted import printable
@@ -54,7 +54,8 @@ def unreadable(folder: Path, notebooks: list[str], sandbox: Sandbox) -> str:
         if not stat.S_ISREG(info.st_mode):
             return f"{name} is a link, not a notebook file"
         if sandbox.notebook_size and info.st_size > sandbox.notebook_size:
-            return f"{name} is {amount(info.st_size)}, more than the {amount(sandbox.notebook_size)} a notebook may be (c.Sandbox.notebook_size)"
+            return (f"{name} is {amount(info.st_size)}, more than the {amount(sandbox.notebook_size)} a notebook may "
+                    "be (c.Sandbox.notebook_size)")
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")  # nbformat's warnings about a notebook's age, not its validity
@@ -65,7 +66,8 @@ def unreadable(folder: Path, notebooks: list[str], sandbox: Sandbox) -> str:
             return f"{name} is not a valid notebook ({first_line[:120]})"
         text = sum(len(cell.source.encode()) for cell in nb.cells)
         if sandbox.source_size and text > sandbox.source_size:
-            return f"{name} has {amount(text)} of text in its cells, more than the {amount(sandbox.source_size)} a notebook may hold (c.Sandbox.source_size)"
+            return (f"{name} has {amount(text)} of text in its cells, more than the {amount(sandbox.source_size)} a "
+                    "notebook may hold (c.Sandbox.source_size)")
     return ""
 
 
@@ -142,9 +144,11 @@ def autograde(
         found = find(folder, course, sandbox, filename_regex, timestamps)
         problems += found.problems
         assignments = sorted({s.assignment for s in found.submissions})
-        sources = {a: sorted((course.root / course.coursedir.source_directory / a).glob("*.ipynb")) for a in assignments}
+        sources = {a: sorted((course.root / course.coursedir.source_directory / a).glob("*.ipynb"))
+                   for a in assignments}
         broken = ensure_assignments(course.db_url, sources, api.generate_assignment, force=force)
-        problems += [f"{a}: nbgrader could not register the assignment; its submissions were not graded" for a in broken]
+        problems += [f"{a}: nbgrader could not register the assignment; its submissions were not graded"
+                     for a in broken]
         graders = {a: grading_fingerprint(course, a) for a in assignments}
         in_gradebook = graded_keys(course.db_url)
         todo, seen, skipped = [], set(), 0
@@ -157,7 +161,8 @@ def autograde(
             else:
                 target, files = place(submission, course)
                 notebooks = course.notebooks[submission.assignment]
-                reason = unreadable(target, notebooks, sandbox) or of_another_assignment(target, submission.assignment, course)
+                reason = (unreadable(target, notebooks, sandbox)
+                          or of_another_assignment(target, submission.assignment, course))
             fingerprint = hashlib.sha256(f"{files}:{graders[submission.assignment]}".encode()).hexdigest()
             if not force and submission.key in in_gradebook and ledger.is_current(submission.key, fingerprint):
                 skipped += 1
@@ -179,7 +184,7 @@ def autograde(
         if not reason:
             try:
                 reference = references[task.assignment].result()
-            except Exception as error:  # noqa: BLE001 (the worker's: the course's notebook or kernel failed)
+            except Exception as error:  # the worker's: the course's notebook or kernel failed
                 reason = f"the reference solution could not be run ({error!r}); run again to retry"
         recorded = record(course, task.student, task.assignment, executed=not reason, reference=reference)
         if not task.reason:  # the stages describe submissions that went to a worker
@@ -188,7 +193,8 @@ def autograde(
             feedback = course.step_dir("feedback") / task.student / task.assignment
             write_failure_feedback(feedback, course.notebooks[task.assignment], reason, points[task.assignment])
         return Entry(task.fingerprint, not reason, reason, recorded.score, points[task.assignment], files=task.files,
-                     held=recorded.held, would_be=recorded.would_be, notes=recorded.notes, released=released, seeds=recorded.seeds)
+                     held=recorded.held, would_be=recorded.would_be, notes=recorded.notes, released=released,
+                     seeds=recorded.seeds)
 
     runnable = []
     for task in todo:
@@ -203,17 +209,21 @@ def autograde(
             snapshot = Path(scratch) / "gradebook.db"
             shutil.copyfile(course.db_url.removeprefix("sqlite:///"), snapshot)
             if not (dask or scheduler):  # one kernel server for the local workers: its preloading is done once
-                code = "\n".join(code_of(path) for assignment in {t.assignment for t in runnable} for path in sources[assignment])
+                code = "\n".join(code_of(path) for assignment in {t.assignment for t in runnable}
+                                 for path in sources[assignment])
                 kernels.start_server(course.config(execute_only=True), code)
             # forked: the workers share this process's kernel server and what it has imported
-            with _shared_heap(), ProcessPoolExecutor(jobs, multiprocessing.get_context("fork"), worker.start, (course, snapshot, course.work_dir / LOG)) as pool:
-                references.update({a: pool.submit(worker.reference, a) for a in sorted({t.assignment for t in runnable})})
+            with _shared_heap(), ProcessPoolExecutor(jobs, multiprocessing.get_context("fork"), worker.start,
+                                                     (course, snapshot, course.work_dir / LOG)) as pool:
+                references.update({a: pool.submit(worker.reference, a)
+                                   for a in sorted({t.assignment for t in runnable})})
                 if dask or scheduler:
                     from hooklab.grading.cluster import DaskExecution  # dask.distributed loads only for this mode
 
                     cluster = DaskExecution(course, sorted({t.assignment for t in runnable}), snapshot, scheduler, jobs)
                     try:
-                        execution = Execution(lambda task: cluster.submit(task.student, task.assignment), cluster.slots, cluster.restarts)
+                        execution = Execution(lambda task: cluster.submit(task.student, task.assignment), cluster.slots,
+                                              cluster.restarts)
                         problems += _run(pool, execution, runnable, ledger, record_result, stages)
                     finally:
                         cluster.close()
@@ -229,7 +239,7 @@ def autograde(
     rates = export(course, ledger, seen)
     try:  # the scores, feedback and CSV are written already: a report that fails costs only itself
         class_report.write(course, ledger, stages.figures(jobs) if stages.count else None, problems)
-    except Exception as error:  # noqa: BLE001 (any failure of matplotlib or of the page)
+    except Exception as error:  # any failure of matplotlib or of the page
         problems.append(f"the class report could not be written ({error!r}); grades.csv has the scores")
     entries = {key: entry for key, entry in ledger.entries.items() if key in seen}
     report = summary(entries, rates, skipped, problems, reruns)
@@ -307,7 +317,8 @@ class Task:
         return f"{self.student}/{self.assignment}"
 
 
-def _run(pool: ProcessPoolExecutor, execution: Execution, tasks: list[Task], ledger: Ledger, record_result, stages: Stages) -> list[str]:
+def _run(pool: ProcessPoolExecutor, execution: Execution, tasks: list[Task], ledger: Ledger, record_result,
+         stages: Stages) -> list[str]:
     """Execute every task, record each as it comes back, then have the pool write its feedback; a task
     enters the ledger once its feedback is done. No more executions are queued than ``execution`` has
     slots, so feedback is written as the run goes and a stopped run loses little. Returns the problems
@@ -326,7 +337,8 @@ def _run(pool: ProcessPoolExecutor, execution: Execution, tasks: list[Task], led
         if entry is not None:
             ledger.set(task.key, entry)
         bar.update()
-        bar.set_postfix_str(f"{printable(task.key)} {'✗ failed' if entry is None else f'{entry.score:g}/{entry.max_score:g}' + standing(entry)}")
+        shown = "✗ failed" if entry is None else f"{entry.score:g}/{entry.max_score:g}" + standing(entry)
+        bar.set_postfix_str(f"{printable(task.key)} {shown}")
 
     def failed(task: Task, error: BaseException) -> None:  # a worker process that died takes its task with it
         problems.append(f"{task.key}: the grading process failed ({error!r}); run again to retry")
@@ -358,7 +370,7 @@ def _run(pool: ProcessPoolExecutor, execution: Execution, tasks: list[Task], led
                 stages.add(queue=time.perf_counter() - submitted - seconds, autograde=seconds)
                 try:
                     entry = record_result(task, reason)
-                except Exception as error:  # noqa: BLE001 (one submission's recording costs only itself)
+                except Exception as error:  # one submission's recording costs only itself
                     failed(task, error)
                     continue
                 if entry.ok:

@@ -40,7 +40,6 @@ from dataclasses import dataclass
 from traitlets import Bool, Float, Int, List, Unicode
 from traitlets.config import Configurable
 
-
 GiB, MiB = 2**30, 2**20
 
 
@@ -56,8 +55,10 @@ THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"
 SANDBOX_HOME = "/tmp"  # the kernel's HOME: writable, private, emptied with the kernel
 # What a kernel takes from the environment jupyter_client asks for (the grader's, with the kernel spec's and
 # jupyter_client's own): the rest of its environment is fixed (environment()).
-KERNEL_VARIABLES = ("JPY_PARENT_PID", "PYTHONHASHSEED", "MPLBACKEND", "PYDEVD_DISABLE_FILE_VALIDATION", "NBGRADER_EXECUTION")
-PRIVATE = "/tmp/.hooklab"  # in a kernel's private tmpfs: its working copy and /dev/shm, and a read-only view of its folder
+KERNEL_VARIABLES = ("JPY_PARENT_PID", "PYTHONHASHSEED", "MPLBACKEND", "PYDEVD_DISABLE_FILE_VALIDATION",
+                    "NBGRADER_EXECUTION")
+# in a kernel's private tmpfs: its working copy and /dev/shm, and a read-only view of its folder
+PRIVATE = "/tmp/.hooklab"
 FILES = f"{PRIVATE}/files"  # the folder the kernel was asked to work in, read-only: its working copy is made from it
 STAGED = f"{PRIVATE}/staged"  # its copy, until the kernel's first request moves it into the working folder
 WORK = f"{PRIVATE}/work"  # the working folder, also mounted where the kernel was asked to work
@@ -67,8 +68,10 @@ class Sandbox(Configurable):
     """Isolation and limits of every grading kernel: ``c.Sandbox.<name>`` in the course configuration.
     Size limits of 0 mean none."""
 
-    isolate = Bool(True, help="namespaces and an unprivileged identity for each kernel (False: --no-sandbox)").tag(config=True)
-    memory = Int(4 * GiB, help="bytes of address space of a kernel (RLIMIT_AS; memory.max with a cgroup)").tag(config=True)
+    isolate = Bool(True, help="namespaces and an unprivileged identity for each kernel (False: "
+                              "--no-sandbox)").tag(config=True)
+    memory = Int(4 * GiB, help="bytes of address space of a kernel (RLIMIT_AS; memory.max with a "
+                               "cgroup)").tag(config=True)
     wall_clock = Float(600.0, help="seconds a kernel may live (one notebook of a submission)").tag(config=True)
     processes = Int(256, help="processes and threads of a sandboxed kernel (RLIMIT_NPROC of its uid)").tag(config=True)
     file_size = Int(1 * GiB, help="largest file a kernel may write (RLIMIT_FSIZE)").tag(config=True)
@@ -79,14 +82,20 @@ class Sandbox(Configurable):
     submission_size = Int(64 * MiB, help="most bytes of one submission's files: a larger one is refused before it is "
                           "copied (and, in a zip, before it is extracted)").tag(config=True)
     submission_files = Int(1000, help="most files in one submission: more are refused the same way").tag(config=True)
-    input_size = Int(4 * GiB, help="most bytes extracted from a class's zip: its members past it are not extracted").tag(config=True)
-    notebook_size = Int(8 * MiB, help="largest submitted notebook file: a larger one is refused before it is read").tag(config=True)
-    source_size = Int(512 * 1024, help="most text in a submitted notebook's cells: more is refused before it runs").tag(config=True)
-    output_size = Int(1 * MiB, help="largest output of a cell kept from a kernel: a larger one is cut, with a note").tag(config=True)
-    outputs_size = Int(8 * MiB, help="most output kept from one notebook's kernel: later outputs are dropped, with a note").tag(config=True)
+    input_size = Int(4 * GiB, help="most bytes extracted from a class's zip: its members past it are not "
+                                   "extracted").tag(config=True)
+    notebook_size = Int(8 * MiB, help="largest submitted notebook file: a larger one is refused before it is "
+                                      "read").tag(config=True)
+    source_size = Int(512 * 1024, help="most text in a submitted notebook's cells: more is refused before it "
+                                       "runs").tag(config=True)
+    output_size = Int(1 * MiB, help="largest output of a cell kept from a kernel: a larger one is cut, with a "
+                                    "note").tag(config=True)
+    outputs_size = Int(8 * MiB, help="most output kept from one notebook's kernel: later outputs are dropped, with a "
+                                     "note").tag(config=True)
     threads = Int(1, help="CPU threads of torch, OpenMP and BLAS in a kernel; 0 keeps their defaults").tag(config=True)
     uid_base = Int(1_900_000_000, help="as root, a kernel runs as uid_base + its supervisor's pid").tag(config=True)
-    hidden = List(Unicode(), help="paths no kernel may see: a kernel whose folders would show one is refused").tag(config=True)
+    hidden = List(Unicode(), help="paths no kernel may see: a kernel whose folders would show one is "
+                                  "refused").tag(config=True)
     cgroup = Unicode("", help="a cgroup v2 folder with the memory controller enabled for its children: "
                      "each kernel then gets a child with memory.max instead of RLIMIT_AS").tag(config=True)
 
@@ -129,7 +138,8 @@ class SandboxError(RuntimeError):
 _libc = ctypes.CDLL(None, use_errno=True)
 _SYSCALLS = {"x86_64": {"pivot_root": 155, "capset": 126}, "aarch64": {"pivot_root": 41, "capset": 91}}
 _SYS_MOUNT_SETATTR = 442  # the same on every architecture
-CLONE_NEWNS, CLONE_NEWIPC, CLONE_NEWUSER, CLONE_NEWPID, CLONE_NEWNET = 0x20000, 0x8000000, 0x10000000, 0x20000000, 0x40000000
+CLONE_NEWNS, CLONE_NEWIPC, CLONE_NEWUSER = 0x20000, 0x8000000, 0x10000000
+CLONE_NEWPID, CLONE_NEWNET = 0x20000000, 0x40000000
 MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_BIND, MS_REC, MS_PRIVATE = 2, 4, 8, 4096, 16384, 1 << 18
 MOUNT_ATTR_RDONLY, MOUNT_ATTR_NOSUID, MOUNT_ATTR_NODEV, AT_RECURSIVE, AT_FDCWD, MNT_DETACH = 1, 2, 4, 0x8000, -100, 2
 PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_CAPBSET_DROP, PR_SET_NO_NEW_PRIVS, PR_CAP_AMBIENT = 1, 4, 24, 38, 47
@@ -153,13 +163,16 @@ def _unshare(flags: int) -> None:
 
 
 def _mount(source: str | None, target: str, fstype: str | None, flags: int, data: str | None = None) -> None:
-    encode = lambda text: None if text is None else os.fsencode(text)  # noqa: E731
+    def encode(text: str | None) -> bytes | None:
+        return None if text is None else os.fsencode(text)
+
     _check(_libc.mount(encode(source), encode(target), encode(fstype), flags, encode(data)), f"mount {target}")
 
 
 def _set_mount_attributes(path: str, attributes: int, flags: int = AT_RECURSIVE) -> None:
     attr = (ctypes.c_uint64 * 4)(attributes, 0, 0, 0)  # struct mount_attr: set, clear, propagation, userns
-    _check(_libc.syscall(_SYS_MOUNT_SETATTR, AT_FDCWD, os.fsencode(path), flags, attr, ctypes.sizeof(attr)), f"mount_setattr {path}")
+    _check(_libc.syscall(_SYS_MOUNT_SETATTR, AT_FDCWD, os.fsencode(path), flags, attr, ctypes.sizeof(attr)),
+           f"mount_setattr {path}")
 
 
 def _prctl(option: int, value: int) -> None:
@@ -197,7 +210,8 @@ class _Start:
     cgroup: str | None = None
     output: int = -1  # the kernel's stdout and stderr, which the supervisor copies into its own stderr
     status: int = -1  # the kernel's wait status, from its init
-    handshake: int = -1  # the kernel's end of a socket pair: "bound" when its sockets are, "sealed" back (sockets_bound)
+    # the kernel's end of a socket pair: "bound" when its sockets are, "sealed" back (sockets_bound)
+    handshake: int = -1
     channel: int = -1  # the kernel's end of its observation channel (kernels.ObservationChannel), kept open for it
 
 
@@ -266,12 +280,14 @@ def _supervise(start: _Start, parent: int) -> None:
         _init(start, me)
     ended = 1 << 8  # exit status 1, should the supervisor itself fail
     try:
-        for fd in (me, start.report, start.output, start.status, start.handshake, *([start.channel] if start.channel >= 0 else [])):
+        for fd in (me, start.report, start.output, start.status, start.handshake,
+                   *([start.channel] if start.channel >= 0 else [])):
             os.close(fd)
         init_fd = os.pidfd_open(init)
         signal.signal(signal.SIGINT, lambda signum, frame: _signal(init_fd, signum))
         if not _watch(init_fd, output, sandbox.wall_clock, handshake, lambda: _seal(start)):
-            print(f"hooklab: the kernel in {start.cwd} reached the wall-clock limit ({sandbox.wall_clock:g} s)", file=sys.stderr)
+            print(f"hooklab: the kernel in {start.cwd} reached the wall-clock limit ({sandbox.wall_clock:g} s)",
+                  file=sys.stderr)
             _signal(init_fd, signal.SIGKILL)
         ended = os.waitpid(init, 0)[1]
         handed = os.read(statuses, 4)
@@ -325,7 +341,7 @@ class _LogCopy:
             return False
         self.open = bool(data)
         if self.copied < LOG_LIMIT <= self.copied + len(data):
-            data = data[: LOG_LIMIT - self.copied] + "\nhooklab: the kernel's further output is dropped\n".encode()
+            data = data[: LOG_LIMIT - self.copied] + b"\nhooklab: the kernel's further output is dropped\n"
         if self.copied < LOG_LIMIT:
             os.write(2, data)
         self.copied += len(data)
@@ -411,8 +427,8 @@ def keep_socket_folder() -> None:
 
 def _seal(start: _Start) -> None:
     """In the supervisor: when the kernel runs under a uid of its own, give its socket folder and what is in it
-    but its sockets (the connection file, a spare's folder) back to the grader's user, which alone may read them or list the
-    folder; others may pass through it (a spare's working folder is inside). The kernel keeps its bound
+    but its sockets (the connection file, a spare's folder) back to the grader's user, which alone may read them or
+    list the folder; others may pass through it (a spare's working folder is inside). The kernel keeps its bound
     sockets but can no longer make, fill or remove a file there: its whole writing is its private tmpfs
     (``disk``). A kernel in a user namespace is its folder's owner and keeps it."""
     if start.uid is None:
@@ -510,7 +526,8 @@ def _layout(sandbox: Sandbox, cwd: str, sockets: str) -> list[_Mount]:
         _Mount("/proc", "proc"),
         _Mount("/dev", "tmpfs", "mode=0755,size=64k"),
         *(_Mount(f"/dev/{name}", "dev") for name in DEVICES),
-        *(_Mount(f"/dev/{name}", "link", f"/proc/self/fd/{fd}") for fd, name in enumerate(("stdin", "stdout", "stderr"))),
+        *(_Mount(f"/dev/{name}", "link", f"/proc/self/fd/{fd}")
+          for fd, name in enumerate(("stdin", "stdout", "stderr"))),
         _Mount("/dev/fd", "link", "/proc/self/fd"),
         _Mount("/dev/shm", "private", f"{PRIVATE}/shm"),
         _Mount(FILES, "ro", cwd),
@@ -670,7 +687,8 @@ def _copy_file(name: str, source_fd: int, target_fd: int, owner: int | None) -> 
     try:
         if not stat.S_ISREG(os.fstat(reading).st_mode):  # replaced since it was listed
             raise OSError(errno.EINVAL, "not a regular file")
-        writing = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644, dir_fd=target_fd)
+        writing = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644,
+                          dir_fd=target_fd)
         try:
             if owner is not None:
                 os.fchown(writing, owner, owner)
@@ -715,7 +733,8 @@ def _cgroup_problem(sandbox: Sandbox) -> str | None:
             enabled = handle.read().split()
     except OSError as error:
         return f"cgroup {sandbox.cgroup}: {error.strerror}"
-    return None if "memory" in enabled else f"cgroup {sandbox.cgroup}: the memory controller is not enabled for its children"
+    return None if "memory" in enabled else (f"cgroup {sandbox.cgroup}: the memory controller is not enabled for its "
+                                             "children")
 
 
 def _cgroup_for_kernel(sandbox: Sandbox) -> str | None:
@@ -828,7 +847,7 @@ class Kernel:
         loop = asyncio.get_running_loop()
         while (code := self.poll()) is None:
             readable = loop.create_future()
-            loop.add_reader(self._pidfd, lambda: readable.done() or readable.set_result(None))
+            loop.add_reader(self._pidfd, lambda readable=readable: readable.done() or readable.set_result(None))
             try:
                 await readable
             finally:

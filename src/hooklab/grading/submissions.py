@@ -47,14 +47,16 @@ def refusal(student: str) -> str:
     if "/" in student or "\\" in student:
         return "a path separator"
     if any(unicodedata.category(character)[0] in "CZ" and character != " " for character in student):
-        return "a control, invisible or formatting character, which could hide what it is or make it look like another id"
+        return ("a control, invisible or formatting character, which could hide what it is or make it look like "
+                "another id")
     if _GLOB & set(student):
         return "one of * ? [ ], which nbgrader would take as a pattern matching other students"
     return ""
 
 
 def _link(path: Path, root: Path) -> str:
-    return f"{printable(path.relative_to(root).as_posix())}: a link, not followed (only the files themselves are graded)"
+    return (f"{printable(path.relative_to(root).as_posix())}: a link, not followed (only the files themselves are "
+            "graded)")
 
 
 @dataclass
@@ -80,9 +82,11 @@ class Found:
 def too_big(size: int, count: int, sandbox: Sandbox) -> str:
     """Why a submission of ``count`` files and ``size`` bytes is refused, or ""."""
     if sandbox.submission_files and count > sandbox.submission_files:
-        return f"{count} files or more, more than the {sandbox.submission_files} a submission may hold (c.Sandbox.submission_files)"
+        return (f"{count} files or more, more than the {sandbox.submission_files} a submission may hold "
+                "(c.Sandbox.submission_files)")
     if sandbox.submission_size and size > sandbox.submission_size:
-        return f"{amount(size)} of files, more than the {amount(sandbox.submission_size)} a submission may hold (c.Sandbox.submission_size)"
+        return (f"{amount(size)} of files, more than the {amount(sandbox.submission_size)} a submission may hold "
+                "(c.Sandbox.submission_size)")
     return ""
 
 
@@ -113,7 +117,8 @@ def opened(path: Path, sandbox: Sandbox) -> Iterator[tuple[Path, list[str]]]:
                 size = sum(member.file_size for member in group)
                 why = _zip_entry_too_big(group, size, sandbox)
                 if not why and sandbox.input_size and extracted + size > sandbox.input_size:
-                    why = f"the zip holds more than the {amount(sandbox.input_size)} extracted in all (c.Sandbox.input_size)"
+                    why = (f"the zip holds more than the {amount(sandbox.input_size)} extracted in all "
+                           "(c.Sandbox.input_size)")
                 if not why:
                     why = _extract(archive, group, Path(scratch), name)
                     extracted += size
@@ -131,7 +136,8 @@ def _zip_entry_too_big(group: list[zipfile.ZipInfo], size: int, sandbox: Sandbox
     """Why a top-level entry of a zip (its members) is not extracted, or ""."""
     if len(group) == 1 and len(_extracted_parts(group[0].filename)) == 1:  # a file: a flat zip's notebook
         notebook = sandbox.notebook_size
-        return f"{amount(size)}, more than the {amount(notebook)} a notebook may be (c.Sandbox.notebook_size)" if notebook and size > notebook else ""
+        return (f"{amount(size)}, more than the {amount(notebook)} a notebook may be (c.Sandbox.notebook_size)"
+                if notebook and size > notebook else "")
     return too_big(size, len(group), sandbox)
 
 
@@ -140,7 +146,7 @@ def _extract(archive: zipfile.ZipFile, group: list[zipfile.ZipInfo], scratch: Pa
     try:
         for member in group:
             archive.extract(member, scratch)
-    except Exception as error:  # noqa: BLE001 (a damaged member raises what its compressor raises: zlib, bz2, lzma…)
+    except Exception as error:  # a damaged member raises what its compressor raises: zlib, bz2, lzma…
         target = scratch / name
         if target.is_dir() and not target.is_symlink():
             shutil.rmtree(target)
@@ -152,7 +158,8 @@ def _extract(archive: zipfile.ZipFile, group: list[zipfile.ZipInfo], scratch: Pa
     return ""
 
 
-def find(folder: Path, course: Course, sandbox: Sandbox, filename_regex: str = DEFAULT_FILENAME_REGEX, timestamps: bool = False) -> Found:
+def find(folder: Path, course: Course, sandbox: Sandbox, filename_regex: str = DEFAULT_FILENAME_REGEX,
+         timestamps: bool = False) -> Found:
     """Every submission in ``folder``: nbgrader's layout if it has subfolders, otherwise flat. ``timestamps``:
     the submissions' ``timestamp.txt`` are nbgrader's, not the students' (always so in the course's own
     ``submitted`` folder)."""
@@ -185,14 +192,16 @@ def _find_student(student_dir: Path, course: Course, root: Path, sandbox: Sandbo
     try:
         entries = sorted(student_dir.iterdir())
     except OSError as error:
-        return Found([], [f"{printable(student_dir.name)}/: could not be read ({printable(str(error))[:160]}); not graded"])
+        return Found([],
+                     [f"{printable(student_dir.name)}/: could not be read ({printable(str(error))[:160]}); not graded"])
     for entry in entries:
         if entry.is_symlink():
             problems.append(_link(entry, root))
         elif entry.is_dir() and entry.name in course.notebooks:
             assignment_dirs.append(entry)
     if not assignment_dirs:
-        problems.append(f"{printable(student_dir.name)}/: no folder named after an assignment ({', '.join(course.notebooks)})")
+        problems.append(f"{printable(student_dir.name)}/: no folder named after an assignment "
+                        f"({', '.join(course.notebooks)})")
     for assignment_dir in assignment_dirs:
         try:
             files, refused = _files_of(assignment_dir, root, sandbox, timestamps, problems)
@@ -215,7 +224,8 @@ def _raise(error: OSError) -> None:
     raise error
 
 
-def _files_of(folder: Path, root: Path, sandbox: Sandbox, timestamps: bool, problems: list[str]) -> tuple[dict[str, Path], str]:
+def _files_of(folder: Path, root: Path, sandbox: Sandbox, timestamps: bool,
+              problems: list[str]) -> tuple[dict[str, Path], str]:
     """A submission folder's regular files by path inside it, and why it is refused ("" if it is not); the links
     and the student's own timestamp left out are added to ``problems``."""
     files, size = {}, 0
@@ -226,7 +236,8 @@ def _files_of(folder: Path, root: Path, sandbox: Sandbox, timestamps: bool, prob
         if path.is_symlink():
             problems.append(_link(path, root))
         elif name == TIMESTAMP and not timestamps:
-            problems.append(f"{printable(path.relative_to(root).as_posix())}: the student's own, left out (hooklab autograde --timestamps takes it)")
+            problems.append(f"{printable(path.relative_to(root).as_posix())}: the student's own, left out (hooklab "
+                            "autograde --timestamps takes it)")
         elif path.is_file():
             files[name] = path
             size += path.lstat().st_size
@@ -250,11 +261,13 @@ def _find_flat(folder: Path, course: Course, sandbox: Sandbox, filename_regex: s
             problems.append(f"{printable(path.name)}: file name does not match {filename_regex!r}, ignored")
             continue
         if why := refusal(info["student_id"]):
-            problems.append(f"{printable(path.name)}: {printable(info['student_id'])!r} refused as a student id ({why}); not graded")
+            problems.append(f"{printable(path.name)}: {printable(info['student_id'])!r} refused as a student id "
+                            f"({why}); not graded")
             continue
         assignment = course.assignment_of(info["file_id"])
         if assignment is None:
-            problems.append(f"{printable(path.name)}: {printable(info['file_id'])!r} is not a notebook of any assignment, ignored")
+            problems.append(f"{printable(path.name)}: {printable(info['file_id'])!r} is not a notebook of any "
+                            "assignment, ignored")
             continue
         submission = found.setdefault((info["student_id"], assignment), Submission(info["student_id"], assignment))
         if not submission.refused:
@@ -296,7 +309,8 @@ def place(submission: Submission, course: Course) -> tuple[Path, str]:
     target = course.step_dir("submitted") / submission.student / submission.assignment
     sources = submission.files  # regular files, none of them a link (find)
     fingerprint = digest(sources)
-    own = target.is_dir() and not target.is_symlink() and all(path.parent.resolve().is_relative_to(target.resolve()) for path in sources.values())
+    own = target.is_dir() and not target.is_symlink() and all(path.parent.resolve().is_relative_to(target.resolve())
+                                                              for path in sources.values())
     if own and not any(path.is_symlink() for path in target.rglob("*")):
         return target, fingerprint  # the input is the course's own submitted folder (a link in it is copied out below)
     if target.is_dir() and digest(files_in(target)) == fingerprint:

@@ -1,10 +1,10 @@
 """Grading in a worker process: nbgrader's autograde runs the submission, nothing is recorded here.
 
-A worker (a process of the local pool, or a Dask worker: :mod:`hooklab.grading.cluster`) executes a
-submission with nbgrader's ``Autograde`` minus the preprocessors that write scores (the parent records them, :func:`hooklab.grading.record.record`), against a private copy
-of the course gradebook: nbgrader's autograde registers the submission as it starts, and SQLite
-gradebooks do not take concurrent writers. Feedback is written once the parent has recorded, from
-the course gradebook, which it only reads.
+A worker (a process of the local pool, or a Dask worker: :mod:`hooklab.grading.cluster`) executes a submission with
+nbgrader's ``Autograde`` minus the preprocessors that write scores (the parent records them,
+:func:`hooklab.grading.record.record`), against a private copy of the course gradebook: nbgrader's autograde
+registers the submission as it starts, and SQLite gradebooks do not take concurrent writers. Feedback is written
+once the parent has recorded, from the course gradebook, which it only reads.
 """
 
 from __future__ import annotations
@@ -66,11 +66,13 @@ class Grader:
             nb = nbformat.read(path, as_version=4)
             if not judge.has_drivers(nb):
                 continue
-            resources = ResourcesDict(metadata={"path": str(folder)}, nbgrader={"assignment": assignment, "notebook": path.stem})
+            resources = ResourcesDict(metadata={"path": str(folder)},
+                                      nbgrader={"assignment": assignment, "notebook": path.stem})
             nb, _ = GuardedExecute(config=self._reference_config).preprocess(nb, resources)
             observed = nb.metadata[METADATA].get("observed", {})
             results[path.stem] = {
-                cell.metadata.nbgrader["grade_id"]: {"observed": observed.get(cell.metadata.nbgrader["grade_id"], []), "error": _error(cell)}
+                cell.metadata.nbgrader["grade_id"]: {"observed": observed.get(cell.metadata.nbgrader["grade_id"], []),
+                                                     "error": _error(cell)}
                 for cell in nb.cells if cell.cell_type == "code" and utils.is_grade(cell)
             }
         return results
@@ -129,7 +131,8 @@ def feedback(student: str, assignment: str) -> float:
 
 
 _REASONS = [
-    (re.compile(r"NotJSONError|not valid JSON|Notebook does not appear to be JSON", re.I), "not a valid notebook file (JSON)"),
+    (re.compile(r"NotJSONError|not valid JSON|Notebook does not appear to be JSON", re.I),
+     "not a valid notebook file (JSON)"),
     # before nbformat's: nbgrader raises a ValidationError for cells whose metadata are not the assignment's
     (re.compile(r"missing grade cell|metadata|MissingEntry", re.I), "the notebook does not match the assignment"),
     (re.compile(r"ValidationError|NBFormatError|Notebook is invalid", re.I), "not a valid notebook (nbformat)"),

@@ -99,7 +99,8 @@ class ApplyOrder(OrderPuzzleView):
             if node.path in guesses:
                 guess = f" {WRONG_MARK} you: {guesses[node.path]}"
                 style, attributes = f"{WRONG_STYLE};{style}", f" class='{WRONG_CLASS}'"
-            lines.append(f"<div{attributes} style='margin-left:{2 * node.depth}em;{style}'>{badge} {html.escape(node.label)}{guess}</div>")
+            lines.append(f"<div{attributes} style='margin-left:{2 * node.depth}em;{style}'>{badge} "
+                         f"{html.escape(node.label)}{guess}</div>")
         caption = f"apply has visited {self.step} of {len(self.visits)} modules"
         self.drawing.value = f"<div style='font-family:monospace;min-width:24em'><i>{caption}</i>{''.join(lines)}</div>"
 
@@ -108,7 +109,8 @@ class ApplyOrder(OrderPuzzleView):
             return self.puzzle_text()
         guesses = self.guesses()
         tree_lines = [
-            f"{'  ' * n.depth}[{n.visit}] {n.label}" + (f"  {WRONG_MARK} you: {guesses[n.path]}" if n.path in guesses else "")
+            f"{'  ' * n.depth}[{n.visit}] {n.label}" + (f"  {WRONG_MARK} you: {guesses[n.path]}" if n.path in guesses
+                                                        else "")
             for n in self.nodes
         ]
         outcome = [self.puzzle.outcome()] if self.puzzle else []

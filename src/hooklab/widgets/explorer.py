@@ -77,7 +77,8 @@ class ModuleExplorer(View):
 
     @staticmethod
     def _details(row: Row) -> str:
-        tensors = [(f"parameter {n}", "×".join(map(str, s)) or "scalar", c, "yes" if g else "no") for n, s, c, g in row.parameters]
+        tensors = [(f"parameter {n}", "×".join(map(str, s)) or "scalar", c, "yes" if g else "no")
+                   for n, s, c, g in row.parameters]
         tensors += [(f"buffer {n}", "×".join(map(str, s)) or "scalar", c, "—") for n, s, c, _ in row.buffers]
         summary = f"{row.total:,} parameters, {row.trainable:,} trainable"
         return summary + (html_table(("tensor", "shape", "elements", "requires_grad"), tensors) if tensors else "")

@@ -88,7 +88,8 @@ class GradientFlow(SteppedView):
         )
         figure = Figure(figsize=(6, 2.8))
         axes = figure.add_subplot()
-        peak = [max((step[layer] for step in self.norms if step[layer] is not None), default=math.nan) for layer in self.layers]
+        peak = [max((step[layer] for step in self.norms if step[layer] is not None), default=math.nan)
+                for layer in self.layers]
         axes.bar(self.layers, peak, color="#ddd", label="largest over all steps")
         shown = [math.nan if norms[layer] is None else norms[layer] for layer in self.layers]  # no bar: no gradient
         axes.bar(self.layers, shown, color="#3b75af", label=f"step {self.step + 1}")
@@ -103,7 +104,10 @@ class GradientFlow(SteppedView):
             return "GradientFlow: no steps recorded"
         picked = sorted({0, len(self.norms) // 2, len(self.norms) - 1})
         header = ("layer", *(f"step {i + 1}" for i in picked))
-        cell = lambda norm: "no grad" if norm is None else f"{norm:.2e}"
+
+        def cell(norm: float | None) -> str:
+            return "no grad" if norm is None else f"{norm:.2e}"
+
         return text_table(header, [(layer, *(cell(self.norms[i][layer]) for i in picked)) for layer in self.layers])
 
 
@@ -165,18 +169,23 @@ class VanishingPuzzle(View):
         )
         self.pickers = {}
         for name in self.networks:
-            picker = widgets.ToggleButtons(options=SPOTS, value=None, description=name, style={"description_width": "10em", "button_width": "auto"})
-            picker.observe(lambda change, name=name: self._act(lambda: self.prediction.pick(name, change["new"])) if change["new"] else None, names="value")
+            picker = widgets.ToggleButtons(options=SPOTS, value=None, description=name,
+                                           style={"description_width": "10em", "button_width": "auto"})
+            picker.observe(lambda change,
+                           name=name: self._act(lambda: self.prediction.pick(name, change["new"])) if change["new"]
+                           else None, names="value")
             picker.add_class("hooklab-prediction")
             self.pickers[name] = picker
-        self.check = widgets.Button(description="Check", icon="check", button_style="primary", tooltip="check your prediction")
+        self.check = widgets.Button(description="Check", icon="check", button_style="primary",
+                                    tooltip="check your prediction")
         self.show = widgets.Button(description="Show answer", icon="eye", tooltip="show the gradient norms")
         self.check.on_click(lambda _: self._act(self.prediction.check))
         self.show.on_click(lambda _: self._act(self.prediction.reveal))
         self.status = widgets.HTML()
         self.image = widgets.Image(format="png")
         self.controls = widgets.VBox([*self.pickers.values(), widgets.HBox([self.check, self.show])])
-        self.widget = widgets.VBox([widgets.HTML(f"<b>Puzzle:</b> {self.prompt}"), self.controls, self.status, self.image])
+        self.widget = widgets.VBox([widgets.HTML(f"<b>Puzzle:</b> {self.prompt}"), self.controls, self.status,
+                                    self.image])
         self.widget.add_class("hooklab-puzzle")
         self.message = ""
         self.drawn = False
@@ -228,7 +237,10 @@ class VanishingPuzzle(View):
         if not prediction.over:
             return "\n".join([f"Puzzle: {self.prompt}", f"choices: {'; '.join(SPOTS)}", prediction.status()])
         names = list(self.norms)
-        rows = [(f"layer {i + 1}", *(f"{self.norms[name][i]:.2e}" for name in names)) for i in range(len(self.norms[names[0]]))]
-        marks = {name: f"{self.prediction.picks[name]} {WRONG_MARK}" if name in prediction.wrong else "" for name in names}
-        verdict = [f"{name}: smallest: {prediction.answers[name]}" + (f" (you: {marks[name]})" if marks[name] else "") for name in names]
+        rows = [(f"layer {i + 1}", *(f"{self.norms[name][i]:.2e}" for name in names))
+                for i in range(len(self.norms[names[0]]))]
+        marks = {name: f"{self.prediction.picks[name]} {WRONG_MARK}" if name in prediction.wrong else ""
+                 for name in names}
+        verdict = [f"{name}: smallest: {prediction.answers[name]}" + (f" (you: {marks[name]})" if marks[name] else "")
+                   for name in names]
         return "\n".join([prediction.outcome(), *verdict, text_table(("gradient norm", *names), rows)])

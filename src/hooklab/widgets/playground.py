@@ -27,7 +27,8 @@ class ClampSTE(torch.autograd.Function):
         return grad_output, None, None
 
 
-def value_and_grad(function: Callable[[torch.Tensor], torch.Tensor], x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+def value_and_grad(function: Callable[[torch.Tensor], torch.Tensor],
+                   x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """Elementwise ``function(x)`` and its derivative at every element of ``x``."""
     x = x.detach().to(torch.float64).requires_grad_()
     y = function(x)

@@ -136,7 +136,8 @@ class OrderPuzzle(_Tries):
             free = [i for i in self.remaining if self.choices[i] == choice]
             if not free:
                 known = choice in self.choices
-                raise PuzzleError(f"{self.label(choice)!r} is {'already picked' if known else 'not one of the choices'}")
+                why = "already picked" if known else "not one of the choices"
+                raise PuzzleError(f"{self.label(choice)!r} is {why}")
             choice = free[0]
         if not 0 <= choice < len(self.choices):
             raise PuzzleError(f"there is no choice {choice}: pick 0 to {len(self.choices) - 1}")
@@ -179,7 +180,8 @@ class OrderPuzzle(_Tries):
             lines.append(self.outcome())
         elif self.checked:
             wrong = ", ".join(str(position + 1) for position in self.wrong)
-            lines.append(f"try {self.tries}: {len(self.wrong)} wrong (position {wrong}): Undo to change them, or Show answer")
+            lines.append(f"try {self.tries}: {len(self.wrong)} wrong (position {wrong}): Undo to change them, or Show "
+                         "answer")
         elif self.tries:
             lines.append(f"{tries_text(self.tries)} so far")
         return "\n".join(lines)
@@ -206,18 +208,22 @@ class OrderPicker:
         self.buttons = []
         for i, key in enumerate(puzzle.choices):
             button = widgets.Button(description=puzzle.label(key), tooltip="pick as the next one",
-                                    layout=widgets.Layout(width="auto", margin=f"2px 2px 2px {indents[i] if i < len(indents) else 0}em"))
+                                    layout=widgets.Layout(width="auto",
+                                                          margin="2px 2px 2px "
+                                                                 f"{indents[i] if i < len(indents) else 0}em"))
             button.add_class("hooklab-choice")
             button.on_click(lambda _, i=i: self._act(lambda: puzzle.pick(i)))
             self.buttons.append(button)
         self.undo = widgets.Button(description="Undo", icon="undo", tooltip="take back the last pick")
-        self.check = widgets.Button(description="Check", icon="check", button_style="primary", tooltip="check your order")
+        self.check = widgets.Button(description="Check", icon="check", button_style="primary",
+                                    tooltip="check your order")
         self.show = widgets.Button(description="Show answer", icon="eye", tooltip="show the real order")
         self.undo.on_click(lambda _: self._act(puzzle.undo))
         self.check.on_click(lambda _: self._act(puzzle.check))
         self.show.on_click(lambda _: self._act(puzzle.reveal))
         self.status = widgets.HTML()
-        choices = (widgets.VBox if indents else widgets.HBox)(self.buttons, layout=widgets.Layout(flex_flow="row wrap" if not indents else "column"))
+        layout = widgets.Layout(flex_flow="row wrap" if not indents else "column")
+        choices = (widgets.VBox if indents else widgets.HBox)(self.buttons, layout=layout)
         self.controls = widgets.VBox([choices, widgets.HBox([self.undo, self.check, self.show])])
         self.widget = widgets.VBox([widgets.HTML(f"<b>Puzzle:</b> {html.escape(prompt)}"), self.controls, self.status])
         self.widget.add_class("hooklab-puzzle")

@@ -170,13 +170,15 @@ class HookTimeline(OrderPuzzleView):
         )
         marks = self.marks()
         wrong = [marks.get(e.index) == WRONG_MARK for e in self.events]
-        styles = [f"{WRONG_STYLE};{step_style(e.index, self.step)}" if wrong[e.index] else step_style(e.index, self.step) for e in self.events]
+        styles = [f"{WRONG_STYLE};{step_style(e.index, self.step)}" if wrong[e.index]
+                  else step_style(e.index, self.step) for e in self.events]
         if not marks:
             table = html_table(HEADER, [e.row() for e in self.events], styles)
         else:
             rows = [(*e.row(), marks.get(e.index, "")) for e in self.events]
             table = html_table((*HEADER, "you"), rows, styles, [WRONG_CLASS if w else "" for w in wrong])
-        self.table.value = f"<div style='max-height:{TABLE_HEIGHT};overflow-y:auto'>{table}</div>"  # scrolls in its own box
+        # scrolls in its own box
+        self.table.value = f"<div style='max-height:{TABLE_HEIGHT};overflow-y:auto'>{table}</div>"
 
     def text(self) -> str:
         if self.puzzle is None:

@@ -438,6 +438,31 @@ def _below_the_module() -> list[Wrong]:
             def predict_fires(uses, call):
                 return fires(uses, call)     # runs the model: Requirement 4, unchecked
         '''), 'predict_fires ran fires(...): predict the counts without running the model'),
+        Wrong('predict_fires_runs_a_copy_of_fires', BELOW_THE_MODULE, 'predict_fires', _cell('''
+            def predict_fires(uses, call):
+                # fires' own code, pasted: it runs a model rather than predicting
+                layer = nn.Linear(3, 3)
+                counts = dict.fromkeys(["forward hook", "full backward hook", "tensor hook", "post-accumulate hook"], 0)
+                def count(kind):
+                    def hook(*args):
+                        counts[kind] += 1
+                    return hook
+                layer.register_forward_hook(count("forward hook"))
+                layer.register_full_backward_hook(count("full backward hook"))
+                layer.weight.register_hook(count("tensor hook"))
+                layer.weight.register_post_accumulate_grad_hook(count("post-accumulate hook"))
+                x = torch.randn(2, 3, requires_grad=True)
+                h = x
+                for _ in range(uses):
+                    h = layer(h)
+                loss = h.sum()
+                inputs = {"backward": None, "backward(inputs=[x])": [x], "backward(inputs=[weight])": [layer.weight]}
+                if call in inputs:
+                    loss.backward(inputs=inputs[call])
+                else:
+                    torch.autograd.grad(loss, [x] if call == "grad(x)" else [layer.weight])
+                return counts
+        '''), 'predict_fires called torch.nn.functional.linear: predict the counts without running a model'),
         Wrong('predict_fires_bool_counts', BELOW_THE_MODULE, 'predict_fires', _cell('''
             def predict_fires(uses, call):
                 input_grad = "x" in call or call == "backward"
@@ -460,6 +485,22 @@ def _below_the_module() -> list[Wrong]:
                 finally:
                     for h in handles: h.remove()
         '''), 'LogSquare'),
+        Wrong('first_nonfinite_isnan_in_backward', BELOW_THE_MODULE, 'first_nonfinite', _cell('''
+            def first_nonfinite(model, x):
+                fwd, bwd, handles = [], [], []
+                for name, module in model.named_modules():
+                    if next(module.children(), None) is None:
+                        handles.append(module.register_forward_hook(lambda m, a, o, name=name: fwd.append(name) if not o.isfinite().all() else None))
+                        # anomaly mode's test: a nan, but an inf gradient passes
+                        handles.append(module.register_full_backward_hook(lambda m, gi, go, name=name: bwd.append(name) if gi[0] is not None and gi[0].isnan().any() else None))
+                try:
+                    out = model(x)
+                    if fwd: return fwd[0], "forward"
+                    out.sum().backward()
+                    return (bwd[0], "backward") if bwd else None
+                finally:
+                    for h in handles: h.remove()
+        '''), 'ReLU → Root →'),
         Wrong('first_nonfinite_old_backward_hook', BELOW_THE_MODULE, 'first_nonfinite', _cell('''
             def first_nonfinite(model, x):
                 fwd, bwd, handles = [], [], []

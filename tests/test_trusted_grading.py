@@ -8,9 +8,10 @@ replaced in sys.modules or through builtins, the probe replaced, the observation
 with finite differences, which the kernel's own check accepts in float64 but the grader's comparison, tighter
 than finite differences can reach, does not, and 08's backwards that use autograd where the kernel's mode cannot
 see it): every attacked wrong answer still scores 0, because its points come from the grader's comparison with
-the reference run. Honest answers (each notebook's solutions, and unusual ones: a seed of their own, given cells
-edited, no cell ids) keep every point, whatever they draw, print or save.
-09's plausible wrong answers score 0 on their cell (one that leaves a mode entered, on every cell from its own on).
+the reference run. Unusual honest answers (a seed of their own, given cells edited, no cell ids) keep every point,
+whatever they draw, print or save (each notebook's solutions are graded with the layers on).
+09's plausible wrong answers score 0 on their cell (one that leaves a mode entered, on every cell from its own on;
+the others packed, one per exercise in a submission).
 test_trusted_grading_held.py grades the class with the integrity layers on.
 """
 
@@ -33,7 +34,7 @@ def test_without_the_integrity_layers_every_attacked_wrong_answer_scores_0_and_e
     ledger, scores = run
     entry = ledger[key(student)]
     assert entry["ok"] and not entry["held"], entry
-    assert scores[key(student)] == student.scores, f"{student.name}: {entry}"
+    assert scores[key(student)] == student.scores, f"{student.name} {student.members}: {entry}"
 
 
 def test_the_kernels_own_check_accepts_the_finite_difference_backward_that_the_grader_fails():

@@ -1,6 +1,7 @@
 """The class of tests/trusted_class.py graded with the integrity layers on, as a class is graded by default: every
 attack is held for review or scores 0 on the cell it attacks (and a review would release no point for it), plain wrong
-answers of 01–08 (one change from the solution each) score 0 on their cell and are not held, the same
+answers of 01–08 (one change from the solution each; a notebook's, in as few submissions as one per exercise allows)
+score 0 on their cell and are not held, the same
 answers made to display a result of their own while the test runs (which nbgrader would read as partial credit) score
 0 on it, held or not, and no honest answer is held. test_trusted_grading.py grades the class without the layers.
 """
@@ -22,7 +23,7 @@ def test_with_them_the_class_is_held_or_scores_0_where_attacked_and_no_honest_an
     ledger, scores = run
     entry = ledger[key(student)]
     if student.honest or student in ONE_CHANGED:
-        assert entry["ok"] and not entry["held"] and scores[key(student)] == student.scores, entry
+        assert entry["ok"] and not entry["held"] and scores[key(student)] == student.scores, (student.members, entry)
     elif student.name.replace("-", "_") in TAMPERING:  # every one of them is found by the scan
         assert entry["held"] and not any(scores[key(student)].values()), entry
     else:

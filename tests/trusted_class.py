@@ -9,6 +9,7 @@ import os
 import re
 import subprocess
 import sys
+from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -643,6 +644,38 @@ class Student:
     assignment: str = A
     edit_given: bool = False  # its given cells carry lines of its own
     without_ids: bool = False  # saved by a tool that keeps no cell ids (nbformat 4.4)
+    members: tuple[str, ...] = ()  # the students a packed submission holds the wrong answers of (packed())
+
+
+def _changed_cells(student: Student) -> set[str]:
+    solutions = corpus.solutions(student.assignment)
+    return {grade_id for grade_id, source in student.answers.items() if source != solutions.get(grade_id)}
+
+
+def packed(students: list[Student], prefix: str) -> list[Student]:
+    """The students' wrong answers, those of one notebook in as few submissions as one answer per exercise allows:
+    each exercise keeps its own cell's score (a wrong answer that also costs other cells is left out of packs by the
+    caller), so one notebook run shows several wrong answers scoring 0."""
+    groups: dict[str, list[list[Student]]] = defaultdict(list)
+    for student in students:
+        cells = _changed_cells(student)
+        group = next((group for group in groups[student.assignment]
+                      if not any(cells & _changed_cells(other) for other in group)), None)
+        if group is None:
+            groups[student.assignment].append([student])
+        else:
+            group.append(student)
+    packs = []
+    for assignment, assignment_groups in groups.items():
+        for number, group in enumerate(assignment_groups, 1):
+            answers = dict(corpus.solutions(assignment))
+            for student in group:
+                answers.update({cell: student.answers[cell] for cell in _changed_cells(student)})
+            scores = {cell: min(student.scores[cell] for student in group) for cell in group[0].scores}
+            packs.append(Student(f"{prefix}-{assignment[:2]}-{number}", answers, scores,
+                                 attacked=[cell for student in group for cell in student.attacked],
+                                 assignment=assignment, members=tuple(student.name for student in group)))
+    return packs
 
 
 def attackers() -> list[Student]:
@@ -837,16 +870,18 @@ BELOW = "09_below_the_module"
 NOTEBOOKS = (A, BASICS, BACKWARD_HOOKS, APPLY, AUTOGRAD_FUNCTION, APPLICATIONS, MEMORY_HOOKS, PUZZLES, BELOW)
 HONEST = [student for notebook in NOTEBOOKS for student in honest_students(notebook)] + unusual_honest_students()
 STYLES = [student for student in HONEST if student.name.startswith("honest-") and student.name != "honest-unusual"]
-ONE_CHANGED = one_change_students()
-# 09's plausible wrong answers. A mode an answer leaves entered blinds every check after it (a checker reads nothing
-# while a mode is entered), so that answer loses the cells from its own on.
-BELOW_WRONG = [Student(f"wrong-{wrong.name}", {**corpus.solutions(BELOW), wrong.grade_id: wrong.source},
-                       corpus.scores(BELOW,
-                                     **(corpus.from_on(BELOW, wrong.test_id.removesuffix("_test"))
-                                        if "mode_left_entered" in wrong.name
-                                               else {wrong.test_id.removesuffix("_test"): 0})),
-                       attacked=[wrong.test_id], assignment=BELOW)
-               for wrong in wrong_answers() if wrong.assignment == BELOW]
+ONE_CHANGED = packed(one_change_students(), "one-change")
+# 09's plausible wrong answers, packed. A mode an answer leaves entered blinds every check after it (a checker reads
+# nothing while a mode is entered), so that answer loses the cells from its own on, and is graded alone.
+BELOW_WRONG = (packed([Student(f"wrong-{wrong.name}", {**corpus.solutions(BELOW), wrong.grade_id: wrong.source},
+                               corpus.scores(BELOW, **{wrong.test_id.removesuffix("_test"): 0}),
+                               attacked=[wrong.test_id], assignment=BELOW)
+                       for wrong in wrong_answers() if wrong.assignment == BELOW and "mode_left_entered" not in wrong.name],
+                      "wrong")
+               + [Student(f"wrong-{wrong.name}", {**corpus.solutions(BELOW), wrong.grade_id: wrong.source},
+                          corpus.scores(BELOW, **corpus.from_on(BELOW, wrong.test_id.removesuffix("_test"))),
+                          attacked=[wrong.test_id], assignment=BELOW)
+                  for wrong in wrong_answers() if wrong.assignment == BELOW and "mode_left_entered" in wrong.name])
 PLAIN_WRONG = ONE_CHANGED + displaying_students()  # the scan holds some that display (sys.displayhook)
 ATTACKED = (attackers()
             + [Student("statistics-with-abs-shadowed",
@@ -887,13 +922,16 @@ ATTACKED = (attackers()
                                     "rewritten-after-the-check": REWRITTEN_AFTER_THE_CHECK,
                                     "jacobian-in-a-pack-hook": JACOBIAN_IN_A_PACK_HOOK,
                                     **{name: unseen_autograd(*route) for name, route in UNSEEN_AUTOGRAD.items()}}.items()])
-# The honest answers both modes grade: each notebook's solutions and the unusual ones. The styles of honest_answers.py
-# are graded by test_autograde's corpus, with the integrity layers on: those layers only hold a submission, they
-# change no score, so an honest answer that keeps its points and is not held there keeps them without the layers too.
+# The honest answers graded with the integrity layers on: each notebook's solutions and the unusual ones. The styles
+# of honest_answers.py are graded by test_autograde's corpus, also with the layers on: those layers only hold a
+# submission, they change no score, so an honest answer that keeps its points and is not held there keeps them
+# without the layers too. Without them, the unusual ones stand for all (a seed of their own, edited given cells, no
+# cell ids, another init).
 KEPT_HONEST = [student for student in HONEST if student not in STYLES]
-# Without the integrity layers nothing but the grader's comparison decides: every attack, the honest answers, and
-# 09's wrong answers (graded here, beside the others, to share the work between the two modules).
-WITHOUT_INTEGRITY = ATTACKED + KEPT_HONEST + BELOW_WRONG
+UNUSUAL_HONEST = [student for student in KEPT_HONEST if student.name != "solutions"]
+# Without the integrity layers nothing but the grader's comparison decides: every attack, the unusual honest answers,
+# and 09's wrong answers (graded here, beside the others, to share the work between the two modules).
+WITHOUT_INTEGRITY = ATTACKED + UNUSUAL_HONEST + BELOW_WRONG
 # With them (as a class is graded by default): the attacks, the plain wrong answers, and the honest answers.
 WITH_INTEGRITY = ATTACKED + PLAIN_WRONG + KEPT_HONEST
 

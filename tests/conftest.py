@@ -106,3 +106,41 @@ def forked_kernels():
         yield
     finally:
         factory.default_provisioner_name = before
+
+
+# The fast tier: `pytest -m "not slow"` runs, in seconds, the tests that start no kernel, JupyterLab, browser or
+# grader. A module that starts them says so with ``pytestmark = pytest.mark.slow`` (a test in a fast module, with its
+# own mark); nbval's items (solutions/*.ipynb) are slow. A fast test that starts one anyway fails, saying so.
+# programs, and modules run with -m, that a fast test may not start
+SLOW_COMMANDS = {"hooklab", "hooklab.cli", "hooklab.grading.kernels", "nbgrader", "jupyter", "jupyter-lab",
+                 "jupyter-nbconvert", "ipykernel_launcher", "chromium", "pip", "pip3"}
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if item.path.suffix == ".ipynb":
+            item.add_marker(pytest.mark.slow)
+
+
+@pytest.fixture(autouse=True)
+def _fast_tests_start_no_kernel(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    if request.node.get_closest_marker("slow"):
+        return
+    from jupyter_client.manager import KernelManager
+
+    def refuse(what: str) -> None:
+        pytest.fail(f"a test not marked slow started {what}: mark it (or its module) with pytest.mark.slow")
+
+    async def no_kernel(*args, **kwargs):
+        refuse("a kernel")
+
+    monkeypatch.setattr(KernelManager, "_async_pre_start_kernel", no_kernel)
+    popen_init = subprocess.Popen.__init__
+
+    def checked_popen(self, args, *rest, **kwargs):
+        words = [os.fsdecode(word) for word in ([args] if isinstance(args, (str, bytes, os.PathLike)) else args)]
+        if any(Path(part).name in SLOW_COMMANDS for word in words for part in word.split()):
+            refuse(f"`{' '.join(words)[:120]}`")
+        popen_init(self, args, *rest, **kwargs)
+
+    monkeypatch.setattr(subprocess.Popen, "__init__", checked_popen)

@@ -33,6 +33,8 @@ from hooklab.grading.course import Course
 from hooklab.grading.gradebook import Ledger
 from test_feedback import assert_loads_nothing_from_elsewhere
 
+pytestmark = pytest.mark.slow  # starts kernels or a grader (conftest: the fast tier)
+
 CASES = corpus.cases()
 GRADE = [sys.executable, "-m", "hooklab.cli", "autograde", "--timeout", str(corpus.TIMEOUT), "--memory", "3G"]
 

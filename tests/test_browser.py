@@ -33,6 +33,8 @@ import pytest
 from conftest import COURSE_CONFIG, REPO, make_course
 from lab import working_copy
 
+pytestmark = pytest.mark.slow  # starts kernels or a grader (conftest: the fast tier)
+
 CHROMIUM = Path(os.environ.get("HOOKLAB_CHROMIUM", "/usr/bin/chromium"))
 CHROMIUM_FLAGS = [
     "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",

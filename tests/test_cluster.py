@@ -18,6 +18,8 @@ import corpus
 from conftest import make_course
 from test_autograde import GRADE, scores_in_gradebook
 
+pytestmark = pytest.mark.slow  # starts kernels or a grader (conftest: the fast tier)
+
 ASSIGNMENT = corpus.ASSIGNMENT
 SLOW = "slow"  # the submission the worker is killed under: right answers, and a cell that takes 4 s
 # what the slow cell names its kernel's process as it starts its 4 s (a sandboxed kernel can tell the world little else)

@@ -29,6 +29,8 @@ from hooklab.grading.sandbox import MiB, Sandbox
 from hooklab.grading.submissions import find, opened, refusal
 from test_autograde import grade
 
+pytestmark = pytest.mark.slow  # starts kernels or a grader (conftest: the fast tier)
+
 A = "02_forward_hooks"
 NOTEBOOK = corpus.notebook_name(A)
 HONEST = ("ada", "H307", "zoe")

@@ -32,7 +32,7 @@ KERNEL_OWN_MODULES = {"__main__", "torch.classes", "torch.ops"}
 SOLUTIONS = Path(__file__).resolve().parent.parent / "solutions"
 COURSE_CONFIG = SOLUTIONS.parent / "autograder" / "nbgrader_config.py"
 
-pytestmark = pytest.mark.skipif(not kernels.SUPPORTED, reason="needs os.fork and pidfd (Linux)")
+pytestmark = [pytest.mark.slow, pytest.mark.skipif(not kernels.SUPPORTED, reason="needs os.fork and pidfd (Linux)")]
 
 
 def run(manager: KernelManager, code: str) -> str:

@@ -24,6 +24,8 @@ from hooklab.grading.run import unreadable
 from hooklab.grading.sandbox import Sandbox
 from test_autograde import grade, scores_in_gradebook
 
+pytestmark = pytest.mark.slow  # starts kernels or a grader (conftest: the fast tier)
+
 KiB = 1024
 OUTPUT, OUTPUTS, NOTEBOOK, SOURCE = 64 * KiB, 512 * KiB, 256 * KiB, 128 * KiB
 MARGIN = 8 * KiB  # what a few more cells, outputs and markers may add to a notebook or its page

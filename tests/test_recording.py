@@ -33,6 +33,8 @@ from conftest import make_course, run_nbgrader
 from hooklab.grading.course import Course
 from test_autograde import grade
 
+pytestmark = pytest.mark.slow  # starts kernels or a grader (conftest: the fast tier)
+
 A = corpus.ASSIGNMENT
 NAME = corpus.notebook_name(A)
 DUE = "2026-03-01 12:00:00 UTC"

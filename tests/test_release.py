@@ -18,6 +18,8 @@ from conftest import REPO, belongs_to_exercise, nbgrader_cells, notebook_id, sol
 from hooklab import checks
 from hooklab.release import RAISES, USES_ANSWER, RunPastOpenExercises
 
+pytestmark = pytest.mark.slow  # starts kernels or a grader (conftest: the fast tier)
+
 SOLUTIONS = solution_notebooks()
 
 

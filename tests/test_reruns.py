@@ -20,6 +20,8 @@ from conftest import make_course
 from hooklab.grading.gradebook import Entry, Ledger
 from test_autograde import GRADE, grade, tree_digest
 
+pytestmark = pytest.mark.slow  # starts kernels or a grader (conftest: the fast tier)
+
 A = corpus.ASSIGNMENT
 NAME = corpus.notebook_name(A)
 

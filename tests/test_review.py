@@ -24,6 +24,8 @@ import corpus
 from conftest import make_course
 from test_autograde import grade, run
 
+pytestmark = pytest.mark.slow  # starts kernels or a grader (conftest: the fast tier)
+
 A = corpus.ASSIGNMENT
 NAME = corpus.notebook_name(A)
 STEM = Path(NAME).stem

@@ -22,6 +22,8 @@ from conftest import (
     solution_sources,
 )
 
+pytestmark = pytest.mark.slow  # starts kernels or a grader (conftest: the fast tier)
+
 SOLUTIONS = solution_notebooks()
 
 

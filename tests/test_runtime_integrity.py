@@ -12,6 +12,8 @@ import corpus
 from conftest import make_course
 from test_autograde import grade
 
+pytestmark = pytest.mark.slow  # starts kernels or a grader (conftest: the fast tier)
+
 EMPTY_HOOKS = "def pre_hook(module, args):\n    pass\n\n\ndef hook(module, args, output):\n    pass\n\n\n"
 # Each cheat is written so that the static check would miss it or is told to look away; the
 # runtime layer must name what it did.

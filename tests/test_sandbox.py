@@ -33,7 +33,8 @@ from hooklab.grading import kernels, sandbox
 from hooklab.grading.sandbox import GiB, MiB, Sandbox, SandboxError
 
 UNAVAILABLE = sandbox.unavailable(Sandbox()) if kernels.SUPPORTED else "needs os.fork and pidfds (Linux)"
-pytestmark = pytest.mark.skipif(bool(UNAVAILABLE), reason=f"no sandbox on this machine: {UNAVAILABLE}")
+pytestmark = [pytest.mark.slow,
+              pytest.mark.skipif(bool(UNAVAILABLE), reason=f"no sandbox on this machine: {UNAVAILABLE}")]
 ROOT = os.geteuid() == 0
 USER_NAMESPACES = (shutil.which("unshare")
                    and subprocess.run(["unshare", "-r", "true"], capture_output=True).returncode == 0)

@@ -9,12 +9,15 @@ import sys
 from pathlib import Path
 
 import nbformat
+import pytest
 import torch
 
 import corpus
 from conftest import make_course
 from hooklab import checks, observations
 from hooklab.seeding import SEED_VARIABLE
+
+pytestmark = pytest.mark.slow  # starts kernels or a grader (conftest: the fast tier)
 
 A = "02_forward_hooks"
 NOTEBOOK = corpus.notebook_name(A)

@@ -22,6 +22,8 @@ import pytest
 from hooklab import checks
 from trusted_class import FINITE_DIFFERENCES, WITHOUT_INTEGRITY, Student, graded, key
 
+pytestmark = pytest.mark.slow  # starts kernels or a grader (conftest: the fast tier)
+
 
 @pytest.fixture(scope="module")
 def run(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict, dict[str, dict[str, float]]]:

@@ -12,6 +12,8 @@ import pytest
 
 from trusted_class import ONE_CHANGED, TAMPERING, WITH_INTEGRITY, Student, graded, key
 
+pytestmark = pytest.mark.slow  # starts kernels or a grader (conftest: the fast tier)
+
 
 @pytest.fixture(scope="module")
 def run(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict, dict[str, dict[str, float]]]:

@@ -13,6 +13,8 @@ from traitlets.config.loader import PyFileConfigLoader
 
 from conftest import COURSE_CONFIG, REPO, notebook_id, solution_notebooks
 
+pytestmark = pytest.mark.slow  # starts kernels or a grader (conftest: the fast tier)
+
 SOLUTIONS = solution_notebooks()
 
 

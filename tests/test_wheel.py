@@ -10,7 +10,11 @@ import sysconfig
 import tomllib
 from pathlib import Path
 
+import pytest
+
 from conftest import REPO
+
+pytestmark = pytest.mark.slow  # starts kernels or a grader (conftest: the fast tier)
 
 
 def test_the_readme_colab_line_installs_make_wheels_wheel_where_torch_is_already_installed(tmp_path: Path):

@@ -13,6 +13,8 @@ from conftest import REPO
 from corpus import notebook_name
 from wrong_answers import Wrong, wrong_answers
 
+pytestmark = pytest.mark.slow  # starts kernels or a grader (conftest: the fast tier)
+
 WRONG = wrong_answers()
 
 

@@ -10,6 +10,8 @@ from nbclient import NotebookClient
 
 from conftest import REPO, nbgrader_cells, notebook_id, solution_notebooks
 
+pytestmark = pytest.mark.slow  # starts kernels or a grader (conftest: the fast tier)
+
 RELEASES = [REPO / "notebooks" / path.relative_to(REPO / "solutions") for path in solution_notebooks()]
 EXPLAINED = "is not written yet: replace `raise NotImplementedError()`"
 

@@ -60,12 +60,14 @@ def sample_verdicts() -> dict[str, str]:
     return run(NOTEBOOK, SEED, SAMPLE)
 
 
+@pytest.mark.slow  # runs the sample in forks of this process (sample_verdicts)
 @pytest.mark.parametrize("key", SAMPLE)
 def test_the_hidden_tests_fail_each_mutant_of_the_sample(sample_verdicts, key):
     assert key in sample_verdicts, f"{key} is no longer made (update SAMPLE)"
     assert sample_verdicts[key], f"{key} passed the hidden tests"
 
 
+@pytest.mark.slow  # and grades one mutant with hooklab autograde
 def test_the_runner_judges_a_mutant_as_hooklab_autograde_does(tmp_path, sample_verdicts):
     """The runner's verdict (a mutant fails its test, the solution passes) is the grader's on the same answers."""
     import corpus

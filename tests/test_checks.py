@@ -243,6 +243,7 @@ def test_random_generator_is_fresh_each_time():
 # what a student sees ---------------------------------------------------------------------
 
 
+@pytest.mark.slow  # runs the check in a kernel
 def test_a_failed_check_shows_the_students_call_and_the_message_not_hooklabs_frames():
     nbclient = pytest.importorskip("nbclient")
     import nbformat

@@ -14,6 +14,8 @@ import pytest
 
 from hooklab.grading import kernels
 
+pytestmark = pytest.mark.slow  # starts kernels or a grader (conftest: the fast tier)
+
 SCRIPT = textwrap.dedent("""\
     import json, sys
     from IPython.core.interactiveshell import InteractiveShell

@@ -78,6 +78,9 @@ test: $(INSTALLED) ## run the whole test suite (the browser test too, when Chrom
 test-browser: $(INSTALLED) ## only the JupyterLab + Chromium test (screenshot in build/browser/)
 	$(BIN)/pytest tests/test_browser.py
 
+test-fast: $(INSTALLED) ## the fast tier: the tests that start no kernel, lab, browser or grader (seconds)
+	$(BIN)/pytest -m "not slow" tests
+
 release: $(INSTALLED) ## regenerate notebooks/ (student release) from solutions/
 	for assignment in $(ASSIGNMENTS); do \
 		$(BIN)/nbgrader generate_assignment "$$assignment" --force --log-level=WARN || exit 1; \

@@ -3,8 +3,9 @@
 hooklab autograde writes grades and feedback, so it is compared with what an instructor runs for
 the same result, `nbgrader autograde` then `nbgrader generate_feedback`; the autograde step alone
 is reported too. Both grade the same N submissions in two identical scratch courses; the scores must agree cell by
-cell. The forward-hooks assignment gets solved, partly solved, blank and rewritten submissions (tests/corpus.py);
-another one (--assignment, make bench BENCH_ASSIGNMENT=06_applications) solved and blank ones.
+cell. The forward-hooks assignment gets solved, partly solved, blank and rewritten submissions
+(tests/catalogues/corpus.py); another one (--assignment, make bench BENCH_ASSIGNMENT=06_applications) solved and blank
+ones.
 With --dask, hooklab also grades them on a local Dask cluster of as many workers (make bench BENCH_DASK=1).
 Usage: python benchmarks/bench_autograde.py [N] [--dask] [--assignment NAME]   (make bench)
 """
@@ -26,7 +27,7 @@ import nbformat  # noqa: E402 (below the sys.path line that puts tests/ first)
 from nbclient import NotebookClient  # noqa: E402 (below the sys.path line that puts tests/ first)
 from nbgrader.api import Gradebook  # noqa: E402 (below the sys.path line that puts tests/ first)
 
-import corpus  # noqa: E402 (below the sys.path line that puts tests/ first)
+from catalogues import corpus  # noqa: E402 (below the sys.path line that puts tests/ first)
 from conftest import make_course  # noqa: E402 (below the sys.path line that puts tests/ first)
 
 KINDS = ("full", "partial", "blank", "rewritten")

@@ -1,4 +1,4 @@
-"""`hooklab autograde` on a class covering every kind of submission (tests/corpus.py).
+"""`hooklab autograde` on a class covering every kind of submission (tests/catalogues/corpus.py).
 
 Each case gets the expected points in every test cell, the exact reason when it cannot be run,
 held for review exactly when it cheats (naming the technique and the cell), its notes exactly (a deleted
@@ -25,7 +25,7 @@ import nbformat
 import pytest
 from nbgrader.api import Gradebook
 
-import corpus
+from catalogues import corpus
 from conftest import make_course, solution_notebooks
 from hooklab.feedback import MIN_LINE
 from hooklab.grading import class_report
@@ -111,7 +111,7 @@ def scores_in_gradebook(course: Path, cases: list[corpus.Case] = CASES) -> dict[
 def test_every_test_cell_gets_the_expected_points(case: corpus.Case, graded: dict):
     got = graded["scores"][key(case)]
     want = expected(case, graded)
-    assert got == want, f"{key(case)} ({case.why or 'see tests/corpus.py'}): got {got}, expected {want}"
+    assert got == want, f"{key(case)} ({case.why or 'see tests/catalogues/corpus.py'}): got {got}, expected {want}"
 
 
 @pytest.mark.parametrize("case", CASES, ids=key)

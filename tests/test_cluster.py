@@ -14,7 +14,7 @@ import dask
 import pytest
 from distributed import Client, LocalCluster
 
-import corpus
+from catalogues import corpus
 from conftest import make_course
 from test_autograde import GRADE, scores_in_gradebook
 

@@ -22,7 +22,7 @@ import nbformat
 import pytest
 from nbgrader.api import Gradebook
 
-import corpus
+from catalogues import corpus
 from conftest import make_course
 from hooklab.grading.course import Course
 from hooklab.grading.sandbox import MiB, Sandbox

@@ -10,10 +10,10 @@ import nbformat
 import pytest
 from nbgrader import utils
 
-from attacks import Attack, attacks
+from catalogues.attacks import Attack, attacks
+from catalogues.corpus import CAUGHT_BY_CHECKERS
+from catalogues.honest_answers import Answer, extra_cells, honest_answers
 from conftest import REPO, solution_notebooks
-from corpus import CAUGHT_BY_CHECKERS
-from honest_answers import Answer, extra_cells, honest_answers
 from hooklab.grading import integrity
 from hooklab.grading.integrity import definitions_of, imports_of, names_loaded, scan
 

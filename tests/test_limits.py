@@ -16,7 +16,7 @@ import nbformat
 import pytest
 from traitlets.config import Config
 
-import corpus
+from catalogues import corpus
 from conftest import make_course
 from hooklab.grading.execute import GuardedExecute
 from hooklab.grading.repair import METADATA

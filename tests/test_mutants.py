@@ -70,7 +70,7 @@ def test_the_hidden_tests_fail_each_mutant_of_the_sample(sample_verdicts, key):
 @pytest.mark.slow  # and grades one mutant with hooklab autograde
 def test_the_runner_judges_a_mutant_as_hooklab_autograde_does(tmp_path, sample_verdicts):
     """The runner's verdict (a mutant fails its test, the solution passes) is the grader's on the same answers."""
-    import corpus
+    from catalogues import corpus
 
     source, lines = solution_lines(next(c.source for c in nbformat.read(NOTEBOOK, as_version=4).cells
                                         if c.metadata.get("nbgrader", {}).get("grade_id") == "change_hooks"))

@@ -12,7 +12,7 @@ Where hooklab differs from nbgrader on purpose (README, "How a test cell is scor
 review"), a student shows it and :data:`DIFFERENCES` names it, with the test cells it changes and the exact
 score each side gives them; the comparison sets those cells aside, and only those. Not shown here: a cell that
 outlives its interrupt or a kernel that dies (nbgrader drops the whole notebook; hooklab keeps the points of the
-cells before: "stubborn_loop", "exits" and "late_crash" in tests/corpus.py).
+cells before: "stubborn_loop", "exits" and "late_crash" in tests/catalogues/corpus.py).
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ import pytest
 from nbgrader.api import Gradebook
 from nbgrader.converters import Autograde
 
-import corpus
+from catalogues import corpus
 from conftest import make_course, run_nbgrader
 from hooklab.grading.course import Course
 from test_autograde import grade

@@ -15,7 +15,7 @@ import nbformat
 import pytest
 from nbgrader.api import Gradebook
 
-import corpus
+from catalogues import corpus
 from conftest import make_course
 from hooklab.grading.gradebook import Entry, Ledger
 from test_autograde import GRADE, grade, tree_digest

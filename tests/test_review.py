@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 from nbgrader.api import Gradebook
 
-import corpus
+from catalogues import corpus
 from conftest import make_course
 from test_autograde import grade, run
 

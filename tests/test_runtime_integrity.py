@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-import corpus
+from catalogues import corpus
 from conftest import make_course
 from test_autograde import grade
 

@@ -26,7 +26,7 @@ import pytest
 from jupyter_client import KernelManager
 from traitlets.config import Config
 
-import corpus
+from catalogues import corpus
 from conftest import make_course
 from hooklab import observations
 from hooklab.grading import kernels, sandbox

@@ -12,7 +12,7 @@ import nbformat
 import pytest
 import torch
 
-import corpus
+from catalogues import corpus
 from conftest import make_course
 from hooklab import checks, observations
 from hooklab.seeding import SEED_VARIABLE

@@ -1,6 +1,6 @@
 """Scores decided outside the student's interpreter (notebooks whose tests are drivers: hooklab.grading.judge).
 
-The class of tests/trusted_class.py is graded with ``--no-integrity``: no scan, no probe, no proof of run, so
+The class of tests/catalogues/trusted_class.py is graded with ``--no-integrity``: no scan, no probe, no proof of run, so
 nothing holds a submission for review and the tampering runs unhindered in the kernel. Each attack leaves a wrong
 answer behind its tampering (patched checkers, patched torch functions, a TorchFunctionMode left entered, an aten
 kernel registered again, pinned randomness with a table of answers for the pinned inputs, the checkers' module
@@ -19,8 +19,8 @@ from __future__ import annotations
 
 import pytest
 
+from catalogues.trusted_class import FINITE_DIFFERENCES, WITHOUT_INTEGRITY, Student, graded, key
 from hooklab import checks
-from trusted_class import FINITE_DIFFERENCES, WITHOUT_INTEGRITY, Student, graded, key
 
 pytestmark = pytest.mark.slow  # starts kernels or a grader (conftest: the fast tier)
 

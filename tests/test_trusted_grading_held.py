@@ -1,16 +1,16 @@
-"""The class of tests/trusted_class.py graded with the integrity layers on, as a class is graded by default: every
-attack is held for review or scores 0 on the cell it attacks (and a review would release no point for it), plain wrong
-answers of 01–08 (one change from the solution each; a notebook's, in as few submissions as one per exercise allows)
-score 0 on their cell and are not held, the same
-answers made to display a result of their own while the test runs (which nbgrader would read as partial credit) score
-0 on it, held or not, and no honest answer is held. test_trusted_grading.py grades the class without the layers.
+"""The class of tests/catalogues/trusted_class.py graded with the integrity layers on, as a class is graded by default:
+every attack is held for review or scores 0 on the cell it attacks (and a review would release no point for it), plain
+wrong answers of 01–08 (one change from the solution each; a notebook's, in as few submissions as one per exercise
+allows) score 0 on their cell and are not held, the same answers made to display a result of their own while the test
+runs (which nbgrader would read as partial credit) score 0 on it, held or not, and no honest answer is held.
+test_trusted_grading.py grades the class without the layers.
 """
 
 from __future__ import annotations
 
 import pytest
 
-from trusted_class import ONE_CHANGED, TAMPERING, WITH_INTEGRITY, Student, graded, key
+from catalogues.trusted_class import ONE_CHANGED, TAMPERING, WITH_INTEGRITY, Student, graded, key
 
 pytestmark = pytest.mark.slow  # starts kernels or a grader (conftest: the fast tier)
 

@@ -9,9 +9,9 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
+from catalogues.corpus import notebook_name
+from catalogues.wrong_answers import Wrong, wrong_answers
 from conftest import REPO
-from corpus import notebook_name
-from wrong_answers import Wrong, wrong_answers
 
 pytestmark = pytest.mark.slow  # starts kernels or a grader (conftest: the fast tier)
 

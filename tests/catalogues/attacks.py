@@ -22,7 +22,7 @@ import pickle
 import textwrap
 from dataclasses import dataclass, field
 
-from wrong_answers import wrong_answers
+from catalogues.wrong_answers import wrong_answers
 
 CATEGORIES = (
     "checker-patch",

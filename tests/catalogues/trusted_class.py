@@ -15,10 +15,10 @@ from pathlib import Path
 
 import nbformat
 
-import corpus
+from catalogues import corpus
+from catalogues.honest_answers import honest_answers
+from catalogues.wrong_answers import wrong_answers
 from conftest import make_course
-from honest_answers import honest_answers
-from wrong_answers import wrong_answers
 
 A = "02_forward_hooks"
 PUZZLES = "08_backward_puzzles"

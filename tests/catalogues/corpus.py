@@ -23,9 +23,9 @@ from pathlib import Path
 import nbformat
 from nbgrader import utils
 
-from attacks import attacks
+from catalogues.attacks import attacks
+from catalogues.honest_answers import extra_cells, honest_answers
 from conftest import REPO, solution_sources
-from honest_answers import extra_cells, honest_answers
 from hooklab.grading import kernels
 
 ASSIGNMENT = "02_forward_hooks"  # the structural cases' notebook
@@ -50,9 +50,9 @@ CAUGHT_BY_CHECKERS = {"list_of_always_equal_objects"}
 NEVER_IMPORTED = {"shipped_hooklab_package_shadows_real_one", "shipped_torch_py_patches_math_before_capture"}
 # Cheats that break the interpreter so badly that the kernel dies, in the answer cell of this grade_id.
 KILL_THEIR_KERNEL = {"state_dict_checker_rebound": "compact_state_dict"}  # builtins.isinstance replaced
-# Every other cheat of tests/attacks.py is held, and grading names (first) this technique, in the answer cell of this
-# grade_id, at this line of the student's code: checked exactly as the ledger, the summary, the CSV and the feedback
-# say it. A new attack adds its row.
+# Every other cheat of tests/catalogues/attacks.py is held, and grading names (first) this technique, in the answer
+# cell of this grade_id, at this line of the student's code: checked exactly as the ledger, the summary, the CSV and
+# the feedback say it. A new attack adds its row.
 HELD_FOR: dict[str, tuple[str, int, str]] = {
     "from_hooklab_import_checks_patch": ("running_mean", 8,
                                          "patches hooklab.checks.check_tensor (an imported module or class)"),
@@ -401,8 +401,8 @@ def attack_cases() -> list[Case]:
             held = "" if kernels.SUPPORTED else None
         else:
             if attack.name not in HELD_FOR:
-                raise KeyError(f"tests/corpus.py: HELD_FOR has no row for the attack {attack.name!r} (the technique "
-                               "grading names)")
+                raise KeyError(f"tests/catalogues/corpus.py: HELD_FOR has no row for the attack {attack.name!r} "
+                               "(the technique grading names)")
             grade_id, line, technique = HELD_FOR[attack.name]
             held = flagged(attack.assignment, technique, cell_number(attack.assignment, grade_id), line)
         expected = scores(attack.assignment, **{test.removesuffix("_test"): 0 for test in attack.attacked})

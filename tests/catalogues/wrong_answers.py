@@ -14,8 +14,7 @@ from textwrap import dedent, indent
 
 import nbformat
 
-from conftest import REPO, solution_sources
-from honest_answers import (
+from catalogues.honest_answers import (
     APPLICATIONS,
     APPLY,
     AUTOGRAD_FUNCTION,
@@ -27,6 +26,7 @@ from honest_answers import (
     MODULE_BASICS,
     _cell,
 )
+from conftest import REPO, solution_sources
 
 
 @dataclass(frozen=True)

@@ -77,10 +77,10 @@ c.Autograde.autograde_preprocessors = [
     "nbgrader.preprocessors.CheckCellMetadata",
 ]
 # feedback shows each test's result and message, not the hidden tests' code, and runs or loads nothing a student's
-# outputs or markdown hold (hooklab.feedback.SafeHTMLExporter); its templates are compiled once.
-c.GenerateFeedback.exporter_class = "hooklab.feedback.FeedbackExporter"
+# outputs or markdown hold (hooklab.grading.feedback.SafeHTMLExporter); its templates are compiled once.
+c.GenerateFeedback.exporter_class = "hooklab.grading.feedback.FeedbackExporter"
 c.GenerateFeedback.preprocessors = [
     "nbgrader.preprocessors.GetGrades",
     "nbconvert.preprocessors.CSSHTMLHeaderPreprocessor",
-    "hooklab.feedback.HideHiddenTests",
+    "hooklab.grading.feedback.HideHiddenTests",
 ]

@@ -27,9 +27,9 @@ from nbgrader.api import Gradebook
 
 from catalogues import corpus
 from conftest import make_course, solution_notebooks
-from hooklab.feedback import MIN_LINE
 from hooklab.grading import class_report
 from hooklab.grading.course import Course
+from hooklab.grading.feedback import MIN_LINE
 from hooklab.grading.gradebook import Ledger
 from test_feedback import assert_loads_nothing_from_elsewhere
 

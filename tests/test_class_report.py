@@ -15,7 +15,6 @@ from bs4 import BeautifulSoup
 from nbgrader.api import Gradebook
 from sqlalchemy.exc import SAWarning
 
-from hooklab.feedback import REDACTED
 from hooklab.grading.class_report import (
     CSV_FILES,
     ClassData,
@@ -30,6 +29,7 @@ from hooklab.grading.class_report import (
     write_csv,
 )
 from hooklab.grading.course import Course
+from hooklab.grading.feedback import REDACTED
 from hooklab.grading.gradebook import Entry, Ledger
 
 CELLS = {"hw1": {"nb/a_test": 2.0, "nb/b_test": 3.0}, "hw2": {"nb2/c_test": 1.0}}

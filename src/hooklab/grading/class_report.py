@@ -27,9 +27,9 @@ from matplotlib.figure import Figure
 from nbgrader.api import Assignment, Grade, Gradebook, GradeCell, Notebook, SubmittedAssignment, SubmittedNotebook
 from nbgrader.preprocessors import ClearHiddenTests
 
-from hooklab.feedback import REDACTED, hidden_lines
 from hooklab.grading.course import Course
 from hooklab.grading.execute import PROOF_PREFIX
+from hooklab.grading.feedback import REDACTED, hidden_lines
 from hooklab.grading.gradebook import Ledger
 from hooklab.grading.outputs import errors
 from hooklab.grading.untrusted import from_spreadsheet_cell, spreadsheet_cell

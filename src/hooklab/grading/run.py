@@ -92,11 +92,13 @@ def code_of(notebook: Path) -> str:
 
 def grading_fingerprint(course: Course, assignment: str) -> str:
     """What the grader brings to a result: the assignment's source (hidden tests included), hooklab's
-    checkers and grading code, and the course configuration with this run's options."""
+    checkers (what they read and observe, how they draw hidden inputs) and grading code, and the course
+    configuration with this run's options."""
     package = Path(hooklab.__file__).parent
     paths = [
         *sorted(p for p in (course.root / course.coursedir.source_directory / assignment).rglob("*") if p.is_file()),
-        package / "checks.py", package / "feedback.py", *sorted((package / "grading").glob("*.py")),
+        *(package / name for name in ("checks.py", "observations.py", "seeding.py", "exercises.py")),
+        *sorted((package / "grading").glob("*.py")),
         *sorted((package / "templates").glob("*")),
     ]
     sha = hashlib.sha256()

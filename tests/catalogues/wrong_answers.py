@@ -433,7 +433,67 @@ def _below_the_module() -> list[Wrong]:
                 finally:
                     for h in hs: h.remove()
                 return flops
-        '''), "the error a model's forward raises, as matmul_flops passes it on"),
+        '''), "what matmul_flops raised when the model's forward raised an error"),
+        Wrong('matmul_flops_raises_its_own_error', BELOW_THE_MODULE, 'matmul_flops', _cell('''
+            def matmul_flops(model, x):
+                with FlopCounterMode(display=False) as counter:
+                    try:
+                        model(x)
+                    except Exception:
+                        raise ValueError("the model failed") from None     # the model's own error is lost
+                root, flops = type(model).__name__, {}
+                for name, ops in counter.get_flop_counts().items():
+                    if name != "Global" and sum(ops.values()):
+                        flops["" if name == root else name.removeprefix(root + ".")] = sum(ops.values())
+                return flops
+        '''), "what matmul_flops raised when the model's forward raised an error"),
+        Wrong('matmul_flops_cleans_up_on_exception_only', BELOW_THE_MODULE, 'matmul_flops', _cell('''
+            def matmul_flops(model, x):
+                running, flops = [], {}
+                class Counter(TorchDispatchMode):
+                    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+                        name = func.overloadpacket.__name__
+                        if name in ("mm", "addmm", "bmm"):
+                            a, b = args[-2], args[-1]
+                            count = 2 * a.shape[-2] * a.shape[-1] * b.shape[-1] * (a.shape[0] if name == "bmm" else 1)
+                            for m in running: flops[m] = flops.get(m, 0) + count
+                        return func(*args, **(kwargs or {}))
+                hs = []
+                for n, m in model.named_modules():
+                    hs += [m.register_forward_pre_hook(lambda mod, a, n=n: running.append(n)), m.register_forward_hook(lambda mod, a, o: running.pop() and None)]
+                try:
+                    with Counter():
+                        model(x)
+                except Exception:               # a KeyboardInterrupt is no Exception: its hooks stay
+                    for h in hs: h.remove()
+                    raise
+                for h in hs: h.remove()
+                return flops
+        '''), "hooks left by matmul_flops on a model whose forward raises a KeyboardInterrupt"),
+        Wrong('predict_fires_measured_table', BELOW_THE_MODULE, 'predict_fires', _cell('''
+            CALLS = ["backward", "backward(inputs=[x])", "backward(inputs=[weight])", "grad(x)", "grad(weight)"]
+            TABLE = {(uses, call): fires(uses, call) for uses in range(1, 12) for call in CALLS}   # measured, not predicted
+
+            def predict_fires(uses, call):
+                return dict(TABLE[uses, call])
+        '''), "KeyError"),
+        Wrong('predict_fires_pops_the_tests_mode', BELOW_THE_MODULE, 'predict_fires', _cell('''
+            measure = fires
+
+            class Plain(TorchFunctionMode):
+                def __torch_function__(self, func, types, args=(), kwargs=None):
+                    return func(*args, **(kwargs or {}))
+
+            def predict_fires(uses, call):
+                mode = Plain()
+                mode.__enter__()
+                mode.__exit__(None, None, None)
+                mode.__exit__(None, None, None)      # pops the mode the tests entered
+                try:
+                    return measure(uses, call)
+                finally:
+                    Plain().__enter__()
+        '''), "predict_fires changed the modes the tests entered around it"),
         Wrong('predict_fires_runs_fires', BELOW_THE_MODULE, 'predict_fires', _cell('''
             def predict_fires(uses, call):
                 return fires(uses, call)     # runs the model: Requirement 4, unchecked
@@ -501,6 +561,20 @@ def _below_the_module() -> list[Wrong]:
                 finally:
                     for h in handles: h.remove()
         '''), 'ReLU → Root →'),
+        Wrong('first_nonfinite_every_module', BELOW_THE_MODULE, 'first_nonfinite', _cell('''
+            def first_nonfinite(model, x):
+                fwd, bwd, handles = [], [], []
+                for name, module in model.named_modules():      # every module, not the leaves only
+                    handles.append(module.register_forward_hook(lambda m, a, o, name=name: fwd.append(name) if not o.isfinite().all() else None))
+                    handles.append(module.register_full_backward_hook(lambda m, gi, go, name=name: bwd.append(name) if gi[0] is not None and not gi[0].isfinite().all() else None))
+                try:
+                    out = model(x)
+                    if fwd: return fwd[0], "forward"
+                    out.sum().backward()
+                    return (bwd[0], "backward") if bwd else None
+                finally:
+                    for h in handles: h.remove()
+        '''), 'LogInside'),
         Wrong('first_nonfinite_old_backward_hook', BELOW_THE_MODULE, 'first_nonfinite', _cell('''
             def first_nonfinite(model, x):
                 fwd, bwd, handles = [], [], []
@@ -531,6 +605,35 @@ def _below_the_module() -> list[Wrong]:
                 finally:
                     for h in handles: h.remove()
         '''), "'NoneType' object has no attribute"),
+        Wrong('low_precision_linear_and_at_only', BELOW_THE_MODULE, 'low_precision', _cell('''
+            def low_precision_output(model, x, dtype):
+                products = {F.linear, torch.Tensor.matmul, torch.Tensor.__matmul__}     # torch.matmul, mm, bmm missed
+                class Low(TorchFunctionMode):
+                    def __torch_function__(self, func, types, args=(), kwargs=None):
+                        kwargs = kwargs or {}
+                        if func not in products:
+                            return func(*args, **kwargs)
+                        cast = [a.to(dtype) if isinstance(a, torch.Tensor) else a for a in args]
+                        return func(*cast, **{k: v.to(dtype) if isinstance(v, torch.Tensor) else v for k, v in kwargs.items()}).to(args[0].dtype)
+                with Low():
+                    return model(x)
+        '''), 'low_precision_output(a model of width'),
+        Wrong('low_precision_by_name', BELOW_THE_MODULE, 'low_precision', _cell('''
+            from torch.overrides import resolve_name
+
+            PRODUCTS = {"torch.nn.functional.linear", "torch.matmul", "torch.Tensor.matmul", "torch.Tensor.__matmul__", "torch.mm", "torch.bmm"}
+
+            def low_precision_output(model, x, dtype):
+                class Low(TorchFunctionMode):
+                    def __torch_function__(self, func, types, args=(), kwargs=None):
+                        kwargs = kwargs or {}
+                        if resolve_name(func) not in PRODUCTS:      # torch.mm's name is "torch.spmm"
+                            return func(*args, **kwargs)
+                        low = lambda v: v.to(dtype) if isinstance(v, torch.Tensor) else v
+                        return func(*map(low, args), **{k: low(v) for k, v in kwargs.items()}).to(args[0].dtype)
+                with torch.no_grad(), Low():
+                    return model(x)
+        '''), 'low_precision_output(a model of width'),
         Wrong('low_precision_autocast', BELOW_THE_MODULE, 'low_precision', _cell('''
             def low_precision_output(model, x, dtype):
                 with torch.autocast("cpu", dtype=dtype):    # every op after a product runs in dtype too

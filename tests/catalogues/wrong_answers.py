@@ -649,7 +649,7 @@ def _below_the_module() -> list[Wrong]:
                         return func(*args, **(kwargs or {}))
                 with Low():
                     return model(x).to(x.dtype)
-        '''), 'low_precision_output('),
+        '''), 'to have the same dtype'),  # a product's result left in the low dtype meets a float32 weight
     ]
 
 

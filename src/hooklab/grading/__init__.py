@@ -16,8 +16,9 @@ One submission's way from ``hooklab autograde`` to the gradebook, its feedback, 
       repair.RepairCells puts the cells back in the source's shape; integrity.ScanSubmission notes what
       integrity.scan finds; execute.GuardedExecute runs the cells in a kernel from kernels.SPARES or one that
       kernels.PreloadedProvisioner asks the KernelServer for (forked by kernels.serve, confined by
-      sandbox.spawn), loads kernel_probe for its snapshot and check around each test cell, and keeps in the
-      notebook's metadata what hooklab.observations sent on the kernels.ObservationChannel;
+      sandbox.spawn), loads kernel_probe for its snapshot and check around each test cell, and keeps what
+      hooklab.observations sent on the kernels.ObservationChannel; each writes its part of the notebook's
+      notes.Notes, the one record the parent reads of a worker's (repairs, findings, held, observed, seed, ...);
   run.autograde's record_result → record.record, in this process: judge.judge compares the observations with
     the reference run's (judge.verdict), then Course.recorders (execute.SaveAutoGradesByErrors, nbgrader's
     AssignLatePenalties) write the scores; one that could not run gets report.write_failure_feedback instead;

@@ -50,8 +50,9 @@ from traitlets import Bool, Unicode
 
 from hooklab import observations
 from hooklab.grading import judge, kernels
+from hooklab.grading.notes import Notes
 from hooklab.grading.outputs import HELD, NOT_RUN, error_output
-from hooklab.grading.repair import METADATA, source_notebook
+from hooklab.grading.repair import source_notebook
 from hooklab.grading.sandbox import Sandbox, amount
 
 # Modules the tests import, and where they must come from: the grading environment, not the submission.
@@ -253,7 +254,9 @@ class GuardedExecute(Execute):
         nb, resources = super().preprocess(nb, resources, km)
         self._conclude(nb)
         ready = self._ready or time.perf_counter()  # no cell reached: the kernel never started
-        nb.metadata[METADATA]["seconds"] = {"kernel": ready - self._started, "cells": time.perf_counter() - ready}
+        notes = Notes.read(nb)
+        notes.seconds = {"kernel": ready - self._started, "cells": time.perf_counter() - ready}
+        notes.write(nb)
         return nb, resources
 
     def preprocess_cell(self, cell: NotebookNode, resources: ResourcesDict,
@@ -443,20 +446,22 @@ class GuardedExecute(Execute):
 
     # -- the verdict --------------------------------------------------------------------------
     def _conclude(self, nb: NotebookNode) -> None:
-        notes = nb.metadata.setdefault(METADATA, {})
-        held = [*notes.get("findings", []), *self._changes, *self._not_run]
-        notes.update(stopped=self._stopped, held=held, limits=self._limits.notes())
+        notes = Notes.read(nb)
+        held = [*notes.findings, *self._changes, *self._not_run]
+        notes.held, notes.stopped, notes.limits = held, self._stopped, self._limits.notes()
         if self.seed:
-            notes["seed"] = self.seed
+            notes.seed = self.seed
         if self._drivers:
-            notes["observed"] = self._observed
+            notes.observed = self._observed
+        if held:
+            notes.would_be = {
+                cell.metadata.nbgrader["grade_id"]: float(cell.metadata.nbgrader["points"]) if passed(cell) else 0.0
+                for cell in nb.cells
+                if utils.is_grade(cell) and cell.cell_type == "code"
+            }
+        notes.write(nb)
         if not held:
             return
-        notes["would_be"] = {
-            cell.metadata.nbgrader["grade_id"]: float(cell.metadata.nbgrader["points"]) if passed(cell) else 0.0
-            for cell in nb.cells
-            if utils.is_grade(cell) and cell.cell_type == "code"
-        }
         reason = f"held for review: {held[0]}" + (f" and {len(held) - 1} more" if len(held) > 1 else "")
         for cell in nb.cells:
             if utils.is_grade(cell) and cell.cell_type == "code":

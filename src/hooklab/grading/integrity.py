@@ -28,7 +28,8 @@ from nbformat import NotebookNode
 from nbgrader import utils
 from nbgrader.preprocessors import NbGraderPreprocessor
 
-from hooklab.grading.repair import METADATA, source_notebook
+from hooklab.grading.notes import Notes
+from hooklab.grading.repair import source_notebook
 
 
 @dataclass(frozen=True)
@@ -844,7 +845,9 @@ class ScanSubmission(NbGraderPreprocessor):
         ]
         assignment = resources.get("nbgrader", {}).get("assignment", "")
         findings = scan(written, imports, test_names, definitions, allowed_for(assignment))
-        nb.metadata.setdefault(METADATA, {})["findings"] = [str(finding) for finding in findings]
+        notes = Notes.read(nb)
+        notes.findings = [str(finding) for finding in findings]
+        notes.write(nb)
         return nb, resources
 
 

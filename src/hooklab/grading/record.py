@@ -15,8 +15,8 @@ from sqlalchemy.exc import SAWarning
 
 from hooklab.grading import judge
 from hooklab.grading.course import Course
+from hooklab.grading.notes import Notes
 from hooklab.grading.outputs import failed
-from hooklab.grading.repair import METADATA
 
 
 @dataclass
@@ -54,8 +54,10 @@ def record(course: Course, student: str, assignment: str, executed: bool,
                 _zero(course.db_url, student, assignment, notebook)
                 continue
             nb = nbformat.read(path, as_version=4)
-            observed = nb.metadata.get(METADATA, {}).pop("observed", None)
-            if observed is not None:
+            notes = Notes.read(nb)
+            if notes.observed is not None:
+                observed, notes.observed = notes.observed, None
+                notes.write(nb)  # the notebook its feedback is made from carries no observations
                 recorded.notes += [f"{notebook}: {note}"
                                    for note in judge.judge(nb, (reference or {}).get(notebook), observed)]
                 _would_be(nb)
@@ -64,16 +66,13 @@ def record(course: Course, student: str, assignment: str, executed: bool,
                                                 "db_url": course.db_url})
             for recorder in course.recorders:
                 recorder(config=config).preprocess(nb, resources)
-            notes = nb.metadata.get(METADATA, {})
-            recorded.held += [f"{notebook}: {why}" for why in notes.get("held", [])]
-            recorded.would_be.update({f"{notebook}/{cell}": points
-                                      for cell, points in notes.get("would_be", {}).items()})
-            recorded.notes += [f"{notebook}: {note}"
-                               for note in [notes.get("stopped"), *notes.get("repairs", []), *notes.get("limits", [])]
-                               if note]
-            if "seed" in notes:
-                recorded.seeds[notebook] = notes["seed"]
-            for stage, seconds in notes.get("seconds", {}).items():
+            notes = Notes.read(nb)
+            recorded.held += [f"{notebook}: {why}" for why in notes.held]
+            recorded.would_be.update({f"{notebook}/{cell}": points for cell, points in (notes.would_be or {}).items()})
+            recorded.notes += [f"{notebook}: {note}" for note in [notes.stopped, *notes.repairs, *notes.limits] if note]
+            if notes.seed:
+                recorded.seeds[notebook] = notes.seed
+            for stage, seconds in notes.seconds.items():
                 recorded.seconds[stage] = recorded.seconds.get(stage, 0.0) + seconds
         submission = gradebook.find_submission(assignment, student)
         recorded.score = sum(grade.auto_score or 0.0 for notebook in submission.notebooks for grade in notebook.grades)
@@ -82,14 +81,15 @@ def record(course: Course, student: str, assignment: str, executed: bool,
 
 def _would_be(nb: nbformat.NotebookNode) -> None:
     """A held notebook's would-be scores, from the grader's verdicts (its cells' errors but the hold)."""
-    notes = nb.metadata[METADATA]
-    if "would_be" not in notes:
+    notes = Notes.read(nb)
+    if notes.would_be is None:
         return
-    notes["would_be"] = {
+    notes.would_be = {
         cell.metadata.nbgrader["grade_id"]: 0.0 if failed(cell.outputs)
         else float(cell.metadata.nbgrader["points"])
         for cell in nb.cells if cell.cell_type == "code" and utils.is_grade(cell)
     }
+    notes.write(nb)
 
 
 def _zero(gradebook_url: str, student: str, assignment: str, notebook: str) -> None:

@@ -23,7 +23,7 @@ from nbgrader import utils
 from nbgrader.coursedir import CourseDirectory
 from nbgrader.preprocessors import ClearSolutions, NbGraderPreprocessor
 
-METADATA = "hooklab"  # the notebook metadata key where grading notes what it found and did
+from hooklab.grading.notes import Notes
 
 
 def source_notebook(preprocessor: NbGraderPreprocessor, resources: ResourcesDict) -> NotebookNode:
@@ -67,7 +67,7 @@ class RepairCells(NbGraderPreprocessor):
         nb.cells = cells
         if repairs:
             self.log.warning("Repaired the notebook: %s", "; ".join(repairs))
-        nb.metadata[METADATA] = {"repairs": repairs}  # replaces anything the submission put there
+        Notes(repairs=repairs).write(nb)  # replaces anything the submission put there
         return nb, resources
 
     def _match(self, cells: list[NotebookNode], source: list[NotebookNode]) -> dict[int | None, list[NotebookNode]]:

@@ -27,7 +27,7 @@ from traitlets.config import Config
 
 from hooklab.grading import judge, kernels, sandbox
 from hooklab.grading.course import Course
-from hooklab.grading.repair import METADATA
+from hooklab.grading.notes import Notes
 
 
 class Grader:
@@ -69,7 +69,7 @@ class Grader:
             resources = ResourcesDict(metadata={"path": str(folder)},
                                       nbgrader={"assignment": assignment, "notebook": path.stem})
             nb, _ = GuardedExecute(config=self._reference_config).preprocess(nb, resources)
-            observed = nb.metadata[METADATA].get("observed", {})
+            observed = Notes.read(nb).observed or {}
             results[path.stem] = {
                 cell.metadata.nbgrader["grade_id"]: {"observed": observed.get(cell.metadata.nbgrader["grade_id"], []),
                                                      "error": _error(cell)}

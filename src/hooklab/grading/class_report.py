@@ -31,6 +31,7 @@ from hooklab.grading.course import Course
 from hooklab.grading.execute import PROOF_PREFIX
 from hooklab.grading.feedback import REDACTED, hidden_lines
 from hooklab.grading.gradebook import Ledger
+from hooklab.grading.keys import cell_key, split_cell_key, submission_key
 from hooklab.grading.outputs import errors
 from hooklab.grading.untrusted import from_spreadsheet_cell, spreadsheet_cell
 
@@ -66,7 +67,7 @@ class Submission:
 
     @property
     def key(self) -> str:
-        return f"{self.student}/{self.assignment}"
+        return submission_key(self.student, self.assignment)
 
 
 @dataclass
@@ -217,14 +218,14 @@ def collect(course: Course, ledger: Ledger) -> ClassData:
             .join(Assignment, SubmittedAssignment.assignment_id == Assignment.id)
         )
         for student, assignment, notebook, grade_id, score in grades:
-            scores[student, assignment][f"{notebook}/{grade_id}"] = score
+            scores[student, assignment][cell_key(notebook, grade_id)] = score
         totals = gradebook.db.query(
             SubmittedAssignment.student_id, Assignment.name, SubmittedAssignment.score,
             SubmittedAssignment.late_submission_penalty, SubmittedAssignment.max_score,
         ).join(Assignment, SubmittedAssignment.assignment_id == Assignment.id)
         rows = sorted(totals)
     for student, assignment, score, penalty, max_score in rows:
-        entry = ledger.entries.get(f"{student}/{assignment}")
+        entry = ledger.entries.get(submission_key(student, assignment))
         points = cells[assignment]
         submission = Submission(student, assignment, score - penalty, max_score, scores[student, assignment])
         submissions.append(submission)
@@ -236,12 +237,12 @@ def collect(course: Course, ledger: Ledger) -> ClassData:
             submission.status, submission.reasons = "held", list(entry.held)
             submission.would_be = sum(entry.would_be.values())
             lost = {cell for cell in lost if entry.would_be.get(cell, 0.0) < points[cell]}
-        for notebook in sorted({cell.split("/", 1)[0] for cell in lost}):
+        for notebook in sorted({split_cell_key(cell)[0] for cell in lost}):
             path = autograded / student / assignment / f"{notebook}.ipynb"
             found = failure_messages(path, hidden[assignment]) if path.is_file() else {}
             missing = "(no error recorded)" if path.is_file() else "(no autograded notebook: not submitted or not run)"
             for cell in lost:
-                name, grade_id = cell.split("/", 1)
+                name, grade_id = split_cell_key(cell)
                 if name == notebook:
                     submission.failures[cell] = found.get(grade_id, missing)
     return ClassData(cells, submissions)
@@ -335,13 +336,13 @@ def write_csv(tables: Tables, timing: dict[str, float] | None, folder: Path, pro
         "report-cells.csv": (
             ["assignment", "notebook", "cell", "points", "submissions", "full_points", "full_points_share",
              "mean_points"],
-            [[c.assignment, *c.cell.split("/", 1), _number(c.points), c.submissions, c.full, _number(c.share),
+            [[c.assignment, *split_cell_key(c.cell), _number(c.points), c.submissions, c.full, _number(c.share),
               _number(c.mean)]
              for c in tables.cells],
         ),
         "report-failures.csv": (
             ["assignment", "notebook", "cell", "message", "submissions", "variants"],
-            [[c.assignment, *c.cell.split("/", 1), text, count, variants] for c in tables.cells
+            [[c.assignment, *split_cell_key(c.cell), text, count, variants] for c in tables.cells
              for text, count, variants in c.messages],
         ),
         "report-review.csv": (
@@ -368,7 +369,7 @@ def _figure(stats: AssignmentStats, cells: list[CellStats]) -> str:
     figure = Figure(figsize=(width, height), dpi=FIGURE_DPI)
     # laid out by hand (matplotlib's constrained layout would take a third of the time): room for the
     # cell names left of the bars, about 0.6 of the 8-point font size per character
-    names = [c.cell.split("/", 1)[1] for c in cells][::-1]
+    names = [split_cell_key(c.cell)[1] for c in cells][::-1]
     label = (max(map(len, names), default=0) * 0.6 * 8 / 72 + 0.15) / width
     bottom, top = 0.55 / height, 1 - 0.35 / height
     left = figure.add_axes((0.07, bottom, 0.33, top - bottom))

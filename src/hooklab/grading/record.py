@@ -15,6 +15,7 @@ from sqlalchemy.exc import SAWarning
 
 from hooklab.grading import judge
 from hooklab.grading.course import Course
+from hooklab.grading.keys import cell_key
 from hooklab.grading.notes import Notes
 from hooklab.grading.outputs import failed
 
@@ -68,7 +69,8 @@ def record(course: Course, student: str, assignment: str, executed: bool,
                 recorder(config=config).preprocess(nb, resources)
             notes = Notes.read(nb)
             recorded.held += [f"{notebook}: {why}" for why in notes.held]
-            recorded.would_be.update({f"{notebook}/{cell}": points for cell, points in (notes.would_be or {}).items()})
+            would_be = notes.would_be or {}
+            recorded.would_be.update({cell_key(notebook, cell): points for cell, points in would_be.items()})
             recorded.notes += [f"{notebook}: {note}" for note in [notes.stopped, *notes.repairs, *notes.limits] if note]
             if notes.seed:
                 recorded.seeds[notebook] = notes.seed

@@ -12,6 +12,7 @@ from nbgrader.plugins import ExportPlugin
 from traitlets import Dict
 
 from hooklab.grading.gradebook import Entry
+from hooklab.grading.keys import cell_key, submission_key
 from hooklab.grading.untrusted import printable, spreadsheet_cell
 
 
@@ -36,11 +37,11 @@ class CellScoresExportPlugin(ExportPlugin):
                     "score": submission.score - submission.late_submission_penalty,  # as nbgrader's CSV export
                     "late_penalty": submission.late_submission_penalty,
                     "max_score": submission.max_score,
-                    "reason": self.reasons.get(f"{submission.student_id}/{assignment.name}", ""),
+                    "reason": self.reasons.get(submission_key(submission.student_id, assignment.name), ""),
                 }
                 for notebook in submission.notebooks:
                     for grade in notebook.grades:
-                        row[f"{notebook.name}/{grade.name}"] = grade.score
+                        row[cell_key(notebook.name, grade.name)] = grade.score
                 rows.append(row)
         with open(self.to or "grades.csv", "w", newline="") as handle:
             writer = csv.DictWriter(handle,
@@ -54,7 +55,7 @@ def pass_rates(gradebook: Gradebook, keys: set[str]) -> dict[str, tuple[float, i
     outcomes: dict[str, list[bool]] = defaultdict(list)
     for assignment in gradebook.assignments:
         for submission in assignment.submissions:
-            if f"{submission.student_id}/{assignment.name}" not in keys:
+            if submission_key(submission.student_id, assignment.name) not in keys:
                 continue
             for notebook in submission.notebooks:
                 for grade in notebook.grades:

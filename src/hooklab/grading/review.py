@@ -10,6 +10,7 @@ from __future__ import annotations
 from nbgrader.api import Gradebook
 
 from hooklab.grading.gradebook import Entry, Ledger
+from hooklab.grading.keys import split_cell_key, split_submission_key
 from hooklab.grading.untrusted import printable
 
 
@@ -31,7 +32,7 @@ def release(gradebook_url: str, ledger: Ledger, key: str) -> Entry:
     entry = ledger.entries.get(key)
     if entry is None or not entry.held:
         raise KeyError(f"{key} is not held for review (see hooklab review)")
-    student, assignment = key.split("/", 1)
+    student, assignment = split_submission_key(key)
     set_manual_scores(gradebook_url, student, assignment, entry.would_be)
     entry.released = True
     ledger.set(key, entry)
@@ -42,7 +43,7 @@ def set_manual_scores(gradebook_url: str, student: str, assignment: str, scores:
     """Manual scores of test cells ("notebook/grade_id" → points, None to clear) in nbgrader's gradebook."""
     with Gradebook(gradebook_url) as gradebook:
         for cell, points in scores.items():
-            notebook, grade_id = cell.split("/", 1)
+            notebook, grade_id = split_cell_key(cell)
             grade = gradebook.find_grade(grade_id, notebook, assignment, student)
             grade.manual_score = points
             grade.needs_manual_grade = False

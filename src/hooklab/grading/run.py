@@ -30,6 +30,7 @@ import hooklab
 from hooklab.grading import class_report, kernels, worker
 from hooklab.grading.course import Course, grade_ids
 from hooklab.grading.gradebook import Entry, Ledger, ensure_assignments, graded_keys, max_scores
+from hooklab.grading.keys import submission_key
 from hooklab.grading.record import record
 from hooklab.grading.report import CellScoresExportPlugin, pass_rates, standing, summary, write_failure_feedback
 from hooklab.grading.review import set_manual_scores
@@ -316,7 +317,7 @@ class Task:
 
     @property
     def key(self) -> str:
-        return f"{self.student}/{self.assignment}"
+        return submission_key(self.student, self.assignment)
 
 
 def _run(pool: ProcessPoolExecutor, execution: Execution, tasks: list[Task], ledger: Ledger, record_result,

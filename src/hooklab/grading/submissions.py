@@ -29,6 +29,7 @@ from pathlib import Path
 from nbgrader.plugins import FileNameCollectorPlugin
 
 from hooklab.grading.course import Course
+from hooklab.grading.keys import submission_key
 from hooklab.grading.sandbox import Sandbox, amount
 from hooklab.grading.untrusted import printable
 
@@ -70,7 +71,7 @@ class Submission:
 
     @property
     def key(self) -> str:
-        return f"{self.student}/{self.assignment}"
+        return submission_key(self.student, self.assignment)
 
 
 @dataclass

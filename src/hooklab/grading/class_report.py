@@ -199,7 +199,7 @@ def collect(course: Course, ledger: Ledger) -> ClassData:
             for notebook in assignment.notebooks:
                 grade_ids = {cell.name for cell in notebook.grade_cells}
                 for cell in notebook.grade_cells:
-                    cells[assignment.name][f"{notebook.name}/{cell.name}"] = cell.max_score
+                    cells[assignment.name][cell_key(notebook.name, cell.name)] = cell.max_score
                 for source in notebook.source_cells:
                     if source.name in grade_ids:
                         hidden[assignment.name] |= hidden_lines(source.source, delimiters.begin_test_delimeter,

@@ -11,6 +11,8 @@ import nbformat
 from nbgrader import utils
 from nbgrader.api import Gradebook, MissingEntry
 
+from hooklab.grading.keys import submission_key
+
 
 def ensure_assignments(gradebook_url: str, sources: dict[str, list[Path]], generate, *,
                        force: bool = False) -> list[str]:
@@ -44,7 +46,7 @@ def registered(gradebook_url: str, assignment: str, notebooks: list[Path]) -> bo
 def graded_keys(gradebook_url: str) -> set[str]:
     """'student/assignment' of every submission the gradebook holds."""
     with Gradebook(gradebook_url) as gradebook:
-        return {f"{s.student_id}/{a.name}" for a in gradebook.assignments for s in a.submissions}
+        return {submission_key(s.student_id, a.name) for a in gradebook.assignments for s in a.submissions}
 
 
 def max_scores(gradebook_url: str, assignments: list[str]) -> dict[str, float]:

@@ -28,7 +28,7 @@ class CellScoresExportPlugin(ExportPlugin):
     def export(self, gradebook: Gradebook) -> None:
         columns, rows = [], []
         for assignment in sorted(gradebook.assignments, key=lambda a: a.name):
-            cells = [f"{nb.name}/{cell.name}" for nb in assignment.notebooks for cell in nb.grade_cells]
+            cells = [cell_key(nb.name, cell.name) for nb in assignment.notebooks for cell in nb.grade_cells]
             columns += [c for c in cells if c not in columns]
             for submission in sorted(assignment.submissions, key=lambda s: s.student_id):
                 row = {
@@ -59,7 +59,7 @@ def pass_rates(gradebook: Gradebook, keys: set[str]) -> dict[str, tuple[float, i
                 continue
             for notebook in submission.notebooks:
                 for grade in notebook.grades:
-                    outcomes[f"{assignment.name}/{notebook.name}/{grade.name}"].append(grade.score >= grade.max_score)
+                    outcomes[f"{assignment.name}/{cell_key(notebook.name, grade.name)}"].append(grade.score >= grade.max_score)
     return {cell: (sum(passed) / len(passed), len(passed)) for cell, passed in outcomes.items()}
 
 

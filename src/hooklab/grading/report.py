@@ -59,7 +59,8 @@ def pass_rates(gradebook: Gradebook, keys: set[str]) -> dict[str, tuple[float, i
                 continue
             for notebook in submission.notebooks:
                 for grade in notebook.grades:
-                    outcomes[f"{assignment.name}/{cell_key(notebook.name, grade.name)}"].append(grade.score >= grade.max_score)
+                    cell = f"{assignment.name}/{cell_key(notebook.name, grade.name)}"
+                    outcomes[cell].append(grade.score >= grade.max_score)
     return {cell: (sum(passed) / len(passed), len(passed)) for cell, passed in outcomes.items()}
 
 

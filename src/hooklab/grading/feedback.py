@@ -163,7 +163,7 @@ class InertOutputs(Preprocessor):
         return cell, resources
 
 
-TEMPLATES = Path(__file__).parent / "templates"
+TEMPLATES = Path(__file__).parent.parent / "templates"  # hooklab/templates
 
 
 class SafeHTMLExporter(HTMLExporter):

@@ -30,7 +30,7 @@ from conftest import make_course, solution_notebooks
 from hooklab.grading import class_report
 from hooklab.grading.course import Course
 from hooklab.grading.feedback import MIN_LINE
-from hooklab.grading.gradebook import Ledger
+from hooklab.grading.ledger import Ledger
 from test_feedback import assert_loads_nothing_from_elsewhere
 
 pytestmark = pytest.mark.slow  # starts kernels or a grader (conftest: the fast tier)

@@ -30,7 +30,7 @@ from hooklab.grading.class_report import (
 )
 from hooklab.grading.course import Course
 from hooklab.grading.feedback import REDACTED
-from hooklab.grading.gradebook import Entry, Ledger
+from hooklab.grading.ledger import Entry, Ledger
 
 CELLS = {"hw1": {"nb/a_test": 2.0, "nb/b_test": 3.0}, "hw2": {"nb2/c_test": 1.0}}
 

@@ -17,7 +17,7 @@ from nbgrader.api import Gradebook
 
 from catalogues import corpus
 from conftest import make_course
-from hooklab.grading.gradebook import Entry, Ledger
+from hooklab.grading.ledger import Entry, Ledger
 from test_autograde import GRADE, grade, tree_digest
 
 pytestmark = pytest.mark.slow  # starts kernels or a grader (conftest: the fast tier)

@@ -16,9 +16,10 @@ from nbgrader.api import Gradebook
 from sqlalchemy.exc import SAWarning
 
 from hooklab.grading.class_report import ClassData, Submission, aggregate, last_run, write_csv
-from hooklab.grading.gradebook import Entry, Ledger
-from hooklab.grading.report import CellScoresExportPlugin, standing, summary
+from hooklab.grading.grades_csv import CellScoresExportPlugin
+from hooklab.grading.ledger import Entry, Ledger
 from hooklab.grading.review import listing
+from hooklab.grading.summary import standing, summary
 from hooklab.grading.untrusted import from_spreadsheet_cell, printable, spreadsheet_cell
 
 RAW_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")

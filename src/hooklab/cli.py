@@ -130,7 +130,7 @@ def parser() -> argparse.ArgumentParser:
 def review(config_file: Path, keys: list[str]) -> int:
     from hooklab.grading import class_report
     from hooklab.grading.course import Course
-    from hooklab.grading.gradebook import Ledger
+    from hooklab.grading.ledger import Ledger
     from hooklab.grading.review import listing, release
     from hooklab.grading.run import LEDGER, export
 

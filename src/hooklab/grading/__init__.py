@@ -21,11 +21,11 @@ One submission's way from ``hooklab autograde`` to the gradebook, its feedback, 
       notes.Notes, the one record the parent reads of a worker's (repairs, findings, held, observed, seed, ...);
   run.autograde's record_result → record.record, in this process: judge.judge compares the observations with
     the reference run's (judge.verdict), then Course.recorders (execute.SaveAutoGradesByErrors, nbgrader's
-    AssignLatePenalties) write the scores; one that could not run gets report.write_failure_feedback instead;
+    AssignLatePenalties) write the scores; one that could not run gets feedback.write_failure_feedback instead;
   worker.feedback → Grader.feedback: nbgrader's generate_feedback, through feedback.FeedbackExporter and
     feedback.HideHiddenTests; only then does Ledger.set journal the entry, so a stopped run resumes;
-  at the end Ledger.save, run.export (grades.csv: report.CellScoresExportPlugin), class_report.write (the
-    report) and report.summary, which cli.main prints.
+  at the end Ledger.save, run.export (grades.csv: grades_csv.CellScoresExportPlugin), class_report.write (the
+    report) and summary.summary, which cli.main prints.
 With ``--dask`` or ``--scheduler``, cluster.DaskExecution sends the submission's files to cluster.grade on a Dask
 worker (a Grader set up by cluster.CourseOnWorker) and unpacks the autograded folder it returns; the reference run,
 the recording and the feedback stay with the local pool and this process.

@@ -30,8 +30,8 @@ from nbgrader.preprocessors import ClearHiddenTests
 from hooklab.grading.course import Course
 from hooklab.grading.execute import PROOF_PREFIX
 from hooklab.grading.feedback import REDACTED, hidden_lines
-from hooklab.grading.gradebook import Ledger
 from hooklab.grading.keys import cell_key, split_cell_key, submission_key
+from hooklab.grading.ledger import Ledger
 from hooklab.grading.outputs import errors
 from hooklab.grading.untrusted import from_spreadsheet_cell, spreadsheet_cell
 

@@ -339,3 +339,15 @@ class FeedbackExporter(SafeHTMLExporter):
                                                    resources=resources))
         page, resources = TemplateExporter.from_notebook_node(self, nb, resources, **kw)
         return accessible(table_of_contents(page, nb)), resources
+
+
+def write_failure_feedback(folder: Path, notebooks: list[str], reason: str, max_score: float) -> None:
+    """Feedback for a submission that could not be run: the reason, and the score 0."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for name in notebooks:
+        page = (
+            f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{escape(name)}</title></head><body>"
+            f"<h1>{escape(name)}: not graded</h1><p>Your submission could not be run: {escape(reason)}.</p>"
+            f"<p>Score: 0 / {max_score:g}</p></body></html>\n"
+        )
+        (folder / name).with_suffix(".html").write_text(page)

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from nbgrader.api import Gradebook
 
-from hooklab.grading.gradebook import Entry, Ledger
 from hooklab.grading.keys import split_cell_key, split_submission_key
+from hooklab.grading.ledger import Entry, Ledger
 from hooklab.grading.untrusted import printable
 
 

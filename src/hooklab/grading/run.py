@@ -29,13 +29,16 @@ from tqdm import tqdm
 import hooklab
 from hooklab.grading import class_report, kernels, worker
 from hooklab.grading.course import Course, grade_ids
-from hooklab.grading.gradebook import Entry, Ledger, ensure_assignments, graded_keys, max_scores
+from hooklab.grading.feedback import write_failure_feedback
+from hooklab.grading.gradebook import ensure_assignments, graded_keys, max_scores
+from hooklab.grading.grades_csv import CellScoresExportPlugin
 from hooklab.grading.keys import submission_key
+from hooklab.grading.ledger import Entry, Ledger
 from hooklab.grading.record import record
-from hooklab.grading.report import CellScoresExportPlugin, pass_rates, standing, summary, write_failure_feedback
 from hooklab.grading.review import set_manual_scores
 from hooklab.grading.sandbox import Sandbox, amount
 from hooklab.grading.submissions import DEFAULT_FILENAME_REGEX, find, opened, place
+from hooklab.grading.summary import pass_rates, standing, summary
 from hooklab.grading.untrusted import printable
 from hooklab.seeding import SEED_VARIABLE
 

@@ -1,53 +1,15 @@
-"""What grading produces for the instructor: the grades CSV and the end-of-run summary."""
+"""The summary printed at the end of a run: how many were graded, each submission's score, what was held or not
+run and why, and each test cell's pass rate."""
 
 from __future__ import annotations
 
-import csv
 from collections import defaultdict
-from html import escape
-from pathlib import Path
 
 from nbgrader.api import Gradebook
-from nbgrader.plugins import ExportPlugin
-from traitlets import Dict
 
-from hooklab.grading.gradebook import Entry
 from hooklab.grading.keys import cell_key, submission_key
-from hooklab.grading.untrusted import printable, spreadsheet_cell
-
-
-class CellScoresExportPlugin(ExportPlugin):
-    """nbgrader export plugin: one row per submission, one column per test cell. ``score`` is after
-    the late penalty, which has its own column; the cells show the points before it.
-
-    Also usable on its own: ``nbgrader export --exporter=hooklab.grading.report.CellScoresExportPlugin``.
-    """
-
-    reasons = Dict(help="'student/assignment' → why it could not be graded").tag(config=True)
-
-    def export(self, gradebook: Gradebook) -> None:
-        columns, rows = [], []
-        for assignment in sorted(gradebook.assignments, key=lambda a: a.name):
-            cells = [cell_key(nb.name, cell.name) for nb in assignment.notebooks for cell in nb.grade_cells]
-            columns += [c for c in cells if c not in columns]
-            for submission in sorted(assignment.submissions, key=lambda s: s.student_id):
-                row = {
-                    "student": submission.student_id,
-                    "assignment": assignment.name,
-                    "score": submission.score - submission.late_submission_penalty,  # as nbgrader's CSV export
-                    "late_penalty": submission.late_submission_penalty,
-                    "max_score": submission.max_score,
-                    "reason": self.reasons.get(submission_key(submission.student_id, assignment.name), ""),
-                }
-                for notebook in submission.notebooks:
-                    for grade in notebook.grades:
-                        row[cell_key(notebook.name, grade.name)] = grade.score
-                rows.append(row)
-        with open(self.to or "grades.csv", "w", newline="") as handle:
-            writer = csv.DictWriter(handle,
-                                    ["student", "assignment", "score", "late_penalty", "max_score", "reason", *columns])
-            writer.writeheader()
-            writer.writerows({column: spreadsheet_cell(value) for column, value in row.items()} for row in rows)
+from hooklab.grading.ledger import Entry
+from hooklab.grading.untrusted import printable
 
 
 def pass_rates(gradebook: Gradebook, keys: set[str]) -> dict[str, tuple[float, int]]:
@@ -116,15 +78,3 @@ def summary(
         for cell, (rate, count) in sorted(rates.items(), key=lambda item: (item[1][0], item[0])):
             lines.append(f"  {cell:<{width}}  {rate:4.0%} of {count}")
     return "\n".join(lines)
-
-
-def write_failure_feedback(folder: Path, notebooks: list[str], reason: str, max_score: float) -> None:
-    """Feedback for a submission that could not be run: the reason, and the score 0."""
-    folder.mkdir(parents=True, exist_ok=True)
-    for name in notebooks:
-        page = (
-            f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{escape(name)}</title></head><body>"
-            f"<h1>{escape(name)}: not graded</h1><p>Your submission could not be run: {escape(reason)}.</p>"
-            f"<p>Score: 0 / {max_score:g}</p></body></html>\n"
-        )
-        (folder / name).with_suffix(".html").write_text(page)

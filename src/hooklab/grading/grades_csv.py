@@ -1,0 +1,46 @@
+"""The grades CSV: nbgrader's export with one column per test cell and the reason a submission was not graded."""
+
+from __future__ import annotations
+
+import csv
+
+from nbgrader.api import Gradebook
+from nbgrader.plugins import ExportPlugin
+from traitlets import Dict
+
+from hooklab.grading.keys import cell_key, submission_key
+from hooklab.grading.untrusted import spreadsheet_cell
+
+
+class CellScoresExportPlugin(ExportPlugin):
+    """nbgrader export plugin: one row per submission, one column per test cell. ``score`` is after
+    the late penalty, which has its own column; the cells show the points before it.
+
+    Also usable on its own: ``nbgrader export --exporter=hooklab.grading.grades_csv.CellScoresExportPlugin``.
+    """
+
+    reasons = Dict(help="'student/assignment' → why it could not be graded").tag(config=True)
+
+    def export(self, gradebook: Gradebook) -> None:
+        columns, rows = [], []
+        for assignment in sorted(gradebook.assignments, key=lambda a: a.name):
+            cells = [cell_key(nb.name, cell.name) for nb in assignment.notebooks for cell in nb.grade_cells]
+            columns += [c for c in cells if c not in columns]
+            for submission in sorted(assignment.submissions, key=lambda s: s.student_id):
+                row = {
+                    "student": submission.student_id,
+                    "assignment": assignment.name,
+                    "score": submission.score - submission.late_submission_penalty,  # as nbgrader's CSV export
+                    "late_penalty": submission.late_submission_penalty,
+                    "max_score": submission.max_score,
+                    "reason": self.reasons.get(submission_key(submission.student_id, assignment.name), ""),
+                }
+                for notebook in submission.notebooks:
+                    for grade in notebook.grades:
+                        row[cell_key(notebook.name, grade.name)] = grade.score
+                rows.append(row)
+        with open(self.to or "grades.csv", "w", newline="") as handle:
+            writer = csv.DictWriter(handle,
+                                    ["student", "assignment", "score", "late_penalty", "max_score", "reason", *columns])
+            writer.writeheader()
+            writer.writerows({column: spreadsheet_cell(value) for column, value in row.items()} for row in rows)

@@ -134,18 +134,41 @@ def autograde(
     """Grade every submission under ``submissions``; returns the summary (also written to the log).
     ``timestamps``: the submissions' ``timestamp.txt`` are nbgrader's (:func:`hooklab.grading.submissions.find`).
 
-    Workers execute: ``jobs`` local processes, or with ``dask`` a local Dask cluster of ``jobs`` workers,
-    or the workers of the Dask cluster at ``scheduler`` (:mod:`hooklab.grading.cluster`). This process
-    records each result in the gradebook (nbgrader's recording preprocessors), has its local workers
-    write the feedback, and only then marks it done in the ledger, so a run that is stopped resumes
-    with whatever was not finished."""
+    Three stages: :func:`_plan` (what to grade), :func:`_execute` (workers execute: ``jobs`` local processes, or
+    with ``dask`` a local Dask cluster of ``jobs`` workers, or the workers of the Dask cluster at ``scheduler``,
+    :mod:`hooklab.grading.cluster`; this process records each result in the gradebook through nbgrader's
+    recording preprocessors, has its local workers write the feedback, and only then marks it done in the
+    ledger, so a run that is stopped resumes with whatever was not finished), and :func:`_finish` (the ledger,
+    grades.csv, the report and the summary)."""
     course.work_dir.mkdir(parents=True, exist_ok=True)
     ledger = Ledger(course.work_dir / LEDGER)
-    api = NbGraderAPI(config=course.config())
-    sandbox = Sandbox(config=course.config())
     # the run's seed: every hidden input of the class and of the reference run is drawn from it, in the kernels
     # at test time; HOOKLAB_SEED (as grading.json logs it) draws a run's inputs again
     course = dataclasses.replace(course, seed=os.environ.get(SEED_VARIABLE) or str(secrets.randbits(63)))
+    plan = _plan(submissions, course, ledger, force=force, filename_regex=filename_regex, timestamps=timestamps)
+    stages = Stages()
+    reruns = _execute(plan, course, ledger, stages, jobs, dask=dask, scheduler=scheduler)
+    return _finish(plan, course, ledger, stages, jobs, reruns)
+
+
+@dataclass
+class Plan:
+    """What a run grades: the submissions to grade, and what it found on the way."""
+
+    todo: list[Task]  # to grade (those with a reason are recorded without running)
+    seen: set[str]  # every submission key of the input (the summary's and the CSV's)
+    skipped: int  # graded already, unchanged
+    problems: list[str]  # what the summary reports: unreadable input, assignments nbgrader could not register
+    sources: dict[str, list[Path]]  # assignment → its source notebooks
+    points: dict[str, float]  # assignment → its points
+
+
+def _plan(submissions: Path, course: Course, ledger: Ledger, *, force: bool, filename_regex: str,
+          timestamps: bool) -> Plan:
+    """Read the input, copy each submission into the course, register the assignments, and say which
+    submissions need grading: new, changed, or graded by another grader (:func:`grading_fingerprint`)."""
+    api = NbGraderAPI(config=course.config())
+    sandbox = Sandbox(config=course.config())
     with opened(submissions, sandbox) as (folder, problems):
         found = find(folder, course, sandbox, filename_regex, timestamps)
         problems += found.problems
@@ -174,14 +197,23 @@ def autograde(
                 skipped += 1
             else:
                 todo.append(Task(submission.student, submission.assignment, fingerprint, files, reason))
-
     points = max_scores(course.db_url, sorted({task.assignment for task in todo}))
+    return Plan(todo, seen, skipped, problems, sources, points)
 
-    stages = Stages()
-    references: dict[str, Future] = {}  # assignment → its reference run (worker.reference), started with the pool
 
-    def record_result(task: Task, reason: str) -> Entry:
-        previous = ledger.entries.get(task.key)
+@dataclass
+class ResultRecorder:
+    """Records a task's result in the gradebook (:func:`hooklab.grading.record.record`) and makes its ledger
+    entry; a task that could not be run gets failure feedback instead of nbgrader's."""
+
+    course: Course
+    ledger: Ledger
+    points: dict[str, float]
+    stages: Stages
+    references: dict[str, Future] = field(default_factory=dict)  # assignment → its reference run (worker.reference)
+
+    def __call__(self, task: Task, reason: str) -> Entry:
+        course, previous = self.course, self.ledger.entries.get(task.key)
         released = previous is not None and previous.released and previous.files == task.files
         if previous is not None and previous.released and not released:  # a new version: review it again
             set_manual_scores(course.db_url, task.student, task.assignment, dict.fromkeys(previous.would_be))
@@ -189,66 +221,72 @@ def autograde(
         reference = None
         if not reason:
             try:
-                reference = references[task.assignment].result()
+                reference = self.references[task.assignment].result()
             except Exception as error:  # the worker's: the course's notebook or kernel failed
                 reason = f"the reference solution could not be run ({error!r}); run again to retry"
         recorded = record(course, task.student, task.assignment, executed=not reason, reference=reference)
         if not task.reason:  # the stages describe submissions that went to a worker
-            stages.add(record=time.perf_counter() - started, **recorded.seconds)
+            self.stages.add(record=time.perf_counter() - started, **recorded.seconds)
         if reason:
             feedback = course.step_dir("feedback") / task.student / task.assignment
-            write_failure_feedback(feedback, course.notebooks[task.assignment], reason, points[task.assignment])
-        return Entry(task.fingerprint, not reason, reason, recorded.score, points[task.assignment], files=task.files,
-                     held=recorded.held, would_be=recorded.would_be, notes=recorded.notes, released=released,
-                     seeds=recorded.seeds)
+            write_failure_feedback(feedback, course.notebooks[task.assignment], reason, self.points[task.assignment])
+        return Entry(task.fingerprint, not reason, reason, recorded.score, self.points[task.assignment],
+                     files=task.files, held=recorded.held, would_be=recorded.would_be, notes=recorded.notes,
+                     released=released, seeds=recorded.seeds)
 
+
+def _execute(plan: Plan, course: Course, ledger: Ledger, stages: Stages, jobs: int, *, dask: bool,
+             scheduler: str | None) -> dict[str, int]:
+    """Record at once the tasks that cannot be run; execute the others on the local pool or a Dask cluster, each
+    recorded as it comes back. Returns the submissions run again because their worker died."""
+    record_result = ResultRecorder(course, ledger, plan.points, stages)
     runnable = []
-    for task in todo:
+    for task in plan.todo:
         if task.reason:
             ledger.set(task.key, record_result(task, task.reason))
         else:
             runnable.append(task)
+    if not runnable:
+        return {}
+    started = time.perf_counter()
+    assignments = sorted({t.assignment for t in runnable})
+    with tempfile.TemporaryDirectory(prefix=".workers-", dir=course.work_dir) as scratch:
+        snapshot = Path(scratch) / "gradebook.db"
+        shutil.copyfile(course.db_url.removeprefix("sqlite:///"), snapshot)
+        if not (dask or scheduler):  # one kernel server for the local workers: its preloading is done once
+            code = "\n".join(code_of(path) for assignment in assignments for path in plan.sources[assignment])
+            kernels.start_server(course.config(execute_only=True), code)
+        # forked: the workers share this process's kernel server and what it has imported
+        with _shared_heap(), ProcessPoolExecutor(jobs, multiprocessing.get_context("fork"), worker.start,
+                                                 (course, snapshot, course.work_dir / LOG)) as pool:
+            record_result.references.update({a: pool.submit(worker.reference, a) for a in assignments})
+            if dask or scheduler:
+                from hooklab.grading.cluster import DaskExecution  # dask.distributed loads only for this mode
 
-    if runnable:
-        started = time.perf_counter()
-        with tempfile.TemporaryDirectory(prefix=".workers-", dir=course.work_dir) as scratch:
-            snapshot = Path(scratch) / "gradebook.db"
-            shutil.copyfile(course.db_url.removeprefix("sqlite:///"), snapshot)
-            if not (dask or scheduler):  # one kernel server for the local workers: its preloading is done once
-                code = "\n".join(code_of(path) for assignment in {t.assignment for t in runnable}
-                                 for path in sources[assignment])
-                kernels.start_server(course.config(execute_only=True), code)
-            # forked: the workers share this process's kernel server and what it has imported
-            with _shared_heap(), ProcessPoolExecutor(jobs, multiprocessing.get_context("fork"), worker.start,
-                                                     (course, snapshot, course.work_dir / LOG)) as pool:
-                references.update({a: pool.submit(worker.reference, a)
-                                   for a in sorted({t.assignment for t in runnable})})
-                if dask or scheduler:
-                    from hooklab.grading.cluster import DaskExecution  # dask.distributed loads only for this mode
+                cluster = DaskExecution(course, assignments, snapshot, scheduler, jobs)
+                try:
+                    execution = Execution(lambda task: cluster.submit(task.student, task.assignment), cluster.slots,
+                                          cluster.restarts)
+                    plan.problems += _run(pool, execution, runnable, ledger, record_result, stages)
+                finally:
+                    cluster.close()
+            else:
+                execution = Execution(lambda task: pool.submit(worker.execute, task.student, task.assignment), jobs)
+                plan.problems += _run(pool, execution, runnable, ledger, record_result, stages)
+    stages.wall = time.perf_counter() - started
+    return execution.reruns
 
-                    cluster = DaskExecution(course, sorted({t.assignment for t in runnable}), snapshot, scheduler, jobs)
-                    try:
-                        execution = Execution(lambda task: cluster.submit(task.student, task.assignment), cluster.slots,
-                                              cluster.restarts)
-                        problems += _run(pool, execution, runnable, ledger, record_result, stages)
-                    finally:
-                        cluster.close()
-                else:
-                    execution = Execution(lambda task: pool.submit(worker.execute, task.student, task.assignment), jobs)
-                    problems += _run(pool, execution, runnable, ledger, record_result, stages)
-        stages.wall = time.perf_counter() - started
-        reruns = execution.reruns
-    else:
-        reruns = {}
 
+def _finish(plan: Plan, course: Course, ledger: Ledger, stages: Stages, jobs: int, reruns: dict[str, int]) -> str:
+    """Save the ledger, export grades.csv, write the class report, and return the summary."""
     ledger.save()
-    rates = export(course, ledger, seen)
+    rates = export(course, ledger, plan.seen)
     try:  # the scores, feedback and CSV are written already: a report that fails costs only itself
-        class_report.write(course, ledger, stages.figures(jobs) if stages.count else None, problems)
+        class_report.write(course, ledger, stages.figures(jobs) if stages.count else None, plan.problems)
     except Exception as error:  # any failure of matplotlib or of the page
-        problems.append(f"the class report could not be written ({error!r}); grades.csv has the scores")
-    entries = {key: entry for key, entry in ledger.entries.items() if key in seen}
-    report = summary(entries, rates, skipped, problems, reruns)
+        plan.problems.append(f"the class report could not be written ({error!r}); grades.csv has the scores")
+    entries = {key: entry for key, entry in ledger.entries.items() if key in plan.seen}
+    report = summary(entries, rates, plan.skipped, plan.problems, reruns)
     return f"{report}\n{stages.describe(jobs)}" if stages.count else report
 
 

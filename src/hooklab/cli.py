@@ -103,8 +103,7 @@ def parser() -> argparse.ArgumentParser:
         limits.add_argument(option, dest=name, type=kind, default=None, help=text)
     grade.add_argument("--no-integrity", action="store_true",
                        help="turn off the scan, the runtime probe and the proof that each test ran (nothing is held "
-                            "for "
-                       "review); the scores of tests that are drivers are the grader's either way")
+                            "for review); the scores of tests that are drivers are the grader's either way")
     grade.add_argument("--timestamps", action="store_true",
                        help="take each submission's timestamp.txt (late penalties) as nbgrader's exchange wrote it; "
                        "by default a student's own is left out, but in the course's own submitted folder")

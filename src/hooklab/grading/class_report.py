@@ -38,7 +38,7 @@ from hooklab.grading.untrusted import from_spreadsheet_cell, spreadsheet_cell
 REPORT = "report.html"
 CSV_FILES = (
     "report-assignments.csv", "report-scores.csv", "report-cells.csv", "report-failures.csv", "report-review.csv",
-             "report-timing.csv",
+    "report-timing.csv",
     "report-problems.csv",
 )
 MESSAGE_LENGTH = 160  # characters of a failure message shown
@@ -155,8 +155,8 @@ def aggregate(data: ClassData) -> Tables:
         assignments.append(AssignmentStats(
             assignment, max_score, len(subs), count["graded"], count["held"], count["not run"],
             mean=sum(scores) / len(scores) if scores else None,
-            median=(scores[middle] if len(scores) % 2 else (scores[middle - 1] + scores[middle]) / 2) if scores
-                                           else None,
+            median=((scores[middle] if len(scores) % 2 else (scores[middle - 1] + scores[middle]) / 2)
+                    if scores else None),
             lowest=scores[0] if scores else None, highest=scores[-1] if scores else None,
             bins=histogram(scores, max_score) if scores else [],
         ))

@@ -113,8 +113,8 @@ FORBIDDEN_MODULES = {
 OS_PROCESSES = ("fork", "spawn", "exec", "system", "popen", "posix_spawn", "register_at_fork")
 # os functions that work on file descriptors: the kernel's connections to the grader are among them.
 OS_DESCRIPTORS = {"dup", "dup2", "close", "closerange", "open", "openpty", "write", "writev", "pwrite", "fdopen",
-                  "pipe", "pipe2",
-                  "set_inheritable", "set_blocking", "sendfile", "ftruncate", "read", "readv", "pread", "lseek"}
+                  "pipe", "pipe2", "set_inheritable", "set_blocking", "sendfile", "ftruncate", "read", "readv", "pread",
+                  "lseek"}
 # What a student may take of inspect: a callable's signature and source, what kind of object something is. The rest
 # reads frames, closures, globals and members (inspect.getclosurevars, getmembers) or finds modules (getmodule).
 INSPECT_ALLOWED = {"signature", "Signature", "Parameter", "getsource", "getsourcelines", "getdoc", "cleandoc", "getmro",
@@ -204,8 +204,7 @@ TORCH_PRIVATE_ALLOWED = {"_dynamo", "_logging"}  # private modules of torch's th
 # nn.Module's methods that tests read a model through: one set on a model object (``model.named_parameters = …``)
 # would show the tests parts the model does not have.
 MODULE_READS = frozenset({"parameters", "named_parameters", "buffers", "named_buffers", "children", "named_children",
-                          "modules",
-                          "named_modules", "state_dict", "get_parameter", "get_buffer", "get_submodule"})
+                          "modules", "named_modules", "state_dict", "get_parameter", "get_buffer", "get_submodule"})
 
 # What one assignment teaches and so may use, though the scan holds it everywhere else. Notebook 09 teaches torch's
 # modes: its answers subclass TorchFunctionMode and TorchDispatchMode, define __torch_function__ and

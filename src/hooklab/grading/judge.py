@@ -309,8 +309,8 @@ def judge(nb: NotebookNode, reference: dict[str, Any] | None, observed: dict[str
         grade_id = cell.metadata.nbgrader["grade_id"]
         expected = (reference or {}).get(grade_id)
         if expected is None or expected.get("error"):
-            why = f"the reference solution fails it ({expected['error']})" if expected else ("the reference solution "
-                                                                                             "was not run")
+            why = (f"the reference solution fails it ({expected['error']})" if expected
+                   else "the reference solution was not run")
             notes.append(f"{grade_id} not judged: {why}")
             _unpassed(cell)
             cell.outputs.append(error_output(NOT_JUDGED, f"not judged: {why}"))

@@ -593,10 +593,11 @@ class _Checker(ast.NodeVisitor):
         methods |= {t.id for item in node.body if isinstance(item, ast.Assign) for t in item.targets
                     if isinstance(t, ast.Name)}
         bases = {self.origin(base) or "" for base in node.bases}
-        handlers = {MODE_HANDLERS[base] for base in bases if base in self.permitted & MODE_HANDLERS.keys()}
-        mode_handler = next(iter(handlers)) if len(handlers) == 1 and len(bases) == 1 and not node.keywords else None
+        # a mode's own handler, where the assignment teaches modes: a class whose one base is that mode, no metaclass
+        (only,) = bases if len(node.bases) == 1 and not node.keywords else (None,)
+        mode_handler = MODE_HANDLERS.get(only) if only in self.permitted else None
         for method in sorted(methods & SPECIAL_METHODS.keys()):
-            if method != mode_handler:  # a mode's own handler, where the assignment teaches modes
+            if method != mode_handler:
                 self.flag(node, SPECIAL_METHODS[method])
         if any(base in {"torch.Tensor", "torch.nn.Parameter", "torch.nn.parameter.Parameter"} for base in bases):
             for method in sorted(methods & TENSOR_READS):

@@ -253,10 +253,6 @@ class GuardedExecute(Execute):
         self._code = [i for i, cell in enumerate(nb.cells) if cell.cell_type == "code" and cell.source.strip()]
         nb, resources = super().preprocess(nb, resources, km)
         self._conclude(nb)
-        ready = self._ready or time.perf_counter()  # no cell reached: the kernel never started
-        notes = Notes.read(nb)
-        notes.seconds = {"kernel": ready - self._started, "cells": time.perf_counter() - ready}
-        notes.write(nb)
         return nb, resources
 
     def preprocess_cell(self, cell: NotebookNode, resources: ResourcesDict,
@@ -453,6 +449,8 @@ class GuardedExecute(Execute):
             notes.seed = self.seed
         if self._drivers:
             notes.observed = self._observed
+        ready = self._ready or time.perf_counter()  # no cell reached: the kernel never started
+        notes.seconds = {"kernel": ready - self._started, "cells": time.perf_counter() - ready}
         if held:
             notes.would_be = {
                 cell.metadata.nbgrader["grade_id"]: float(cell.metadata.nbgrader["points"]) if passed(cell) else 0.0

@@ -17,7 +17,7 @@ import nbformat
 
 from catalogues import corpus
 from catalogues.honest_answers import honest_answers
-from catalogues.wrong_answers import wrong_answers
+from catalogues.wrong_answers import Wrong, wrong_answers
 from conftest import make_course
 
 A = "02_forward_hooks"
@@ -873,15 +873,17 @@ STYLES = [student for student in HONEST if student.name.startswith("honest-") an
 ONE_CHANGED = packed(one_change_students(), "one-change")
 # 09's plausible wrong answers, packed. A mode an answer leaves entered blinds every check after it (a checker reads
 # nothing while a mode is entered), so that answer loses the cells from its own on, and is graded alone.
-BELOW_WRONG = (packed([Student(f"wrong-{wrong.name}", {**corpus.solutions(BELOW), wrong.grade_id: wrong.source},
-                               corpus.scores(BELOW, **{wrong.test_id.removesuffix("_test"): 0}),
-                               attacked=[wrong.test_id], assignment=BELOW)
-                       for wrong in wrong_answers() if wrong.assignment == BELOW and "mode_left_entered" not in wrong.name],
-                      "wrong")
-               + [Student(f"wrong-{wrong.name}", {**corpus.solutions(BELOW), wrong.grade_id: wrong.source},
-                          corpus.scores(BELOW, **corpus.from_on(BELOW, wrong.test_id.removesuffix("_test"))),
-                          attacked=[wrong.test_id], assignment=BELOW)
-                  for wrong in wrong_answers() if wrong.assignment == BELOW and "mode_left_entered" in wrong.name])
+def below_wrong_student(wrong: Wrong) -> Student:
+    """09's wrong answer in the solutions: 0 on its cell, or on every cell from its own on for a mode left entered."""
+    exercise = wrong.test_id.removesuffix("_test")
+    lost = corpus.from_on(BELOW, exercise) if "mode_left_entered" in wrong.name else {exercise: 0}
+    return Student(f"wrong-{wrong.name}", {**corpus.solutions(BELOW), wrong.grade_id: wrong.source},
+                   corpus.scores(BELOW, **lost), attacked=[wrong.test_id], assignment=BELOW)
+
+
+BELOW_STUDENTS = [below_wrong_student(wrong) for wrong in wrong_answers() if wrong.assignment == BELOW]
+BELOW_WRONG = (packed([s for s in BELOW_STUDENTS if "mode_left_entered" not in s.name], "wrong")
+               + [s for s in BELOW_STUDENTS if "mode_left_entered" in s.name])
 PLAIN_WRONG = ONE_CHANGED + displaying_students()  # the scan holds some that display (sys.displayhook)
 ATTACKED = (attackers()
             + [Student("statistics-with-abs-shadowed",

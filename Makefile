@@ -12,7 +12,7 @@ export PATH := $(CURDIR)/$(BIN):$(PATH)
 export JUPYTER_CONFIG_PATH := $(CURDIR)/autograder
 export JUPYTER_PREFER_ENV_PATH := 1
 
-.PHONY: help install lab instructor lint test test-browser release execute autograde bench mutants compat wheel lock clean usage-autograde usage-compat
+.PHONY: help install lab instructor lint test test-browser test-fast release execute autograde bench mutants compat wheel lock clean usage-autograde usage-compat
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "} {printf "  make %-13s %s\n", $$1, $$2}'

@@ -20,7 +20,7 @@ from catalogues import corpus
 from conftest import make_course
 from hooklab.grading.execute import GuardedExecute
 from hooklab.grading.notes import METADATA
-from hooklab.grading.run import unreadable
+from hooklab.grading.plan import unreadable
 from hooklab.grading.sandbox import Sandbox
 from test_autograde import grade, scores_in_gradebook
 

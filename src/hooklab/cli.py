@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import copy
 import gc
 import os
 import re
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 # jsonschema (which nbformat validates with) imports rfc3987_syntax, where installed, for its "iri" format
 # checks; that compiles 38 grammars, 0.85 s at every start of the command. Notebook validation checks no
@@ -19,7 +21,9 @@ from traitlets.config import Config, PyFileConfigLoader  # noqa: E402 (after rfc
 
 from hooklab.grading import kernels  # noqa: E402 (after rfc3987_syntax is set aside)
 from hooklab.grading.sandbox import Sandbox, unavailable  # noqa: E402 (after rfc3987_syntax is set aside)
-from hooklab.grading.untrusted import printable  # noqa: E402 (after rfc3987_syntax is set aside)
+
+if TYPE_CHECKING:
+    from hooklab.grading.course import Course
 
 # nbgrader and what grading needs besides take about a second to import: they are imported once the
 # command has started its kernel server (which imports torch meanwhile), in the functions that use them
@@ -126,29 +130,16 @@ def parser() -> argparse.ArgumentParser:
     return main
 
 
-def review(config_file: Path, keys: list[str]) -> int:
-    from hooklab.grading import class_report
-    from hooklab.grading.course import Course
-    from hooklab.grading.ledger import Ledger
-    from hooklab.grading.review import listing, release
-    from hooklab.grading.run import LEDGER, export
+def review(course: Course, keys: list[str]) -> int:
+    """``hooklab review``: release ``keys``, then list what is held (:func:`hooklab.grading.review.review`)."""
+    from hooklab.grading.review import review as release_and_list
 
-    course = Course(config_file)
-    ledger = Ledger(course.work_dir / LEDGER)
-    for key in keys:
-        try:
-            entry = release(course.db_url, ledger, key)
-        except KeyError as error:
-            print(f"hooklab: {printable(error.args[0])}", file=sys.stderr)
-            ledger.save()  # the releases before it stand
-            return 2
-        print(f"{printable(key)}: released with {sum(entry.would_be.values()):g} / {entry.max_score:g}")
-    if keys:
-        ledger.save()
-        export(course, ledger, set(ledger.entries))
-        # the last run's timing and problems stay
-        class_report.write(course, ledger, *class_report.last_run(course.work_dir))
-    print(listing(ledger))
+    shown, error = release_and_list(course, keys)
+    if shown:
+        print(shown)
+    if error:
+        print(f"hooklab: {error}", file=sys.stderr)
+        return 2
     return 0
 
 
@@ -171,7 +162,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"hooklab: the nbgrader config {args.config} cannot be read ({config})", file=sys.stderr)
         return 2
     if args.command == "review":
-        return review(args.config.resolve(), args.release)
+        from hooklab.grading.course import Course
+
+        return review(Course(args.config.resolve(), loaded=config), args.release)
     if not args.submissions.exists():
         print(f"hooklab: no such file or folder: {args.submissions}", file=sys.stderr)
         return 2
@@ -181,14 +174,17 @@ def main(argv: list[str] | None = None) -> int:
     if args.no_sandbox:
         settings["isolate"] = False
     if not (args.dask or args.scheduler):  # the local workers' kernel server
-        config.Sandbox.update(settings)
-        kernels.start_server(config, code="")
+        server_config = copy.deepcopy(config)
+        server_config.Sandbox.update(settings)
+        kernels.start_server(server_config, code="")
     from hooklab.grading import class_report
     from hooklab.grading.course import Course
-    from hooklab.grading.run import GRADES_CSV, autograde
+    from hooklab.grading.grades_csv import GRADES_CSV
+    from hooklab.grading.run import autograde
     from hooklab.grading.submissions import DEFAULT_FILENAME_REGEX
 
-    course = Course(args.config.resolve(), timeout=args.timeout, sandbox=settings, integrity=not args.no_integrity)
+    course = Course(args.config.resolve(), timeout=args.timeout, sandbox=settings, integrity=not args.no_integrity,
+                    loaded=config)
     sandbox = Sandbox(config=course.config())
     problem = unavailable(sandbox)
     if problem:

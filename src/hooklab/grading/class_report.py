@@ -283,7 +283,7 @@ def write(course: Course, ledger: Ledger, timing: dict[str, float] | None = None
           folder: Path | None = None) -> Path:
     """Write ``report.html`` and its CSV files into ``folder`` (the course's work dir); returns the page.
 
-    ``timing``: the figures of this run (:meth:`hooklab.grading.run.Stages.figures`), None when it
+    ``timing``: the figures of this run (:meth:`hooklab.grading.timing.Stages.figures`), None when it
     executed nothing; ``problems``: input of this run that was not graded."""
     folder = folder or course.work_dir
     folder.mkdir(parents=True, exist_ok=True)

@@ -27,11 +27,14 @@ class Course:
     integrity: bool = True  # the scan, the runtime probe and the proof that each test ran (hooklab.grading.integrity)
     # the run's (hooklab.observations): given to the workers only, so it is no part of a result's fingerprint
     seed: str = ""
+    # ``config_file`` as read already (the command line reads it once, before it imports nbgrader); None: read it
+    loaded: Config | None = field(default=None, hash=False, compare=False, repr=False)
 
     @cached_property
     def _configured(self) -> Config:
-        loader = PyFileConfigLoader(self.config_file.name, path=str(self.config_file.parent))
-        return loader.load_config()
+        if self.loaded is not None:
+            return self.loaded
+        return PyFileConfigLoader(self.config_file.name, path=str(self.config_file.parent)).load_config()
 
     @cached_property
     def coursedir(self) -> CourseDirectory:

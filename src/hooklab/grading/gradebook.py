@@ -1,4 +1,5 @@
-"""The parent's side of nbgrader's gradebook: assignments registered, submissions graded, points per assignment."""
+"""The parent's side of nbgrader's gradebook: assignments registered, submissions graded, points per assignment,
+manual scores set or cleared."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import nbformat
 from nbgrader import utils
 from nbgrader.api import Gradebook, MissingEntry
 
-from hooklab.grading.keys import submission_key
+from hooklab.grading.keys import split_cell_key, submission_key
 
 
 def ensure_assignments(gradebook_url: str, sources: dict[str, list[Path]], generate, *,
@@ -50,3 +51,14 @@ def max_scores(gradebook_url: str, assignments: list[str]) -> dict[str, float]:
     """Assignment → the points its test cells are worth."""
     with Gradebook(gradebook_url) as gradebook:
         return {assignment: gradebook.find_assignment(assignment).max_score for assignment in assignments}
+
+
+def set_manual_scores(gradebook_url: str, student: str, assignment: str, scores: dict[str, float | None]) -> None:
+    """Manual scores of test cells ("notebook/grade_id" → points, None to clear) in nbgrader's gradebook."""
+    with Gradebook(gradebook_url) as gradebook:
+        for cell, points in scores.items():
+            notebook, grade_id = split_cell_key(cell)
+            grade = gradebook.find_grade(grade_id, notebook, assignment, student)
+            grade.manual_score = points
+            grade.needs_manual_grade = False
+        gradebook.db.commit()

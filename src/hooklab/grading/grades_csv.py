@@ -3,13 +3,31 @@
 from __future__ import annotations
 
 import csv
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 from nbgrader.api import Gradebook
 from nbgrader.plugins import ExportPlugin
 from traitlets import Dict
 
 from hooklab.grading.keys import cell_key, submission_key
+from hooklab.grading.ledger import Ledger
 from hooklab.grading.untrusted import spreadsheet_cell
+
+if TYPE_CHECKING:  # the plugin alone (nbgrader export) needs nothing of the course
+    from hooklab.grading.course import Course
+
+GRADES_CSV = "grades.csv"
+
+
+def write_grades_csv(course: Course, ledger: Ledger) -> Path:
+    """Write the course's grades CSV from its gradebook, with the ledger's reason for each submission that was not
+    graded, held or noted; returns its path."""
+    path = course.work_dir / GRADES_CSV
+    reasons = {key: entry.explanation() for key, entry in ledger.entries.items()}
+    with Gradebook(course.db_url) as gradebook:
+        CellScoresExportPlugin(to=str(path), reasons=reasons).export(gradebook)
+    return path
 
 
 class CellScoresExportPlugin(ExportPlugin):

@@ -1,5 +1,6 @@
 """The ledger of what grading did (``grading.json``): one entry per submission, kept as the run goes, so that a
-stopped run resumes and a second run grades only what changed."""
+stopped run resumes and a second run grades only what changed; and beside it (``grading-run.json``) what the last
+run met, which the class report shows, also when it is written again without a run (``hooklab review --release``)."""
 
 from __future__ import annotations
 
@@ -8,12 +9,15 @@ import os
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+LEDGER = "grading.json"
+LAST_RUN = "grading-run.json"
+
 
 @dataclass
 class Entry:
     """What the ledger remembers of one submission."""
 
-    digest: str  # the submission's files and the grader's side (see run.grading_fingerprint)
+    digest: str  # the submission's files and the grader's side (see plan.grading_fingerprint)
     ok: bool
     reason: str
     score: float
@@ -39,17 +43,29 @@ class Entry:
         return "; ".join((["released after review"] if self.released else []) + self.notes)
 
 
+@dataclass
+class LastRun:
+    """What the last run met, beyond its submissions' entries."""
+
+    timing: dict[str, float] | None = None  # its figures (hooklab.grading.timing.Stages.figures); None: nothing ran
+    problems: list[str] = field(default_factory=list)  # input it could not grade, a report it could not write
+
+
 class Ledger:
     """``grading.json``: per submission, the fingerprint it was graded at and the outcome.
 
     Each change is appended to a journal beside it as it is made (one line, whatever the ledger's size), so a
-    run that is stopped resumes where it was; :meth:`save` folds the journal into the file (write, then rename).
+    run that is stopped resumes where it was; :meth:`save` folds the journal into the file (write, then rename),
+    and writes :attr:`last_run` beside it.
     """
 
     def __init__(self, path: Path):
         self.path = path
         self.journal = path.with_name(f"{path.name}.journal")
+        self.last_run_path = path.with_name(LAST_RUN)
         self.entries: dict[str, Entry] = {}
+        self.last_run = (LastRun(**json.loads(self.last_run_path.read_text())) if self.last_run_path.exists()
+                         else LastRun())
         try:  # read before the file: a save meanwhile writes the file, then removes the journal
             journal = self.journal.read_text()
         except FileNotFoundError:
@@ -73,8 +89,14 @@ class Ledger:
             journal.write("\n" + json.dumps([key, asdict(entry)]))  # a new line, after one a stop may have cut short
 
     def save(self) -> None:
-        """Write every entry to the ledger's file and empty the journal."""
-        scratch = self.path.with_suffix(".tmp")
-        scratch.write_text(json.dumps({k: asdict(v) for k, v in sorted(self.entries.items())}, indent=1))
-        os.replace(scratch, self.path)
+        """Write every entry to the ledger's file, empty the journal, and write the last run's record."""
+        _replace(self.path, {k: asdict(v) for k, v in sorted(self.entries.items())})
         self.journal.unlink(missing_ok=True)
+        _replace(self.last_run_path, asdict(self.last_run))
+
+
+def _replace(path: Path, data: object) -> None:
+    """Write ``data`` as JSON to ``path`` whole: a scratch file beside it, then renamed over it."""
+    scratch = path.with_suffix(".tmp")
+    scratch.write_text(json.dumps(data, indent=1))
+    os.replace(scratch, path)

@@ -1,8 +1,11 @@
-"""Scores into the course gradebook, in the grading process only, through nbgrader's own preprocessors."""
+"""Scores into the course gradebook, in the grading process only, through nbgrader's own preprocessors; and the
+ledger entry each result makes."""
 
 from __future__ import annotations
 
+import time
 import warnings
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -15,9 +18,14 @@ from sqlalchemy.exc import SAWarning
 
 from hooklab.grading import judge
 from hooklab.grading.course import Course
+from hooklab.grading.feedback import write_failure_feedback
+from hooklab.grading.gradebook import set_manual_scores
 from hooklab.grading.keys import cell_key
+from hooklab.grading.ledger import Entry, Ledger
 from hooklab.grading.notes import Notes
 from hooklab.grading.outputs import failed
+from hooklab.grading.plan import Task
+from hooklab.grading.timing import Stages
 
 
 @dataclass
@@ -79,6 +87,40 @@ def record(course: Course, student: str, assignment: str, executed: bool,
         submission = gradebook.find_submission(assignment, student)
         recorded.score = sum(grade.auto_score or 0.0 for notebook in submission.notebooks for grade in notebook.grades)
     return recorded
+
+
+@dataclass
+class ResultRecorder:
+    """Records a task's result in the gradebook (:func:`record`) and makes its ledger
+    entry; a task that could not be run gets failure feedback instead of nbgrader's."""
+
+    course: Course
+    ledger: Ledger
+    points: dict[str, float]
+    stages: Stages
+    references: dict[str, Future] = field(default_factory=dict)  # assignment → its reference run (worker.reference)
+
+    def __call__(self, task: Task, reason: str) -> Entry:
+        course, previous = self.course, self.ledger.entries.get(task.key)
+        released = previous is not None and previous.released and previous.files == task.files
+        if previous is not None and previous.released and not released:  # a new version: review it again
+            set_manual_scores(course.db_url, task.student, task.assignment, dict.fromkeys(previous.would_be))
+        started = time.perf_counter()
+        reference = None
+        if not reason:
+            try:
+                reference = self.references[task.assignment].result()
+            except Exception as error:  # the worker's: the course's notebook or kernel failed
+                reason = f"the reference solution could not be run ({error!r}); run again to retry"
+        recorded = record(course, task.student, task.assignment, executed=not reason, reference=reference)
+        if not task.reason:  # the stages describe submissions that went to a worker
+            self.stages.add(record=time.perf_counter() - started, **recorded.seconds)
+        if reason:
+            feedback = course.step_dir("feedback") / task.student / task.assignment
+            write_failure_feedback(feedback, course.notebooks[task.assignment], reason, self.points[task.assignment])
+        return Entry(task.fingerprint, not reason, reason, recorded.score, self.points[task.assignment],
+                     files=task.files, held=recorded.held, would_be=recorded.would_be, notes=recorded.notes,
+                     released=released, seeds=recorded.seeds)
 
 
 def _would_be(nb: nbformat.NotebookNode) -> None:

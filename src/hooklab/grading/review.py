@@ -7,10 +7,12 @@ uses), so they win over the autograded 0 wherever nbgrader computes a total.
 
 from __future__ import annotations
 
-from nbgrader.api import Gradebook
-
-from hooklab.grading.keys import split_cell_key, split_submission_key
-from hooklab.grading.ledger import Entry, Ledger
+from hooklab.grading import class_report
+from hooklab.grading.course import Course
+from hooklab.grading.gradebook import set_manual_scores
+from hooklab.grading.grades_csv import write_grades_csv
+from hooklab.grading.keys import split_submission_key
+from hooklab.grading.ledger import LEDGER, Entry, Ledger
 from hooklab.grading.untrusted import printable
 
 
@@ -27,6 +29,28 @@ def listing(ledger: Ledger) -> str:
     return "\n".join(lines) or "No notebook is held for review."
 
 
+def review(course: Course, keys: list[str]) -> tuple[str, str]:
+    """Release the held submissions ``keys``, in order, until one is not held; then save the ledger and write
+    grades.csv and the class report again (with the last run's timing and problems). Returns what to show (a line
+    per release, then the listing) and why a key could not be released, or "" (the releases before it stand)."""
+    ledger = Ledger(course.work_dir / LEDGER)
+    lines = []
+    for key in keys:
+        try:
+            entry = release(course.db_url, ledger, key)
+        except KeyError as missing:
+            error = printable(missing.args[0])
+            break
+        lines.append(f"{printable(key)}: released with {sum(entry.would_be.values()):g} / {entry.max_score:g}")
+    else:
+        error = ""
+    if lines:
+        ledger.save()
+        write_grades_csv(course, ledger)
+        class_report.write(course, ledger, ledger.last_run.timing, ledger.last_run.problems)
+    return "\n".join(lines if error else [*lines, listing(ledger)]), error
+
+
 def release(gradebook_url: str, ledger: Ledger, key: str) -> Entry:
     """Give a held submission the scores its tests earned, as manual scores; returns its entry."""
     entry = ledger.entries.get(key)
@@ -37,14 +61,3 @@ def release(gradebook_url: str, ledger: Ledger, key: str) -> Entry:
     entry.released = True
     ledger.set(key, entry)
     return entry
-
-
-def set_manual_scores(gradebook_url: str, student: str, assignment: str, scores: dict[str, float | None]) -> None:
-    """Manual scores of test cells ("notebook/grade_id" → points, None to clear) in nbgrader's gradebook."""
-    with Gradebook(gradebook_url) as gradebook:
-        for cell, points in scores.items():
-            notebook, grade_id = split_cell_key(cell)
-            grade = gradebook.find_grade(grade_id, notebook, assignment, student)
-            grade.manual_score = points
-            grade.needs_manual_grade = False
-        gradebook.db.commit()

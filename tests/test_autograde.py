@@ -10,6 +10,7 @@ No test here measures speed (``make bench`` does).
 from __future__ import annotations
 
 import csv
+import dataclasses
 import hashlib
 import html
 import io
@@ -30,7 +31,7 @@ from conftest import make_course, solution_notebooks
 from hooklab.grading import class_report
 from hooklab.grading.course import Course
 from hooklab.grading.feedback import MIN_LINE
-from hooklab.grading.ledger import Ledger
+from hooklab.grading.ledger import LEDGER, Ledger
 from test_feedback import assert_loads_nothing_from_elsewhere
 
 pytestmark = pytest.mark.slow  # starts kernels or a grader (conftest: the fast tier)
@@ -72,8 +73,7 @@ def graded(tmp_path_factory: pytest.TempPathFactory) -> dict:
               for name in ("grades.csv", class_report.REPORT, *class_report.CSV_FILES)}
     scores = scores_in_gradebook(course)
     return {"course": course, "submissions": submissions, "input_before": before, "first": first, "ledger": ledger,
-            "report": report,
-            "scores": scores}
+            "report": report, "last_run": Ledger(course / LEDGER).last_run, "scores": scores}
 
 
 def held(case: corpus.Case, graded: dict) -> bool:
@@ -358,13 +358,13 @@ def test_release_after_review_gives_the_scores_the_tests_earned(graded: dict):
     assert f"\n    {flagged.held}\n" in listing, "the listing names the technique and the cell"
     stray = "stray.ipynb: a file outside any student folder, ignored"  # as a run with such input would have listed it
     # the first run's timing (a second run, if another test made one first, executed nothing and has none to show)
-    (course / "report-timing.csv").write_text(graded["report"]["report-timing.csv"])
-    with open(course / "report-problems.csv", "a", newline="") as handle:
-        csv.writer(handle).writerow([stray])
-    last_run = {name: (course / name).read_text() for name in ("report-timing.csv", "report-problems.csv")}
+    ledger = Ledger(course / LEDGER)
+    ledger.last_run = dataclasses.replace(graded["last_run"], problems=[*graded["last_run"].problems, stray])
+    ledger.save()
     run(course, "review", "--release", f"flagged_but_honest/{corpus.ASSIGNMENT}")
-    assert {name: (course / name).read_text() for name in last_run} == last_run, ("the report written again lost the "
-                                                                                  "run's timing or problems")
+    assert (course / "report-timing.csv").read_text() == graded["report"]["report-timing.csv"], (
+        "the report written again lost the run's timing")
+    assert Ledger(course / LEDGER).last_run == ledger.last_run, "review keeps the last run as it was"
     assert stray in html.unescape((course / class_report.REPORT).read_text())
     assert "there is no timing to show" not in (course / class_report.REPORT).read_text()
     with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gradebook:

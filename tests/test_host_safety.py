@@ -26,7 +26,7 @@ from catalogues import corpus
 from conftest import make_course
 from hooklab.grading.course import Course
 from hooklab.grading.sandbox import MiB, Sandbox
-from hooklab.grading.submissions import find, opened, refusal
+from hooklab.grading.submissions import find_submissions, opened_input, refusal
 from test_autograde import grade
 
 pytestmark = pytest.mark.slow  # starts kernels or a grader (conftest: the fast tier)
@@ -236,7 +236,7 @@ def test_flat_input_ids_are_checked_and_links_skipped(tmp_path):
     for name in (f"..{'_'}{NOTEBOOK}", f"H30[7]_{NOTEBOOK}", f"ada_{NOTEBOOK}"):
         (flat / name).write_bytes(solved())
     (flat / f"bob_{NOTEBOOK}").symlink_to(course.root / "solutions" / A / NOTEBOOK)
-    found = find(flat, course, Sandbox())
+    found = find_submissions(flat, course, Sandbox())
     assert [s.student for s in found.submissions] == ["ada"]
     assert sum("refused as a student id" in problem for problem in found.problems) == 2, found.problems
     assert f"bob_{NOTEBOOK}: a link, not followed (only the files themselves are graded)" in found.problems
@@ -268,7 +268,7 @@ def test_a_zip_extracts_only_what_is_within_the_limits(tmp_path):
         for number in range(5):
             zipped.writestr(f"crowd/{A}/{number}.txt", "x")
     limits = Sandbox(submission_size=1 * MiB, submission_files=4)
-    with opened(archive, limits) as (folder, problems):
+    with opened_input(archive, limits) as (folder, problems):
         assert sorted(p.name for p in folder.iterdir()) == ["ada"]
         assert [problem.split(":")[0] for problem in problems] == [f"bomb/{A}", f"crowd/{A}"], problems
 
@@ -291,7 +291,7 @@ def test_a_zips_entries_are_counted_where_they_are_extracted_and_in_all(tmp_path
             zipped.writestr(f"s{number}_{NOTEBOOK}", bytes(MiB // 2))
         zipped.writestr(f"big_{NOTEBOOK}", bytes(2 * MiB))
     limits = Sandbox(submission_size=1 * MiB, notebook_size=1 * MiB, input_size=5 * MiB // 4)
-    with opened(archive, limits) as (folder, problems):
+    with opened_input(archive, limits) as (folder, problems):
         refused = {problem.split(":")[0]: problem for problem in problems}
         assert "(c.Sandbox.submission_size)" in refused[f"ada/{A}"]
         assert "(c.Sandbox.notebook_size)" in refused[f"big_{NOTEBOOK}"]
@@ -308,7 +308,7 @@ def test_a_damaged_zip_member_costs_only_its_student(tmp_path):
     start = data.index(b'"cells"', data.index(f"bo/{A}".encode()))
     data[start:start + 7] = b'"CELLS"'  # bo's bytes no longer match their checksum
     archive.write_bytes(bytes(data))
-    with opened(archive, Sandbox()) as (folder, problems):
+    with opened_input(archive, Sandbox()) as (folder, problems):
         assert sorted(p.name for p in folder.iterdir()) == ["ada"]
         assert len(problems) == 1 and problems[0].startswith(f"bo/{A}: damaged in the zip"), problems
 
@@ -327,7 +327,7 @@ def test_an_unreadable_submission_folder_costs_only_its_student(tmp_path):
         os.close(parent)
         parent = child
     os.close(parent)
-    found = find(folder, course, Sandbox())
+    found = find_submissions(folder, course, Sandbox())
     by_student = {s.student: s for s in found.submissions}
     assert sorted(by_student["ada"].files) == [NOTEBOOK] and not by_student["ada"].refused
     assert sorted(by_student["bo"].files) == sorted([NOTEBOOK, os.fsdecode(b"\xff\xfe.txt")])
@@ -345,7 +345,7 @@ def test_a_zip_is_limited_per_submission_and_any_damage_costs_only_its_own(tmp_p
     start = data.index(f"bo/{A}".encode()) + 100  # inside bo's compressed bytes
     data[start:start + 64] = bytes(byte ^ 0xFF for byte in data[start:start + 64])
     archive.write_bytes(bytes(data))
-    with opened(archive, Sandbox(submission_size=1 * MiB)) as (folder, problems):
+    with opened_input(archive, Sandbox(submission_size=1 * MiB)) as (folder, problems):
         assert sorted(p.relative_to(folder).as_posix() for p in folder.glob("*/*")) == [
             f"ada/{A}", "ada/03_backward_hooks"]
         assert [problem.split(":")[0] for problem in problems] == [f"bo/{A}"], problems
@@ -365,7 +365,7 @@ def test_an_unreadable_or_very_deep_student_folder_costs_only_its_student(tmp_pa
         parent = child
     os.close(parent)
     try:
-        found = find(folder, course, Sandbox())
+        found = find_submissions(folder, course, Sandbox())
     finally:  # removed deepest first: shutil.rmtree (pytest's clean-up) recurses too
         deepest = folder / "bo" / A
         while (deepest / "d").is_dir():

@@ -22,7 +22,7 @@ from hooklab.grading.ledger import LEDGER, Entry, LastRun, Ledger
 from hooklab.grading.notes import Notes
 from hooklab.grading.outputs import HELD, error_output
 from hooklab.grading.plan import Task
-from hooklab.grading.record import ResultRecorder, record
+from hooklab.grading.record import ResultRecorder, record_submission
 from hooklab.grading.review import listing, review
 from hooklab.grading.timing import Stages
 
@@ -86,7 +86,7 @@ def test_record_scores_each_test_cell_by_its_errors_and_reads_the_workers_notes(
     notes = Notes(repairs=["restored a_test (cell 1)"], stopped="the kernel died in cell 2", limits=["output cut"],
                   seed="42", seconds={"kernel": 0.5, "cells": 1.5})
     autograded(course, "ann", {"b_test": [error_output("AssertionError", "wrong")]}, notes)
-    recorded = record(course, "ann", "hw", executed=True)
+    recorded = record_submission(course, "ann", "hw", executed=True)
     assert recorded.score == 2.0 and scores(course, "ann") == {"a_test": (2.0, None), "b_test": (0.0, None)}
     assert recorded.notes == ["nb: the kernel died in cell 2", "nb: restored a_test (cell 1)", "nb: output cut"]
     assert (recorded.seeds, recorded.seconds, recorded.held) == ({"nb": "42"}, {"kernel": 0.5, "cells": 1.5}, [])
@@ -95,12 +95,12 @@ def test_record_scores_each_test_cell_by_its_errors_and_reads_the_workers_notes(
 def test_a_displayed_result_decides_no_score_only_an_error_does(course: Course):
     shown = new_output("execute_result", {"text/plain": "0"}, execution_count=1)
     autograded(course, "ann", {"a_test": [shown]}, Notes())
-    assert record(course, "ann", "hw", executed=True).score == 5.0
+    assert record_submission(course, "ann", "hw", executed=True).score == 5.0
 
 
 def test_a_submission_that_was_not_executed_scores_zero_whatever_its_notebook_says(course: Course):
     autograded(course, "ann", {}, Notes())
-    assert record(course, "ann", "hw", executed=False).score == 0.0
+    assert record_submission(course, "ann", "hw", executed=False).score == 0.0
     assert scores(course, "ann") == {"a_test": (0.0, None), "b_test": (0.0, None)}
 
 
@@ -112,7 +112,7 @@ def held(course: Course, student: str) -> None:
 
 def test_a_held_notebook_scores_zero_and_keeps_what_it_would_score(course: Course):
     held(course, "ann")
-    recorded = record(course, "ann", "hw", executed=True)
+    recorded = record_submission(course, "ann", "hw", executed=True)
     assert recorded.score == 0.0 and recorded.held == ["nb: changes the builtins"]
     assert recorded.would_be == {"nb/a_test": 2.0, "nb/b_test": 0.0}
 

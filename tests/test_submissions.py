@@ -13,7 +13,14 @@ from nbformat.v4 import new_notebook
 
 from hooklab.grading.course import Course
 from hooklab.grading.sandbox import Sandbox
-from hooklab.grading.submissions import DEFAULT_FILENAME_REGEX, files_in, find, opened, place, refusal
+from hooklab.grading.submissions import (
+    DEFAULT_FILENAME_REGEX,
+    files_in,
+    find_submissions,
+    opened_input,
+    place_submission,
+    refusal,
+)
 
 
 @pytest.fixture
@@ -34,7 +41,7 @@ def write(path: Path, text: str = "{}") -> Path:
 
 
 def found(folder: Path, course: Course, **limits) -> tuple[dict[str, object], list[str]]:
-    result = find(folder, course, Sandbox(**limits))
+    result = find_submissions(folder, course, Sandbox(**limits))
     return ({s.key: s.refused or sorted(s.files) for s in result.submissions}, result.problems)
 
 
@@ -102,7 +109,7 @@ def test_a_zip_is_extracted_a_submission_at_a_time_within_the_limits(tmp_path: P
         zipped.writestr("ada/hw/nb.ipynb", "{}")
         zipped.writestr("bob/hw/nb.ipynb", "x" * 100)
         zipped.writestr("../escape/hw/nb.ipynb", "{}")
-    with opened(archive, Sandbox(submission_size=50)) as (folder, problems):
+    with opened_input(archive, Sandbox(submission_size=50)) as (folder, problems):
         assert sorted(files_in(folder)) == ["ada/hw/nb.ipynb", "escape/hw/nb.ipynb"], "'..' dropped; bob's left out"
         assert problems == ["bob/hw: 100 bytes of files, more than the 50 bytes a submission may hold "
                             "(c.Sandbox.submission_size); not extracted from the zip, not graded"]
@@ -113,13 +120,13 @@ def test_a_zip_is_extracted_a_submission_at_a_time_within_the_limits(tmp_path: P
 def test_place_copies_a_submission_once_and_replaces_it_whole_when_it_changes(tmp_path: Path, course: Course):
     inbox = tmp_path / "inbox"
     write(inbox / "ada" / "hw" / "nb.ipynb", "first")
-    (submission,) = find(inbox, course, Sandbox()).submissions
-    target, first = place(submission, course)
+    (submission,) = find_submissions(inbox, course, Sandbox()).submissions
+    target, first = place_submission(submission, course)
     assert target == course.step_dir("submitted") / "ada" / "hw" and (target / "nb.ipynb").read_text() == "first"
     write(target / "left-over.txt")  # an earlier version's file
-    assert place(submission, course)[1] == first
+    assert place_submission(submission, course)[1] == first
     write(inbox / "ada" / "hw" / "nb.ipynb", "second")
-    target, second = place(submission, course)
+    target, second = place_submission(submission, course)
     assert second != first
     assert sorted(files_in(target)) == ["nb.ipynb"] and (target / "nb.ipynb").read_text() == "second"
     assert [p.name for p in target.parent.iterdir()] == ["hw"], "no staging folder left beside it"

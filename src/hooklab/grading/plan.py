@@ -20,7 +20,7 @@ from hooklab.grading.gradebook import ensure_assignments, graded_keys, max_score
 from hooklab.grading.keys import submission_key
 from hooklab.grading.ledger import Ledger
 from hooklab.grading.sandbox import Sandbox, amount
-from hooklab.grading.submissions import find, opened, place
+from hooklab.grading.submissions import find_submissions, opened_input, place_submission
 
 
 @dataclass
@@ -56,8 +56,8 @@ def make_plan(submissions: Path, course: Course, ledger: Ledger, *, force: bool,
     submissions need grading: new, changed, or graded by another grader (:func:`grading_fingerprint`)."""
     api = NbGraderAPI(config=course.config())
     sandbox = Sandbox(config=course.config())
-    with opened(submissions, sandbox) as (folder, problems):
-        found = find(folder, course, sandbox, filename_regex, timestamps)
+    with opened_input(submissions, sandbox) as (folder, problems):
+        found = find_submissions(folder, course, sandbox, filename_regex, timestamps)
         problems += found.problems
         assignments = sorted({s.assignment for s in found.submissions})
         sources = {a: sorted((course.root / course.coursedir.source_directory / a).glob("*.ipynb"))
@@ -75,7 +75,7 @@ def make_plan(submissions: Path, course: Course, ledger: Ledger, *, force: bool,
             if submission.refused:  # its files are not copied: what was placed before stays as it was
                 files, reason = hashlib.sha256(submission.refused.encode()).hexdigest(), submission.refused
             else:
-                target, files = place(submission, course)
+                target, files = place_submission(submission, course)
                 notebooks = course.notebooks[submission.assignment]
                 reason = (unreadable(target, notebooks, sandbox)
                           or of_another_assignment(target, submission.assignment, course))

@@ -40,7 +40,7 @@ class Recorded:
     seeds: dict[str, str] = field(default_factory=dict)  # notebook → the seed of its hidden tests' random inputs
 
 
-def record(course: Course, student: str, assignment: str, executed: bool,
+def record_submission(course: Course, student: str, assignment: str, executed: bool,
            reference: dict[str, Any] | None = None) -> Recorded:
     """Record one submission in the course gradebook as nbgrader's autograde does: its submission
     (with the timestamp it was handed in at), then the course's recording preprocessors
@@ -91,7 +91,7 @@ def record(course: Course, student: str, assignment: str, executed: bool,
 
 @dataclass
 class ResultRecorder:
-    """Records a task's result in the gradebook (:func:`record`) and makes its ledger
+    """Records a task's result in the gradebook (:func:`record_submission`) and makes its ledger
     entry; a task that could not be run gets failure feedback instead of nbgrader's."""
 
     course: Course
@@ -112,7 +112,7 @@ class ResultRecorder:
                 reference = self.references[task.assignment].result()
             except Exception as error:  # the worker's: the course's notebook or kernel failed
                 reason = f"the reference solution could not be run ({error!r}); run again to retry"
-        recorded = record(course, task.student, task.assignment, executed=not reason, reference=reference)
+        recorded = record_submission(course, task.student, task.assignment, executed=not reason, reference=reference)
         if not task.reason:  # the stages describe submissions that went to a worker
             self.stages.add(record=time.perf_counter() - started, **recorded.seconds)
         if reason:

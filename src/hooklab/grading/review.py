@@ -37,7 +37,7 @@ def review(course: Course, keys: list[str]) -> tuple[str, str]:
     lines = []
     for key in keys:
         try:
-            entry = release(course.db_url, ledger, key)
+            entry = release_held(course.db_url, ledger, key)
         except KeyError as missing:
             error = printable(missing.args[0])
             break
@@ -51,7 +51,7 @@ def review(course: Course, keys: list[str]) -> tuple[str, str]:
     return "\n".join(lines if error else [*lines, listing(ledger)]), error
 
 
-def release(gradebook_url: str, ledger: Ledger, key: str) -> Entry:
+def release_held(gradebook_url: str, ledger: Ledger, key: str) -> Entry:
     """Give a held submission the scores its tests earned, as manual scores; returns its entry."""
     entry = ledger.entries.get(key)
     if entry is None or not entry.held:

@@ -48,7 +48,8 @@ def autograde(
     scheduler: str | None = None,
 ) -> str:
     """Grade every submission under ``submissions``; returns the summary (also written to the log).
-    ``timestamps``: the submissions' ``timestamp.txt`` are nbgrader's (:func:`hooklab.grading.submissions.find`).
+    ``timestamps``: the submissions' ``timestamp.txt`` are nbgrader's
+    (:func:`hooklab.grading.submissions.find_submissions`).
 
     Three stages: :func:`hooklab.grading.plan.make_plan` (what to grade), :func:`_execute` (workers execute:
     ``jobs`` local processes, or with ``dask`` a local Dask cluster of ``jobs`` workers, or the workers of the Dask

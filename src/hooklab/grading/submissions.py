@@ -92,7 +92,7 @@ def too_big(size: int, count: int, sandbox: Sandbox) -> str:
 
 
 @contextmanager
-def opened(path: Path, sandbox: Sandbox) -> Iterator[tuple[Path, list[str]]]:
+def opened_input(path: Path, sandbox: Sandbox) -> Iterator[tuple[Path, list[str]]]:
     """A folder to read the input from (the folder itself, or a zip extracted to a temporary one) and the
     problems met opening it. A zip is extracted a submission (``<student>/<assignment>``) or a top-level file
     at a time, as the zip declares their sizes (extraction stops at a member's declared size): a submission
@@ -159,7 +159,7 @@ def _extract(archive: zipfile.ZipFile, group: list[zipfile.ZipInfo], scratch: Pa
     return ""
 
 
-def find(folder: Path, course: Course, sandbox: Sandbox, filename_regex: str = DEFAULT_FILENAME_REGEX,
+def find_submissions(folder: Path, course: Course, sandbox: Sandbox, filename_regex: str = DEFAULT_FILENAME_REGEX,
          timestamps: bool = False) -> Found:
     """Every submission in ``folder``: nbgrader's layout if it has subfolders, otherwise flat. ``timestamps``:
     the submissions' ``timestamp.txt`` are nbgrader's, not the students' (always so in the course's own
@@ -301,7 +301,7 @@ def files_in(folder: Path) -> dict[str, Path]:
     return {p.relative_to(folder).as_posix(): p for p in sorted(folder.rglob("*")) if p.is_file() or p.is_symlink()}
 
 
-def place(submission: Submission, course: Course) -> tuple[Path, str]:
+def place_submission(submission: Submission, course: Course) -> tuple[Path, str]:
     """Copy a submission into ``submitted/<student>/<assignment>/`` unless it is already there.
 
     Returns the folder and the submission's fingerprint (:func:`digest`). A changed submission

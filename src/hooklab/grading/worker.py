@@ -2,7 +2,7 @@
 
 A worker (a process of the local pool, or a Dask worker: :mod:`hooklab.grading.cluster`) executes a submission with
 nbgrader's ``Autograde`` minus the preprocessors that write scores (the parent records them,
-:func:`hooklab.grading.record.record`), against a private copy of the course gradebook: nbgrader's autograde
+:func:`hooklab.grading.record.record_submission`), against a private copy of the course gradebook: nbgrader's autograde
 registers the submission as it starts, and SQLite gradebooks do not take concurrent writers. Feedback is written
 once the parent has recorded, from the course gradebook, which it only reads.
 """

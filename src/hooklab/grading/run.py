@@ -102,7 +102,7 @@ def grading_fingerprint(course: Course, assignment: str) -> str:
     paths = [
         *sorted(p for p in (course.root / course.coursedir.source_directory / assignment).rglob("*") if p.is_file()),
         *(package / name for name in ("checks.py", "observations.py", "seeding.py", "exercises.py")),
-        *sorted((package / "grading").glob("*.py")),
+        *sorted((package / "grading").rglob("*.py")),
         *sorted((package / "templates").glob("*")),
     ]
     sha = hashlib.sha256()

@@ -67,7 +67,7 @@ c.Autograde.sanitize_preprocessors = [
     "nbgrader.preprocessors.OverwriteKernelspec",
     "nbgrader.preprocessors.OverwriteCells",
     "nbgrader.preprocessors.CheckCellMetadata",
-    "hooklab.grading.integrity.ScanSubmission",
+    "hooklab.grading.integrity.preprocessor.ScanSubmission",
 ]
 c.Autograde.autograde_preprocessors = [
     "hooklab.grading.execute.GuardedExecute",

@@ -14,8 +14,9 @@ from catalogues.attacks import Attack, attacks
 from catalogues.corpus import CAUGHT_BY_CHECKERS
 from catalogues.honest_answers import Answer, extra_cells, honest_answers
 from conftest import REPO, solution_notebooks
-from hooklab.grading import integrity
-from hooklab.grading.integrity import definitions_of, imports_of, names_loaded, scan
+from hooklab.grading.integrity import preprocessor
+from hooklab.grading.integrity.rules import allowed_for
+from hooklab.grading.integrity.scan import definitions_of, imports_of, names_loaded, scan
 
 
 @cache
@@ -30,7 +31,7 @@ def context(assignment: str) -> tuple[dict[str, str], set[str], set[str]]:
 def findings(assignment: str, *sources: str) -> list[str]:
     given, tests, defined = context(assignment)
     return [str(f)
-            for f in scan(list(enumerate(sources, start=1)), given, tests, defined, integrity.allowed_for(assignment))]
+            for f in scan(list(enumerate(sources, start=1)), given, tests, defined, allowed_for(assignment))]
 
 
 @pytest.mark.parametrize("answer", honest_answers(), ids=lambda a: f"{a.assignment}/{a.grade_id}/{a.style}")
@@ -50,7 +51,7 @@ def test_code_copied_from_the_notebooks_is_not_flagged(path):
     nb = nbformat.read(path, as_version=4)
     sources = [c.source for c in nb.cells if c.cell_type == "code" and not utils.is_grade(c)]
     _, tests, _ = context(path.parent.name)
-    found = scan(list(enumerate(sources, start=1)), {}, tests, (), integrity.allowed_for(path.parent.name))
+    found = scan(list(enumerate(sources, start=1)), {}, tests, (), allowed_for(path.parent.name))
     assert [str(f) for f in found] == []
 
 
@@ -204,14 +205,14 @@ def _given_definitions(path) -> list[int]:
                          ids=lambda p: p.parent.name)
 def test_a_given_definition_the_student_annotated_is_not_held_and_one_whose_code_changed_is(path, monkeypatch):
     source = nbformat.read(path, as_version=4)
-    monkeypatch.setattr(integrity, "source_notebook", lambda *_: copy.deepcopy(source))
+    monkeypatch.setattr(preprocessor, "source_notebook", lambda *_: copy.deepcopy(source))
     resources = {"nbgrader": {"assignment": path.parent.name, "notebook": path.stem}}
 
     def scanned(edit) -> list[str]:
         nb = copy.deepcopy(source)
         for index in _given_definitions(path):
             nb.cells[index].source = edit(nb.cells[index].source)
-        nb, _ = integrity.ScanSubmission().preprocess(nb, resources)
+        nb, _ = preprocessor.ScanSubmission().preprocess(nb, resources)
         return nb.metadata["hooklab"]["findings"]
 
     assert scanned(lambda code: f"# my notes\n\n{code.replace(chr(10), '  # read' + chr(10), 1)}\n") == []

@@ -78,7 +78,8 @@ def grade_with(folder: Path, config: str, cheats: dict[str, tuple[str, str]]) ->
     return json.loads((course / "grading.json").read_text())
 
 
-STATIC_CHECK_OFF = "c.Autograde.sanitize_preprocessors.remove('hooklab.grading.integrity.ScanSubmission')\n"
+STATIC_CHECK_OFF = ("c.Autograde.sanitize_preprocessors"
+                    ".remove('hooklab.grading.integrity.preprocessor.ScanSubmission')\n")
 
 
 @pytest.fixture(scope="module")

@@ -13,8 +13,8 @@ One submission's way from ``hooklab autograde`` to the gradebook, its feedback, 
     source once (the reference run);
   run._execute → run._run → worker.execute → Grader.execute: nbgrader's autograde without the recorders
     (Course.config with execute_only), its preprocessors named in autograder/nbgrader_config.py:
-      repair.RepairCells puts the cells back in the source's shape; integrity.ScanSubmission notes what
-      integrity.scan finds; execute.GuardedExecute runs the cells in a kernel from kernels.SPARES or one that
+      repair.RepairCells puts the cells back in the source's shape; integrity.preprocessor.ScanSubmission notes
+      what integrity.scan.scan finds; execute.GuardedExecute runs the cells in a kernel from kernels.SPARES or one that
       kernels.PreloadedProvisioner asks the KernelServer for (forked by kernels.serve, confined by
       sandbox.spawn), loads kernel_probe for its snapshot and check around each test cell, and keeps what
       hooklab.observations sent on the kernels.ObservationChannel; each writes its part of the notebook's

@@ -7,7 +7,7 @@
   changed, in the ``user_expressions`` of the code cell before the test and of the test itself
   (evaluated once the cell's code has run without an error), else in a request of its own.
   Anything changed, or a finding of the static scan
-  (:class:`hooklab.grading.integrity.ScanSubmission`), holds the notebook for review;
+  (:class:`hooklab.grading.integrity.preprocessor.ScanSubmission`), holds the notebook for review;
 - proof that each test ran: the copy being executed ends each test cell with an assignment to
   a name drawn afresh for that cell; a test that raised nothing but did not reach its end
   (rewritten, skipped, its exception swallowed) fails with "test did not run";

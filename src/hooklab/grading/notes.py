@@ -2,8 +2,8 @@
 
 It travels inside the autograded notebook, in its metadata under :data:`METADATA`, so it reaches the parent
 however the notebook does (a local worker's file, a Dask worker's bytes). The worker's preprocessors write it
-in the order they run (repair.RepairCells, integrity.ScanSubmission, execute.GuardedExecute); the parent reads
-it (record.record_submission, and worker.reference for the reference run) and nothing else of the worker's.
+in the order they run (repair.RepairCells, integrity.preprocessor.ScanSubmission, execute.GuardedExecute); the
+parent reads it (record.record_submission, and worker.reference for the reference run) and nothing else of the worker's.
 """
 
 from __future__ import annotations

@@ -139,15 +139,16 @@ def grading_fingerprint(course: Course, assignment: str) -> str:
     """What the grader brings to a result: the assignment's source (hidden tests included), hooklab's
     checkers (what they read and observe, how they draw hidden inputs) and grading code, and the course
     configuration with this run's options."""
-    package = Path(hooklab.__file__).parent
+    package, source = Path(hooklab.__file__).parent, course.root / course.coursedir.source_directory / assignment
     paths = [
-        *sorted(p for p in (course.root / course.coursedir.source_directory / assignment).rglob("*") if p.is_file()),
+        *sorted(p for p in source.rglob("*") if p.is_file()),
         *(package / name for name in ("checks.py", "observations.py", "seeding.py", "exercises.py")),
-        *sorted((package / "grading").glob("*.py")),
+        *sorted((package / "grading").rglob("*.py")),
         *sorted((package / "templates").glob("*")),
     ]
     sha = hashlib.sha256()
-    for path in paths:
-        sha.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    for path in paths:  # named by where it is in the source or the package, wherever those are
+        name = path.relative_to(source if path.is_relative_to(source) else package).as_posix()
+        sha.update(name.encode() + b"\0" + path.read_bytes() + b"\0")
     sha.update(json.dumps(course.config(), sort_keys=True, default=str).encode())
     return sha.hexdigest()

@@ -1,0 +1,395 @@
+"""The ``ast`` visitor that walks one cell and notes each technique it uses: what its names and attribute chains
+refer to, and what it binds, imports, patches, calls or hides in strings and magics."""
+
+from __future__ import annotations
+
+import ast
+import builtins
+
+from hooklab.grading.integrity import rules, syntax
+from hooklab.grading.integrity.rules import (
+    CODE_MAGICS,
+    FORBIDDEN_ATTRIBUTES,
+    FORBIDDEN_CALLS,
+    FORBIDDEN_MODULES,
+    HISTORY_NAMES,
+    HOOKLAB_MODULES,
+    IMPORT_MODULE,
+    MODE_HANDLERS,
+    MODULE_READS,
+    SAFE_MAGICS,
+    SPECIAL_METHODS,
+    TENSOR_READS,
+    installed,
+)
+
+
+class Checker(ast.NodeVisitor):
+    def __init__(self, imported: dict[str, str], given: dict[str, str], protected: set[str],
+                 permitted: frozenset[str] = frozenset()) -> None:
+        self.imported = imported  # grows with the student's own imports, across cells
+        self.permitted = permitted  # dotted names this assignment may use (ALLOWED)
+        self.given = given
+        self.protected = protected  # builtins and the notebook's own classes and functions that tests use
+        self.found: list[tuple[int, str]] = []
+        self.depth = 0  # > 0 inside a function or class body
+        self.called: set[int] = set()  # ids of the nodes called as functions (getattr(...), not getattr as a value)
+        self.allowed: set[int] = set()  # ids of the nodes of importlib.import_module("name") calls, checked as imports
+        self.bases: set[int] = set()  # ids of the nodes whose attribute is taken (``m`` in ``m.f``)
+        self.globals: set[str] = set()
+
+    def flag(self, node: ast.AST, technique: str) -> None:
+        self.found.append((getattr(node, "lineno", 1), technique))
+
+    # -- what a name or attribute chain refers to ------------------------------------------
+    def origin(self, node: ast.AST) -> str | None:
+        """The dotted module path an expression names (``F.linear`` → torch.nn.functional.linear)."""
+        parts = syntax.dotted(node)
+        if parts is None or parts[0] not in self.imported:
+            return None
+        return ".".join([self.imported[parts[0]], *parts[1:]])
+
+    def check_module(self, node: ast.AST, dotted: str) -> None:
+        if dotted in self.permitted:
+            return
+        for path in reversed(list(rules.reached(dotted))):  # the module it is, before the path it was reached by
+            technique = rules.technique(path)
+            if technique:
+                self.flag(node, technique)
+                return
+
+    def bind(self, node: ast.AST, name: str, origin: str | None = None) -> None:
+        """A name bound at notebook level: it must not replace what the tests rely on."""
+        if self.depth and name not in self.globals:
+            return
+        if name in self.given and origin != self.given[name]:
+            self.flag(node, f"rebinds {name}, which the notebook imports from {self.given[name]}")
+        elif name in self.protected:
+            what = "the builtin" if hasattr(builtins, name) else "the notebook's"
+            self.flag(node, f"rebinds {what} {name}, which the tests use")
+        elif HISTORY_NAMES.match(name):
+            self.flag(node, "changes IPython's input history")
+
+    def mutate(self, node: ast.AST, target: ast.AST) -> None:
+        """An attribute or item of ``target`` is set or deleted."""
+        root = syntax.root(target)
+        if isinstance(target, ast.Attribute) and target.attr in {"__class__", "__bases__", "__dict__"}:
+            self.flag(node, f"changes an object's {target.attr}")
+            return
+        if isinstance(root, ast.Name) and root.id in self.imported:
+            if isinstance(target, ast.Subscript) and not self._through_dunder(target):
+                origin = self.origin(target.value) or ""
+                if origin.startswith("sys."):
+                    self.flag(node, f"changes {origin}")
+                return  # an item of a library object (plt.rcParams[...], os.environ[...])
+            described = self.origin(target) or self.imported[root.id]
+            self.flag(node, f"patches {described} (an imported module or class)")
+        elif isinstance(root, ast.Name) and root.id == "__builtins__":
+            self.flag(node, "changes the builtins")
+        elif isinstance(target, ast.Attribute) and target.attr in MODULE_READS:
+            self.flag(node, f"replaces {target.attr} on an object (the tests read a model's parts through it)")
+
+    @staticmethod
+    def _through_dunder(node: ast.AST) -> bool:
+        return any(isinstance(n, ast.Attribute) and n.attr.startswith("__") for n in ast.walk(node))
+
+    # -- statements -------------------------------------------------------------------------
+    def visit_Import(self, node: ast.Import) -> None:
+        for alias in node.names:
+            if alias.name != IMPORT_MODULE[0]:  # importlib itself: its uses are checked where it is used
+                self.check_module(node, alias.name)
+            self.check_installed(node, alias.name)
+        for name, origin in syntax.bindings(node):
+            self.bind(node, name, origin)
+            self.imported[name] = origin
+
+    def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
+        if node.level:
+            self.flag(node, "imports a module from the submission folder (relative import)")
+            return
+        module = node.module or ""
+        if not (module == IMPORT_MODULE[0] and all(alias.name == IMPORT_MODULE[1] for alias in node.names)):
+            self.check_module(node, module)
+        self.check_installed(node, module)
+        for alias in node.names:
+            if alias.name == "*":
+                self.flag(node, f"imports every name of {module} (import *), which can replace names the tests use")
+                continue
+            if f"{module}.{alias.name}" != ".".join(IMPORT_MODULE):
+                self.check_module(node, f"{module}.{alias.name}")
+        for name, origin in syntax.bindings(node):
+            self.bind(node, name, origin)
+            self.imported[name] = origin
+
+    def check_installed(self, node: ast.AST, module: str) -> None:
+        top = module.split(".")[0]
+        if top and not installed(top):
+            self.flag(node, f"imports {top}, which is not an installed module (a file of the submission?)")
+
+    def visit_Global(self, node: ast.Global) -> None:
+        self.globals |= set(node.names)
+
+    def _scoped(self, node: ast.AST) -> None:
+        self.depth += 1
+        outer = self.globals
+        self.globals = set()
+        self.generic_visit(node)
+        self.globals = outer
+        self.depth -= 1
+
+    def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        self.bind(node, node.name)
+        for decorator in node.decorator_list:
+            self.visit(decorator)
+        self.depth += 1
+        outer = self.globals
+        self.globals = set()
+        self.visit(node.args)
+        for statement in node.body:
+            self.visit(statement)
+        self.globals = outer
+        self.depth -= 1
+
+    visit_AsyncFunctionDef = visit_FunctionDef  # noqa: N815 (ast.NodeVisitor's name for the method)
+
+    def visit_Lambda(self, node: ast.Lambda) -> None:
+        self._scoped(node)
+
+    def visit_ClassDef(self, node: ast.ClassDef) -> None:
+        self.bind(node, node.name)
+        methods = {item.name for item in node.body if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef))}
+        methods |= {t.id for item in node.body if isinstance(item, ast.Assign) for t in item.targets
+                    if isinstance(t, ast.Name)}
+        bases = {self.origin(base) or "" for base in node.bases}
+        # a mode's own handler, where the assignment teaches modes: a class whose one base is that mode, no metaclass
+        (only,) = bases if len(node.bases) == 1 and not node.keywords else (None,)
+        mode_handler = MODE_HANDLERS.get(only) if only in self.permitted else None
+        for method in sorted(methods & SPECIAL_METHODS.keys()):
+            if method != mode_handler:
+                self.flag(node, SPECIAL_METHODS[method])
+        if any(base in {"torch.Tensor", "torch.nn.Parameter", "torch.nn.parameter.Parameter"} for base in bases):
+            for method in sorted(methods & TENSOR_READS):
+                self.flag(node, f"a tensor subclass that redefines {method}")
+        self._scoped(node)
+
+    def visit_Assign(self, node: ast.Assign) -> None:
+        for target in node.targets:
+            self.store(node, target)
+        self.visit(node.value)
+        origin = self.origin(node.value) or self._fetched(node.value)
+        if origin is not None:  # an alias (t = torch, s = getattr(sys, "stdout")): changing it changes the library
+            self.imported.update({target.id: origin for target in node.targets if isinstance(target, ast.Name)})
+
+    def _imported_by_name(self, node: ast.AST) -> str | None:
+        """The module ``importlib.import_module("name")`` imports (a constant name, no package), or None."""
+        if not (isinstance(node, ast.Call) and self.origin(node.func) == ".".join(IMPORT_MODULE)
+                and len(node.args) == 1 and not node.keywords):
+            return None
+        return syntax.constant_text(node.args[0])
+
+    def _fetched(self, node: ast.AST) -> str | None:
+        """The dotted path ``getattr(module, "name")`` reaches, or ``importlib.import_module("name")`` imports, or
+        None."""
+        imported = self._imported_by_name(node)
+        if imported is not None:
+            return imported
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "getattr"
+            and len(node.args) >= 2):
+            target, name = self.origin(node.args[0]), syntax.constant_text(node.args[1])
+            if target is not None and name is not None:
+                return f"{target}.{name}"
+        return None
+
+    def visit_AugAssign(self, node: ast.AugAssign) -> None:
+        self.store(node, node.target)
+        self.visit(node.value)
+
+    def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
+        self.store(node, node.target)
+        if node.value is not None:
+            self.visit(node.value)
+
+    def visit_NamedExpr(self, node: ast.NamedExpr) -> None:
+        self.store(node, node.target)
+        self.visit(node.value)
+
+    def visit_Delete(self, node: ast.Delete) -> None:
+        for target in node.targets:
+            self.store(node, target)
+
+    def visit_For(self, node: ast.For | ast.AsyncFor) -> None:
+        self.store(node, node.target)
+        self.visit(node.iter)
+        for statement in node.body + node.orelse:
+            self.visit(statement)
+
+    visit_AsyncFor = visit_For  # noqa: N815 (ast.NodeVisitor's name for the method)
+
+    def visit_withitem(self, node: ast.withitem) -> None:
+        self.visit(node.context_expr)
+        if node.optional_vars is not None:
+            self.store(node.context_expr, node.optional_vars)
+
+    def store(self, node: ast.AST, target: ast.AST) -> None:
+        if isinstance(target, ast.Name):
+            self.bind(node, target.id)
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            for element in target.elts:
+                self.store(node, element)
+        elif isinstance(target, ast.Starred):
+            self.store(node, target.value)
+        elif isinstance(target, (ast.Attribute, ast.Subscript)):
+            self.mutate(node, target)
+            self.visit(target)
+
+    # -- expressions ------------------------------------------------------------------------
+    def handed_around(self, node: ast.Name | ast.Attribute) -> None:
+        """hooklab's module used as a value, not as the base of the name of what is used of it."""
+        origin = self.origin(node)
+        if origin in HOOKLAB_MODULES and id(node) not in self.bases and isinstance(node.ctx, ast.Load):
+            self.flag(node, f"hands hooklab's module {origin} around (use what it holds by name: {origin}.<name>)")
+
+    def visit_Name(self, node: ast.Name) -> None:
+        self.handed_around(node)
+        if self.imported.get(node.id) in {IMPORT_MODULE[0], ".".join(IMPORT_MODULE)} and id(node) not in self.allowed:
+            self.flag(node, FORBIDDEN_MODULES[IMPORT_MODULE[0]])
+        elif node.id in {"getattr", "setattr", "delattr"} and id(node) not in self.called:
+            self.flag(node, f"passes {node.id} as a value (reaches attributes by computed names)")
+        elif node.id == "__builtins__":
+            self.flag(node, "reaches the builtins (__builtins__)")
+        elif (node.id in {"__import__", "get_ipython"} or HISTORY_NAMES.match(node.id)
+              and isinstance(node.ctx, ast.Load)):
+            technique = FORBIDDEN_CALLS.get(node.id) or "reads IPython's input history (the test cells' source)"
+            self.flag(node, technique)
+
+    def visit_Constant(self, node: ast.Constant) -> None:
+        if isinstance(node.value, str) and node.value in FORBIDDEN_ATTRIBUTES:
+            self.flag(node, f"names {node.value!r} ({FORBIDDEN_ATTRIBUTES[node.value]})")
+        elif isinstance(node.value, str) and node.value in SPECIAL_METHODS:
+            self.flag(node, f"names {node.value!r} ({SPECIAL_METHODS[node.value]})")
+        elif isinstance(node.value, str):
+            self.code_in_string(node, node.value)
+
+    def code_in_string(self, node: ast.AST, text: str) -> None:
+        """A string that is Python code (as timeit, doctest, a string annotation or a debugger would run it) is
+        checked as code: the techniques it uses are the cell's."""
+        tree = syntax.code_in(text)
+        if tree is None:
+            return
+        inner = Checker(dict(self.imported), self.given, self.protected, self.permitted)
+        inner.visit(tree)
+        self.found += [(getattr(node, "lineno", 1), f"code in a string: {technique}") for _, technique in inner.found]
+
+    def visit_Attribute(self, node: ast.Attribute) -> None:
+        self.bases.add(id(node.value))
+        self.handed_around(node)
+        if id(node) in self.allowed:  # importlib.import_module("math"), checked as an import of math
+            self.generic_visit(node)
+            return
+        if node.attr in FORBIDDEN_ATTRIBUTES and not self._super_setattr(node):
+            self.flag(node, FORBIDDEN_ATTRIBUTES[node.attr])
+        elif node.attr in SPECIAL_METHODS:  # given to a class after it is made
+            self.flag(node, SPECIAL_METHODS[node.attr])
+        elif node.attr == "__dict__":
+            root = syntax.root(node.value)
+            if not isinstance(node.value, ast.Name) or (isinstance(root, ast.Name) and root.id in self.imported):
+                self.flag(node, "reaches a module's or class's namespace (__dict__)")
+        origin = self.origin(node)
+        if origin is not None:
+            self.check_module(node, origin)
+        self.generic_visit(node)
+
+    @staticmethod
+    def _super_setattr(node: ast.Attribute) -> bool:
+        value = node.value
+        return (
+            node.attr in {"__setattr__", "__delattr__", "__getattribute__"}
+            and isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "super"
+        )
+
+    def visit_Call(self, node: ast.Call) -> None:
+        func = node.func
+        self.called.add(id(func))
+        imported = self._imported_by_name(node)
+        if imported is not None:  # importlib.import_module("math"): as `import math`
+            self.allowed |= {id(func), id(syntax.root(func))}
+            self.check_module(node, imported)
+            self.check_installed(node, imported)
+        if (self.origin(func) or "").endswith(".DataLoader") and any(
+                keyword.arg == "num_workers" and not (isinstance(keyword.value, ast.Constant)
+                                                      and keyword.value.value == 0)
+                for keyword in node.keywords):
+            self.flag(node, "runs code outside its cell (a DataLoader's worker processes)")
+        if isinstance(func, ast.Name):
+            name = func.id
+            if name in FORBIDDEN_CALLS and name != "get_ipython":
+                self.flag(node, FORBIDDEN_CALLS[name])
+            elif name in {"setattr", "delattr"} and node.args:
+                attribute = syntax.constant_text(node.args[1]) if len(node.args) > 1 else None
+                self.mutate(node,
+                            ast.Attribute(value=node.args[0], attr=attribute or "<computed name>", ctx=ast.Store()))
+                self.check_attribute_name(node)
+            elif name in {"getattr", "hasattr"} and node.args:
+                self.check_attribute_name(node)
+            elif name == "vars" and (not node.args or self.origin(node.args[0]) is not None):
+                self.flag(node, "reaches a module's namespace (vars())")
+        if self.magic(node):
+            return
+        self.generic_visit(node)
+
+    def check_attribute_name(self, node: ast.Call) -> None:
+        """getattr/setattr/delattr whose name spells a dangerous attribute, or is built at run time
+        to reach into a system module."""
+        if len(node.args) < 2:
+            return
+        name = node.args[1]
+        text = syntax.constant_text(name)
+        fragments = [syntax.constant_text(piece) for piece in sorted(  # in the order they are written
+            (n for n in ast.walk(name) if syntax.constant_text(n) is not None), key=lambda n: (n.lineno, n.col_offset))]
+        for piece in [*fragments, *([] if text is not None else ["".join(fragments)])]:  # and the pieces put together
+            if piece in FORBIDDEN_ATTRIBUTES or piece == "__dict__" or "__" in piece and text is None:
+                self.flag(node, f"reaches {piece!r} by name ({FORBIDDEN_ATTRIBUTES.get(piece, 'a hidden attribute')})")
+                return
+        target = self.origin(node.args[0])
+        if target is not None:
+            if text is None:
+                self.flag(node, f"reaches an attribute of {target} by a computed name")
+            else:
+                self.check_module(node, f"{target}.{text}")
+
+    def magic(self, node: ast.Call) -> bool:
+        """IPython's rewriting of ``%magic``, ``%%magic`` and ``!cmd``: True when handled here."""
+        func = node.func
+        if not (
+            isinstance(func, ast.Attribute)
+            and isinstance(func.value, ast.Call)
+            and isinstance(func.value.func, ast.Name)
+            and func.value.func.id == "get_ipython"
+            and not func.value.args
+        ):
+            if isinstance(func, ast.Name) and func.id == "get_ipython":
+                self.flag(node, FORBIDDEN_CALLS["get_ipython"])
+                return True
+            return False
+        if func.attr in {"system", "getoutput"}:
+            return True  # a shell command: it cannot reach this interpreter
+        args = [syntax.constant_text(arg) for arg in node.args]
+        if func.attr in {"run_line_magic", "run_cell_magic"} and args and args[0] is not None:
+            magic = args[0].lstrip("%")
+            if magic in SAFE_MAGICS:
+                for code in args[1:] if magic in CODE_MAGICS else []:
+                    if code:
+                        self.nested(node, code)
+                return True
+            self.flag(node, f"uses the IPython magic %{magic}")
+            return True
+        self.flag(node, FORBIDDEN_CALLS["get_ipython"])
+        return True
+
+    def nested(self, node: ast.AST, code: str) -> None:
+        tree = syntax.parse(code)
+        if tree is None:
+            return
+        inner = Checker(self.imported, self.given, self.protected, self.permitted)
+        inner.visit(tree)
+        self.found += [(getattr(node, "lineno", 1), technique) for _, technique in inner.found]

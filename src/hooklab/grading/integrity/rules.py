@@ -1,0 +1,266 @@
+"""What the scan holds and what it lets through: the techniques by module, attribute, call and magic, what one
+assignment may use, and what reaching a dotted path does."""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+import sys
+from collections.abc import Iterator
+from functools import cache
+from pathlib import Path
+
+# Modules whose only use in a submission is to reach the interpreter's machinery.
+FORBIDDEN_MODULES = {
+    "ctypes": "reaches memory directly (ctypes)",
+    "_ctypes": "reaches memory directly (ctypes)",
+    "cffi": "reaches memory directly (cffi)",
+    "gc": "searches the interpreter's objects (gc)",
+    "importlib": "uses the import system (importlib)",
+    "imp": "uses the import system (imp)",
+    "builtins": "changes the builtins",
+    "marshal": "loads code objects (marshal)",
+    "pickle": "runs code hidden in data (pickle)",
+    "_pickle": "runs code hidden in data (pickle)",
+    "dill": "runs code hidden in data (dill)",
+    "cloudpickle": "runs code hidden in data (cloudpickle)",
+    "shelve": "runs code hidden in data (shelve)",
+    "copyreg": "runs code hidden in data (copyreg)",
+    "code": "runs code from strings (code)",
+    "codeop": "runs code from strings (codeop)",
+    "runpy": "runs code from files (runpy)",
+    "IPython": "reaches IPython's machinery",
+    "ipykernel": "reaches the kernel's machinery",
+    "traitlets": "reaches IPython's configuration",
+    "jupyter_client": "reaches the kernel's machinery",
+    "zmq": "reaches the kernel's machinery",
+    "threading": "runs code outside its cell (threads)",
+    "_thread": "runs code outside its cell (threads)",
+    "concurrent": "runs code outside its cell (threads)",
+    "multiprocessing": "runs code outside its cell (processes)",
+    "subprocess": "runs code outside its cell (processes)",
+    "pty": "runs code outside its cell (processes)",
+    "asyncio": "runs code outside its cell (event loop)",
+    "signal": "runs code outside its cell (signal handlers)",
+    "atexit": "runs code outside its cell (exit handlers)",
+    "sched": "runs code outside its cell (scheduler)",
+    "unittest": "patches objects (unittest.mock)",
+    "mock": "patches objects (mock)",
+    "site": "changes the import path (site)",
+    "sitecustomize": "changes the import path (site)",
+    "hooklab.grading": "reaches the grader",
+    "hooklab.observations": "reaches the grader's observations",
+    "hooklab.checks.observations": "reaches the grader's observations",  # the module, as the checkers hold it
+    "torch._C": "reaches torch's internals (torch._C)",
+    "torch.overrides": "intercepts torch functions (torch.overrides)",
+    "torch.utils._python_dispatch": "intercepts torch operators (dispatch modes)",
+    "torch.jit": "runs TorchScript (torch.jit), which no watch sees into",
+    "torch.futures": "runs code outside its cell (torch.futures)",
+    "pydoc": "runs shell commands (pydoc's pagers)",
+    "pkgutil": "uses the import system (pkgutil)",
+    "socket": "reaches the kernel's connections (socket)",
+    "doctest": "runs code from strings (doctest)",
+    "pdb": "starts a debugger (pdb)",
+    "bdb": "starts a debugger (bdb)",
+    "trace": "traces code (trace)",
+    "cProfile.run": "runs code from a string (cProfile.run)",
+    "cProfile.runctx": "runs code from a string (cProfile.runctx)",
+    "profile.run": "runs code from a string (profile.run)",
+    "profile.runctx": "runs code from a string (profile.runctx)",
+    "typing.get_type_hints": "runs code from strings (annotations evaluated by typing.get_type_hints)",
+    "joblib": "runs code outside its cell (joblib)",
+    "dask": "runs code outside its cell (dask)",
+    "distributed": "runs code outside its cell (dask.distributed)",
+    "operator.attrgetter": "reaches attributes by computed names (operator.attrgetter)",
+    "operator.methodcaller": "calls methods by computed names (operator.methodcaller)",
+}
+
+# os functions that start processes: a forked child computes where no watch of the kernel's sees it.
+OS_PROCESSES = ("fork", "spawn", "exec", "system", "popen", "posix_spawn", "register_at_fork")
+# os functions that work on file descriptors: the kernel's connections to the grader are among them.
+OS_DESCRIPTORS = {"dup", "dup2", "close", "closerange", "open", "openpty", "write", "writev", "pwrite", "fdopen",
+                  "pipe", "pipe2", "set_inheritable", "set_blocking", "sendfile", "ftruncate", "read", "readv", "pread",
+                  "lseek"}
+# What a student may take of inspect: a callable's signature and source, what kind of object something is. The rest
+# reads frames, closures, globals and members (inspect.getclosurevars, getmembers) or finds modules (getmodule).
+INSPECT_ALLOWED = {"signature", "Signature", "Parameter", "getsource", "getsourcelines", "getdoc", "cleandoc", "getmro",
+                   "getfullargspec", "isclass", "isfunction", "ismethod", "isbuiltin", "isroutine", "ismodule",
+                   "isgeneratorfunction", "iscoroutinefunction", "isabstract", "isgenerator"}
+
+# Attribute names that lead to functions' internals, frames or the object graph.
+FORBIDDEN_ATTRIBUTES = {
+    "__globals__": "reads a function's globals",
+    "__code__": "reads or replaces a function's code",
+    "__closure__": "reads a function's closure",
+    "__defaults__": "changes a function's default arguments",
+    "__kwdefaults__": "changes a function's default arguments",
+    "__builtins__": "reaches the builtins",
+    "__subclasses__": "searches classes (__subclasses__)",
+    "__import__": "uses the import system (__import__)",
+    "__loader__": "uses the import system (__loader__)",
+    "__spec__": "uses the import system (__spec__)",
+    "__setattr__": "sets attributes around the normal rules (__setattr__)",
+    "__delattr__": "deletes attributes around the normal rules (__delattr__)",
+    "__getattribute__": "reads attributes around the normal rules (__getattribute__)",
+    "f_back": "walks the call stack (frames)",
+    "f_globals": "reads a frame's globals",
+    "f_locals": "reads a frame's locals",
+    "f_builtins": "reads a frame's builtins",
+    "f_code": "reads a frame's code",
+    "f_trace": "traces a frame",
+    "tb_frame": "walks the call stack (traceback frames)",
+    "tb_next": "walks the call stack (traceback frames)",
+    "gi_frame": "reads a generator's frame",
+    "cr_frame": "reads a coroutine's frame",
+    "ag_frame": "reads a generator's frame",
+}
+
+FORBIDDEN_CALLS = {
+    "exec": "runs code from a string (exec)",
+    "eval": "runs code from a string (eval)",
+    "compile": "compiles code from a string (compile)",
+    "__import__": "uses the import system (__import__)",
+    "breakpoint": "starts a debugger (breakpoint)",
+    "globals": "reaches the notebook's namespace (globals())",
+    "get_ipython": "reaches IPython's machinery (get_ipython)",
+}
+
+# IPython's input history holds the source of the test cells that ran.
+HISTORY_NAMES = re.compile(r"^(In|Out|_ih|_oh|_dh|_i+|_i\d+|_\d+|__IPYTHON__)$")
+
+SYS_READABLE = {
+    "stdout", "stderr", "stdin", "version", "version_info", "float_info", "int_info", "maxsize",
+    "platform", "byteorder", "getsizeof", "getrecursionlimit", "executable", "argv",
+    "implementation", "hexversion", "exc_info", "exception", "getdefaultencoding",
+    "getfilesystemencoding", "path", "float_repr_style",
+    "setrecursionlimit",  # a deep recursive walk of a graph; too deep a recursion only crashes the student's own kernel
+}
+INSPECT_FRAMES = {"currentframe", "stack", "trace", "getouterframes", "getinnerframes", "getframeinfo"}
+TORCH_LIBRARY_ALLOWED = {"custom_op", "register_fake", "register_autograd", "register_kernel", "opcheck", "triton_op"}
+# IPython magics that only time, capture, install or display; others (%run, %load, %config,
+# %history, ...) run unseen code, change IPython or print the test cells.
+SAFE_MAGICS = {
+    "time", "timeit", "matplotlib", "capture", "pip", "who", "whos", "who_ls", "precision", "pprint",
+    "writefile", "prun", "pwd", "ls", "env", "pinfo", "pinfo2", "psearch", "pdoc", "pdef", "psource",
+}
+CODE_MAGICS = {"time", "timeit", "capture", "prun"}  # magics whose argument or body is Python code to check
+# Methods no class of an answer may have: they run the class's code where the tests do not look.
+SPECIAL_METHODS = {
+    "__torch_function__": "overrides torch functions for its tensors (__torch_function__)",
+    "__torch_dispatch__": "overrides torch operators for its tensors (__torch_dispatch__)",
+    "__del__": "runs code outside its cell (__del__)",
+    "_render_traceback_": "changes how IPython shows an error (_render_traceback_)",
+}
+# What the checks read of a tensor: a tensor subclass that redefines one can report what it is not.
+TENSOR_READS = {
+    "__eq__", "__ne__", "__bool__", "__float__", "__index__", "__int__", "__len__", "__iter__", "__getitem__",
+    "tolist", "item", "allclose", "equal", "dtype", "shape", "size", "dim", "ndim", "numel", "device", "layout",
+    "requires_grad", "grad", "grad_fn", "is_leaf", "data", "is_floating_point", "element_size", "itemsize", "nbytes",
+    "untyped_storage", "storage", "stride", "is_contiguous", "detach", "clone", "to", "cpu", "double", "float",
+}
+
+# Modules other modules hold as attributes (``logging.threading``, ``torch.nn.functional.torch``): reached through
+# them, they are still themselves. OWN_SUBMODULES: a package's own submodule of one of those names.
+REEXPORTED = {name.split(".")[0] for name in FORBIDDEN_MODULES} | {"os", "sys", "inspect", "types", "torch"}
+OWN_SUBMODULES = {"torch.signal", "scipy.signal", "torch.types", "numpy.typing"}
+TORCH_PRIVATE_ALLOWED = {"_dynamo", "_logging"}  # private modules of torch's that the notebooks themselves use
+
+# nn.Module's methods that tests read a model through: one set on a model object (``model.named_parameters = …``)
+# would show the tests parts the model does not have.
+MODULE_READS = frozenset({"parameters", "named_parameters", "buffers", "named_buffers", "children", "named_children",
+                          "modules", "named_modules", "state_dict", "get_parameter", "get_buffer", "get_submodule"})
+
+# What one assignment teaches and so may use, though the scan holds it everywhere else. Notebook 09 teaches torch's
+# modes: its answers subclass TorchFunctionMode and TorchDispatchMode, define __torch_function__ and
+# __torch_dispatch__ on those subclasses, and enter them with ``with`` inside the answer's function. Only these exact
+# names are let through (torch.utils._python_dispatch's other, private names, torch._C and the rest stay held), and
+# each mode's own handler only in a class whose bases are that mode alone (a tensor subclass defining them is held).
+# A mode that is left entered is caught as it runs: the runtime probe (kernel_probe) records how many modes are
+# entered, around every test cell, and a checker reading a value while a mode is entered observes only that
+# (hooklab.observations.encode), so it cannot change what the grader sees.
+MODE_HANDLERS = {  # a mode class → the method its subclasses define
+    "torch.overrides.TorchFunctionMode": "__torch_function__",
+    "torch.utils._python_dispatch.TorchDispatchMode": "__torch_dispatch__",
+}
+MODES = frozenset({"torch.overrides", "torch.overrides.resolve_name", "torch.utils._python_dispatch", *MODE_HANDLERS})
+ALLOWED = {"09_below_the_module": MODES}  # assignment → the dotted names its answers may use
+
+
+def allowed_for(assignment: str) -> frozenset[str]:
+    """The dotted names an assignment's answers may use that the scan holds elsewhere (:data:`ALLOWED`)."""
+    return ALLOWED.get(assignment, frozenset())
+
+
+def _package_modules(package: str) -> frozenset[str]:
+    """The dotted names of a package's modules, from its files (nothing is imported)."""
+    root = Path(importlib.util.find_spec(package).origin).parent
+    names = {package}
+    for path in root.rglob("*.py"):
+        parts = path.relative_to(root).with_suffix("").parts
+        names.add(".".join((package, *(parts[:-1] if parts[-1] == "__init__" else parts))))
+    return frozenset(names)
+
+
+# hooklab's modules: a student's code names what it uses of them (hooklab.checks.check_tensor), never hands a module
+# around (``[checks][0]``, ``(lambda m: m)(checks)``), where the scan would lose what it is.
+HOOKLAB_MODULES = _package_modules("hooklab")
+IMPORT_MODULE = ("importlib", "import_module")  # the one use of importlib a student may make, with a constant name
+
+
+@cache
+def installed(module: str) -> bool:
+    """Whether a top-level module is part of the grading environment (not a file of the submission)."""
+    if module in sys.stdlib_module_names or module in sys.builtin_module_names:
+        return True
+    try:
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def reached(dotted: str) -> Iterator[str]:
+    """The dotted paths an attribute chain reaches: its own, and the path from each module it passes through that
+    another module re-exports (``logging.threading.Thread`` is threading.Thread, ``F.torch._C`` is torch._C), also
+    under a private alias (``collections._sys.modules`` is sys.modules)."""
+    yield dotted
+    parts = dotted.split(".")
+    for position in range(1, len(parts)):
+        name = parts[position].removeprefix("_")  # collections._sys, typing._sys: sys under a private alias
+        if name in REEXPORTED and ".".join(parts[:position + 1]) not in OWN_SUBMODULES:
+            yield ".".join([name, *parts[position + 1:]])
+
+
+def technique(dotted: str) -> str | None:
+    """What reaching this dotted path does, when it is one of the techniques; None for ordinary code."""
+    for prefix, technique in FORBIDDEN_MODULES.items():
+        if dotted == prefix or dotted.startswith(prefix + "."):
+            return technique
+    parts = dotted.split(".")
+    if len(parts) < 2:
+        return None
+    private = next((position for position, part in enumerate(parts) if position and _private(part)), None)
+    if parts[0] == "torch" and private is not None:
+        return f"reaches torch's internals ({'.'.join(parts[:private + 1])})"
+    if dotted.startswith("torch.library.") and parts[2] not in TORCH_LIBRARY_ALLOWED:
+        return "registers operator kernels (torch.library)"
+    if parts[0] == "inspect" and parts[1] in INSPECT_FRAMES:
+        return "walks the call stack (inspect)"
+    if parts[0] == "inspect" and parts[1] not in INSPECT_ALLOWED:
+        return f"reads objects' internals (inspect.{parts[1]})"
+    if parts[0] == "os" and parts[1] in OS_DESCRIPTORS:
+        return f"handles file descriptors (os.{parts[1]}), the kernel's connections among them"
+    if parts[0] == "hooklab" and any(part.startswith("_") for part in parts[1:]):
+        return f"reaches hooklab's internals ({dotted})"
+    if parts[0] == "sys" and parts[1] not in SYS_READABLE:
+        return f"uses the interpreter's machinery (sys.{parts[1]})"
+    if parts[0] == "os" and parts[1].startswith(OS_PROCESSES):
+        return f"runs code outside its cell (processes: os.{parts[1]})"
+    if parts[0] == "types" and parts[1] in {"FunctionType", "CodeType", "ModuleType", "CellType", "LambdaType"}:
+        return f"builds code or modules by hand (types.{parts[1]})"
+    return None
+
+
+def _private(name: str) -> bool:
+    """A private name of torch's that no notebook needs (they use torch._dynamo, torch._logging, torch._foreach_*)."""
+    return (name.startswith("_") and not name.startswith("__") and name not in TORCH_PRIVATE_ALLOWED
+            and not name.startswith("_foreach_"))

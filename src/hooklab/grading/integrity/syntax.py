@@ -1,0 +1,103 @@
+"""Reading a cell's code: its syntax tree (IPython's syntax and displays indexed by constants resolved), code in a
+string, and the names, dotted paths and constants an expression spells."""
+
+from __future__ import annotations
+
+import ast
+import textwrap
+from collections.abc import Iterator
+from functools import lru_cache
+
+from IPython.core.inputtransformer2 import TransformerManager
+
+PARSED = 2048  # syntax trees a worker keeps for the next submissions
+STRING_CODE = 100_000  # characters of a string the scan reads as code, at most
+_transformer = TransformerManager()
+
+
+@lru_cache(PARSED)  # a class's notebooks share most cells: given code, tests, unchanged answers
+def parse(source: str) -> ast.Module | None:
+    """The syntax tree of a cell's source, with displays indexed by constants resolved, or None; callers only
+    read it."""
+    try:
+        return _Unwrapped().visit(ast.parse(_transformer.transform_cell(source)))
+    except (SyntaxError, ValueError):
+        return None
+
+
+class _Unwrapped(ast.NodeTransformer):
+    """``[x][0]``, ``(a, x)[1]`` and ``{"k": x}["k"]`` read as the ``x`` they are, so that an object passed
+    through a display is still tracked (``[sys][0].modules`` is ``sys.modules``)."""
+
+    def visit_Subscript(self, node: ast.Subscript) -> ast.AST:
+        self.generic_visit(node)
+        key = node.slice.value if isinstance(node.slice, ast.Constant) else None
+        found = None
+        if (isinstance(node.value, (ast.List, ast.Tuple)) and type(key) is int
+            and not any(isinstance(e, ast.Starred) for e in node.value.elts)):
+            if -len(node.value.elts) <= key < len(node.value.elts):
+                found = node.value.elts[key]
+        elif isinstance(node.value, ast.Dict) and key is not None:
+            found = next((v for k, v in zip(node.value.keys, node.value.values)
+                          if isinstance(k, ast.Constant) and k.value == key), None)
+        return ast.copy_location(found, node) if found is not None and isinstance(node.ctx, ast.Load) else node
+
+
+@lru_cache(PARSED)
+def code_in(text: str) -> ast.Module | None:
+    """The syntax tree of a string that is Python code that does something (an import, a call or an attribute), as
+    written or as doctest's examples (``>>> ``); None for any other string."""
+    if len(text) > STRING_CODE or not any(mark in text for mark in ("(", ".", "import", "=")):
+        return None
+    lines = text.splitlines()
+    examples = [line.strip()[4:] for line in lines if line.strip().startswith((">>> ", "... "))]
+    for candidate in ([textwrap.dedent(text)] + (["\n".join(examples)] if examples else [])):
+        try:
+            tree = ast.parse(candidate)
+        except (SyntaxError, ValueError, MemoryError, RecursionError):
+            continue
+        if any(isinstance(n, (ast.Call, ast.Attribute, ast.Import, ast.ImportFrom)) for n in ast.walk(tree)):
+            return tree
+    return None
+
+
+@lru_cache(PARSED)
+def code(source: str) -> str:
+    """What a cell's source does, without its comments and layout: its syntax tree, or the text that does not parse."""
+    tree = parse(source)
+    return source if tree is None else ast.dump(tree)
+
+
+def bindings(node: ast.AST) -> Iterator[tuple[str, str]]:
+    """(name, dotted origin) for each name an import statement binds."""
+    if isinstance(node, ast.Import):
+        for alias in node.names:
+            if alias.asname:
+                yield alias.asname, alias.name
+            else:
+                top = alias.name.split(".")[0]
+                yield top, top
+    elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+        for alias in node.names:
+            yield alias.asname or alias.name, f"{node.module}.{alias.name}"
+
+
+def dotted(node: ast.AST) -> list[str] | None:
+    """``a.b.c`` → ["a", "b", "c"]; None when the chain does not start at a name."""
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        return [node.id, *reversed(parts)]
+    return None
+
+
+def root(node: ast.AST) -> ast.AST:
+    while isinstance(node, (ast.Attribute, ast.Subscript, ast.Call)):
+        node = node.func if isinstance(node, ast.Call) else node.value
+    return node
+
+
+def constant_text(node: ast.AST) -> str | None:
+    return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None

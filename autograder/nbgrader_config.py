@@ -72,7 +72,7 @@ c.Autograde.sanitize_preprocessors = [
 c.Autograde.autograde_preprocessors = [
     "hooklab.grading.execute.GuardedExecute",
     "nbgrader.preprocessors.LimitOutput",
-    "hooklab.grading.execute.SaveAutoGradesByErrors",
+    "hooklab.grading.scores.SaveAutoGradesByErrors",
     "nbgrader.preprocessors.AssignLatePenalties",
     "nbgrader.preprocessors.CheckCellMetadata",
 ]

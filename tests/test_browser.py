@@ -345,7 +345,8 @@ def test_the_instructor_lab_opens_formgrader_on_the_course(browser: Browser, tmp
 
 
 def test_the_instructors_report_loads_with_its_plots(browser: Browser, tmp_path: Path):
-    from hooklab.grading.class_report import ClassData, Submission, aggregate, render
+    from hooklab.grading.class_data import ClassData, Submission, aggregate
+    from hooklab.grading.class_report import render
 
     cells = {"02_forward_hooks": {"forward_hooks/collect_hooks_test": 2.0, "forward_hooks/change_hooks_test": 3.0},
              "03_backward_hooks": {"backward_hooks/backward_collect_test": 2.0}}

@@ -15,21 +15,10 @@ from bs4 import BeautifulSoup
 from nbgrader.api import Gradebook
 from sqlalchemy.exc import SAWarning
 
-from hooklab.grading.class_report import (
-    CSV_FILES,
-    ClassData,
-    Submission,
-    aggregate,
-    collect,
-    failure_messages,
-    hidden_lines,
-    last_run,
-    pattern,
-    render,
-    write_csv,
-)
+from hooklab.grading.class_data import ClassData, Submission, aggregate, collect, failure_messages, pattern
+from hooklab.grading.class_report import CSV_FILES, last_run, render, write_csv
 from hooklab.grading.course import Course
-from hooklab.grading.feedback import REDACTED
+from hooklab.grading.feedback import REDACTED, hidden_lines
 from hooklab.grading.ledger import Entry, Ledger
 
 CELLS = {"hw1": {"nb/a_test": 2.0, "nb/b_test": 3.0}, "hw2": {"nb2/c_test": 1.0}}

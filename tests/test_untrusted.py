@@ -15,7 +15,8 @@ from pathlib import Path
 from nbgrader.api import Gradebook
 from sqlalchemy.exc import SAWarning
 
-from hooklab.grading.class_report import ClassData, Submission, aggregate, last_run, write_csv
+from hooklab.grading.class_data import ClassData, Submission, aggregate
+from hooklab.grading.class_report import last_run, write_csv
 from hooklab.grading.grades_csv import CellScoresExportPlugin
 from hooklab.grading.ledger import Entry, Ledger
 from hooklab.grading.review import listing

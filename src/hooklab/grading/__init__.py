@@ -20,7 +20,7 @@ One submission's way from ``hooklab autograde`` to the gradebook, its feedback, 
       hooklab.observations sent on the kernels.ObservationChannel; each writes its part of the notebook's
       notes.Notes, the one record the parent reads of a worker's (repairs, findings, held, observed, seed, ...);
   run.ResultRecorder → record.record, in this process: judge.judge compares the observations with
-    the reference run's (judge.verdict), then Course.recorders (execute.SaveAutoGradesByErrors, nbgrader's
+    the reference run's (judge.verdict), then Course.recorders (scores.SaveAutoGradesByErrors, nbgrader's
     AssignLatePenalties) write the scores; one that could not run gets feedback.write_failure_feedback instead;
   worker.feedback → Grader.feedback: nbgrader's generate_feedback, through feedback.FeedbackExporter and
     feedback.HideHiddenTests; only then does Ledger.set journal the entry, so a stopped run resumes;

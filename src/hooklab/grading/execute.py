@@ -1,4 +1,4 @@
-"""Executing a submission so that its scores can be trusted, as nbgrader preprocessors.
+"""Executing a submission so that its scores can be trusted, as an nbgrader preprocessor.
 
 :class:`GuardedExecute` is nbgrader's ``Execute`` with four additions:
 
@@ -13,8 +13,9 @@
   (rewritten, skipped, its exception swallowed) fails with "test did not run";
 - a kernel that dies or ignores the interrupt costs only the cells from there on: those before
   keep their results, the rest fail with the reason;
-- output limits: what the kernel sends is cut or dropped as it arrives (:class:`OutputLimits`), so
-  neither the worker's memory nor the autograded notebook and its feedback page grow with it;
+- output limits: what the kernel sends is cut or dropped as it arrives
+  (:class:`hooklab.grading.output_limits.OutputLimits`), so neither the worker's memory nor the autograded
+  notebook and its feedback page grow with it;
 - drivers: in a notebook whose tests are drivers (:mod:`hooklab.grading.judge`), with the run's ``seed``, every
   code cell is preceded by :func:`hooklab.observations.begin` with a seed drawn from it for that cell, test
   cells are sent without their expected values, and their observations, which the kernel sends on its
@@ -23,20 +24,16 @@
   notebook's metadata for the grader to compare with the reference's.
 
 A held notebook keeps its would-be scores in its metadata (for ``hooklab review``) and every
-test cell gets a ``HeldForReview`` error, so nbgrader records 0 through its own machinery.
-:class:`SaveAutoGradesByErrors` scores a test cell by its errors only: output on stderr (a
-warning, a log line) shows in the feedback but no longer zeroes a passing test.
+test cell gets a ``HeldForReview`` error, so nbgrader records 0 through its own machinery
+(:class:`hooklab.grading.scores.SaveAutoGradesByErrors` scores a test cell by its errors).
 """
 
 from __future__ import annotations
 
-import ast
 import hashlib
 import importlib.util
-import json
 import os
 import secrets
-import sys
 import time
 from typing import Any
 
@@ -45,15 +42,17 @@ from nbclient.util import run_sync
 from nbconvert.exporters.exporter import ResourcesDict
 from nbformat import NotebookNode
 from nbgrader import utils
-from nbgrader.preprocessors import Execute, SaveAutoGrades
+from nbgrader.preprocessors import Execute
 from traitlets import Bool, Unicode
 
 from hooklab import observations
 from hooklab.grading import judge, kernels
+from hooklab.grading.kernel_replies import expression_text, observation, probe_answer
 from hooklab.grading.notes import Notes
+from hooklab.grading.output_limits import KEPT, OutputLimits
 from hooklab.grading.outputs import HELD, NOT_RUN, error_output
 from hooklab.grading.repair import source_notebook
-from hooklab.grading.sandbox import Sandbox, amount
+from hooklab.grading.sandbox import Sandbox
 
 # Modules the tests import, and where they must come from: the grading environment, not the submission.
 VERIFIED_MODULES = ("hooklab.checks", "torch", "numpy")
@@ -62,120 +61,6 @@ PROOF_PREFIX = "_hooklab_ran_"  # the name each executed test cell assigns last
 COLLECT = "__import__('hooklab.observations', fromlist=['collected']).collected({mark!r})"
 # the notebooks' first cell does it too
 EXPLAIN_ERRORS = "__import__('hooklab.hints', fromlist=['explain_errors']).explain_errors()"
-# What nbclient keeps of each kind of kernel message (an output, a display's update, a widget's state)
-KEPT = {"stream": ("text",), "display_data": ("data", "metadata"), "execute_result": ("data", "metadata"),
-        "update_display_data": ("data", "metadata"), "error": ("ename", "evalue", "traceback"),
-        "comm_open": ("data",), "comm_msg": ("data",), "comm_close": ("data",)}
-WIDGET = ("comm_open", "comm_msg", "comm_close")
-SCORED = {"error"}  # the outputs a test cell is scored by (SaveAutoGradesByErrors)
-
-
-def _bytes(value: Any) -> int:
-    """Bytes of a message's field as a notebook keeps it: UTF-8 of a text, of its JSON for anything else."""
-    return len((value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)).encode())
-
-
-def _cut(text: str, size: int, marker: str = "") -> str:
-    """``text`` in at most ``size`` bytes of UTF-8 (not inside a character), ``marker`` added where it is cut."""
-    if _bytes(text) <= size:
-        return text
-    return text[:size].encode()[:size].decode(errors="ignore") + marker
-
-
-def _shown(text: str) -> NotebookNode:
-    """The grader's own note among a cell's outputs, as plain text (nbgrader's LimitOutput leaves it whole)."""
-    return NotebookNode(output_type="display_data", data={"text/plain": text}, metadata={})
-
-
-class OutputLimits:
-    """What one notebook's kernel may leave in it (``c.Sandbox.output_size`` and ``outputs_size``; 0: no limit),
-    applied to each message as it arrives, so that a kernel printing forever grows neither the worker's memory
-    nor the autograded notebook and its feedback page.
-
-    An output larger than ``output_size`` is cut, with a marker; a cell's stdout counts as one output (as
-    nbclient and nbconvert merge its messages), its stderr as another; a display's update counts once for
-    each place it is shown, and what is cleared still counts. A widget's state too large to keep is dropped
-    (it cannot be cut). Once the notebook's outputs reach ``outputs_size``, later ones are dropped, with one
-    marker, but for the first error, result and stderr of each test cell: what nbgrader scores it by, so that
-    no test passes or fails because of the limits.
-    """
-
-    def __init__(self, sandbox: Sandbox) -> None:
-        self.size = sandbox.output_size or sys.maxsize
-        self.total = sandbox.outputs_size or sys.maxsize
-        self.marker = f"… [output cut: more than the {amount(self.size)} an output may be (c.Sandbox.output_size)]"
-        self.kept = 0  # bytes, counted as the outputs arrive
-        self.streams: dict[tuple[int, str], int] = {}  # (cell index, "stream stdout" or "stream stderr") → bytes kept
-        self.scored: set[tuple[int, str]] = set()  # (test cell index, one of SCORED) kept
-        self.cut: set[int] = set()  # indices of cells with an output cut
-        self.dropped: int | None = None  # index of the cell where outputs began to be dropped
-        self.dropped_errors: set[int] = set()  # indices of cells with an error dropped
-
-    def admit(self, msg: dict[str, Any], index: int, test: bool, copies: int = 1) -> tuple[bool, NotebookNode | None]:
-        """Whether to keep kernel message ``msg`` of cell ``index`` (a test cell or not), cut in place to fit, and
-        an output to show after it saying what was cut or dropped. ``copies``: the outputs it fills."""
-        kind, content = msg["msg_type"], msg["content"]
-        key = (index, f"stream {content.get('name')}" if kind == "stream" else kind)
-        used = self.streams.get(key, 0)
-        if used >= self.size:
-            return False, None  # this stream of the cell is cut already, its marker shown
-        size = self._size(kind, content) + sum(len(buffer) for buffer in msg.get("buffers") or [])
-        cut = used + size > self.size
-        if cut and kind in WIDGET:
-            self.cut.add(index)
-            return False, None
-        if cut:
-            self.fit(kind, content, self.size - used)
-            size = self._size(kind, content)
-        spent = self.dropped is not None or self.kept + size * copies > self.total
-        if spent and not (test and key[1] in SCORED and key not in self.scored):
-            if kind == "error":
-                self.dropped_errors.add(index)
-            if self.dropped is not None:
-                return False, None
-            self.dropped = index
-            return False, _shown(f"… [output dropped from here on: more than the {amount(self.total)} a notebook's "
-                                 "outputs may be in all (c.Sandbox.outputs_size)]")
-        self.kept += size * copies
-        if test and key[1] in SCORED:
-            self.scored.add(key)
-        if kind == "stream":
-            self.streams[key] = self.size if cut else used + size
-        if cut:
-            self.cut.add(index)
-        # a cut stream's marker stands apart: nbgrader's LimitOutput may cut the text again, by lines
-        return True, _shown(self.marker) if cut and kind == "stream" else None
-
-    def fit(self, kind: str, content: dict[str, Any], room: int) -> None:
-        """Cut the content of a message of this kind to ``room`` bytes, in place, keeping what it is."""
-        if self._size(kind, content) <= room:
-            return
-        if kind == "stream":
-            content["text"] = _cut(content["text"], room)
-        elif kind == "error":  # still an error, which fails a test: its name and message a quarter each, traceback half
-            content.update(ename=_cut(content.get("ename", ""), room // 4),
-                           evalue=_cut(content.get("evalue", ""), room // 4, self.marker),
-                           traceback=[_cut("\n".join(content.get("traceback", [])), room // 2, self.marker)])
-        else:  # a display or a result: its text, without rich data
-            plain = (content.get("data") or {}).get("text/plain")
-            content.update(data={"text/plain": f"{_cut(plain if isinstance(plain, str) else '', room)}\n{self.marker}"},
-                           metadata={})
-
-    @staticmethod
-    def _size(kind: str, content: dict[str, Any]) -> int:
-        return sum(_bytes(content.get(field)) for field in KEPT[kind])
-
-    def notes(self) -> list[str]:
-        """What the limits did to the notebook, for the summary."""
-        notes = []
-        if self.cut:
-            cells = ", ".join(str(index + 1) for index in sorted(self.cut))
-            notes.append(f"output cut to {amount(self.size)} in cell{'s' if len(self.cut) > 1 else ''} {cells} "
-                         "(c.Sandbox.output_size)")
-        if self.dropped is not None:
-            notes.append(f"output dropped from cell {self.dropped + 1} on: more than {amount(self.total)} in all "
-                         "(c.Sandbox.outputs_size)")
-        return notes
 
 
 def passed(cell: NotebookNode) -> bool:
@@ -344,7 +229,7 @@ class GuardedExecute(Execute):
             self._limits.fit("error", reply["content"], self._limits.size)
         if kwargs["cell_index"] not in self._limits.dropped_errors:
             super().on_cell_executed(**kwargs)
-        self._carried = _probe_answer(reply)
+        self._carried = probe_answer(reply)
         if "observed" in reply["content"].get("user_expressions", {}):
             self._keep_observations(kwargs["cell"], kwargs["cell_index"], reply)
         begun = reply["content"].get("user_expressions", {}).get("begin", {}).get("status") == "ok"
@@ -373,7 +258,7 @@ class GuardedExecute(Execute):
         seed and its mark, within the outputs' limit (past it, one marker that fails the test). Without them (the
         kernel did not send them) the observations are kept as unreadable, and so is a line that is not one."""
         channel = getattr(self.km.provisioner, "channel", None)
-        sent = _expression_text(reply, "observed") == self._mark and channel is not None and index in self._seeds
+        sent = expression_text(reply, "observed") == self._mark and channel is not None and index in self._seeds
         lines = channel.take(self._seeds[index], self._mark) if sent else None
         self._observed_size += sum(map(len, lines or []))
         if lines is None:
@@ -381,7 +266,7 @@ class GuardedExecute(Execute):
         elif self._observed_size > self._limits.total:
             seen = ["too large"]
         else:
-            seen = [_observation(line) for line in lines]
+            seen = [observation(line) for line in lines]
         self._observed[cell.metadata.nbgrader["grade_id"]] = seen
 
     def _stop(self, cell: NotebookNode, ename: str, reason: str) -> None:
@@ -395,7 +280,7 @@ class GuardedExecute(Execute):
         ``then`` after it)."""
         expressions = {"probe": expression, **{f"then {i}": e for i, e in enumerate(then)}}
         msg_id = self.kc.execute(code, silent=True, store_history=False, user_expressions=expressions)
-        return _probe_answer(self.wait_for_reply(msg_id))
+        return probe_answer(self.wait_for_reply(msg_id))
 
     def _snapshot(self) -> None:
         first = next(iter(self._code), None)
@@ -466,36 +351,6 @@ class GuardedExecute(Execute):
                 cell.outputs.append(error_output(HELD, reason))
 
 
-def _expression_text(reply: dict[str, Any] | None, name: str) -> str | None:
-    """The text a user expression of an execute request gave (the str it evaluated to), or None."""
-    value = (reply or {}).get("content", {}).get("user_expressions", {}).get(name, {})
-    if not isinstance(value, dict) or value.get("status") != "ok":
-        return None
-    try:
-        text = ast.literal_eval(value["data"]["text/plain"])
-    except (ValueError, SyntaxError, KeyError, TypeError, RecursionError, MemoryError):
-        return None
-    return text if isinstance(text, str) else None
-
-
-def _observation(line: str) -> Any:
-    """One observation as the kernel sent it (a JSON object), or None where the line is not one."""
-    try:
-        value = json.loads(line)
-    except (ValueError, RecursionError):
-        return None
-    return value if isinstance(value, dict) else None
-
-
-def _probe_answer(reply: dict[str, Any] | None) -> dict[str, Any] | None:
-    """The probe's JSON answer in an execute reply's user_expressions, or None."""
-    text = _expression_text(reply, "probe")
-    try:
-        answer = json.loads(text) if text is not None else None
-    except (ValueError, RecursionError):
-        return None
-    return answer if isinstance(answer, dict) else None
-
 
 def _before_tests(nb: NotebookNode) -> set[int]:
     """Indices of the code cells that come last before a test cell (not tests themselves): their requests
@@ -509,13 +364,3 @@ def _before_tests(nb: NotebookNode) -> set[int]:
         last = index
     return indices
 
-
-class SaveAutoGradesByErrors(SaveAutoGrades):
-    """nbgrader's SaveAutoGrades, with a test cell's score decided by its errors alone: full points without any,
-    none with one (the grader's verdict, the hold, or the kernel's own). nbgrader would also read a result the
-    cell displays as partial credit, ahead of any error after it: the pack's tests give none, and a student's
-    code that displays one (``sys.displayhook``) must not decide a score."""
-
-    def _add_score(self, cell: NotebookNode, resources: ResourcesDict) -> None:
-        outputs = [o for o in cell.get("outputs", []) if o.output_type in SCORED]
-        super()._add_score(NotebookNode({**cell, "outputs": outputs}), resources)

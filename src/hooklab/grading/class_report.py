@@ -24,7 +24,7 @@ from hooklab.grading.class_data import AssignmentStats, CellStats, Submission, T
 from hooklab.grading.course import Course
 from hooklab.grading.keys import split_cell_key
 from hooklab.grading.ledger import Ledger
-from hooklab.grading.untrusted import from_spreadsheet_cell, spreadsheet_cell
+from hooklab.grading.untrusted import spreadsheet_cell
 
 REPORT = "report.html"
 CSV_FILES = (
@@ -56,21 +56,6 @@ def write(course: Course, ledger: Ledger, timing: dict[str, float] | None = None
              for s in tables.submissions}
     page.write_text(render(tables, timing, list(problems), links))
     return page
-
-
-def last_run(folder: Path) -> tuple[dict[str, float] | None, list[str]]:
-    """The timing and the problems the report in ``folder`` was last written with (its ``report-timing.csv``
-    and ``report-problems.csv``), for a report written again without a run (``hooklab review --release``)."""
-
-    def rows(name: str) -> list[dict[str, str]]:
-        path = folder / name
-        if not path.is_file():
-            return []
-        with path.open(newline="") as handle:
-            return list(csv.DictReader(handle))
-
-    timing = {row["quantity"]: float(row["value"]) for row in rows("report-timing.csv") if row["value"]}
-    return timing or None, [from_spreadsheet_cell(row["problem"]) for row in rows("report-problems.csv")]
 
 
 def _number(value: float | None) -> str:

@@ -32,14 +32,9 @@ def printable(text: str) -> str:
 
 def spreadsheet_cell(value: object) -> object:
     """A CSV cell a spreadsheet shows as text: a string that would start a formula gets a leading quote
-    (OWASP's rule), as does one that starts with the quote itself, so that :func:`from_spreadsheet_cell`
-    reads back what was written; its control characters are then escaped (:func:`printable`). Numbers, and
-    strings that are a plain number (a negative score), stay as they are."""
+    (OWASP's rule), as does one that starts with the quote itself, which a spreadsheet would otherwise take
+    as its own and hide; its control characters are then escaped (:func:`printable`). Numbers, and strings
+    that are a plain number (a negative score), stay as they are."""
     if not isinstance(value, str) or _NUMBER.fullmatch(value):
         return value
     return printable(_QUOTE + value if value.startswith((*FORMULA_START, _QUOTE)) else value)
-
-
-def from_spreadsheet_cell(text: str) -> str:
-    """A cell as written by :func:`spreadsheet_cell`, without the quote it added."""
-    return text.removeprefix(_QUOTE)

@@ -17,8 +17,9 @@ sys.modules.setdefault("rfc3987_syntax", None)
 
 from traitlets.config import Config, PyFileConfigLoader  # noqa: E402 (after rfc3987_syntax is set aside)
 
-from hooklab.grading import kernels  # noqa: E402 (after rfc3987_syntax is set aside)
-from hooklab.grading.sandbox import Sandbox, unavailable  # noqa: E402 (after rfc3987_syntax is set aside)
+from hooklab.grading.kernels.sandbox import Sandbox  # noqa: E402 (after rfc3987_syntax is set aside)
+from hooklab.grading.kernels.server import start_server  # noqa: E402 (after rfc3987_syntax is set aside)
+from hooklab.grading.kernels.supervise import unavailable  # noqa: E402 (after rfc3987_syntax is set aside)
 from hooklab.grading.untrusted import printable  # noqa: E402 (after rfc3987_syntax is set aside)
 
 # nbgrader and what grading needs besides take about a second to import: they are imported once the
@@ -182,7 +183,7 @@ def main(argv: list[str] | None = None) -> int:
         settings["isolate"] = False
     if not (args.dask or args.scheduler):  # the local workers' kernel server
         config.Sandbox.update(settings)
-        kernels.start_server(config, code="")
+        start_server(config, code="")
     from hooklab.grading import class_report
     from hooklab.grading.course import Course
     from hooklab.grading.run import GRADES_CSV, autograde

@@ -27,16 +27,17 @@ from nbgrader.apps import NbGraderAPI
 from tqdm import tqdm
 
 import hooklab
-from hooklab.grading import class_report, kernels, worker
+from hooklab.grading import class_report, worker
 from hooklab.grading.course import Course, grade_ids
 from hooklab.grading.feedback import write_failure_feedback
 from hooklab.grading.gradebook import ensure_assignments, graded_keys, max_scores
 from hooklab.grading.grades_csv import CellScoresExportPlugin
+from hooklab.grading.kernels.sandbox import Sandbox, amount
+from hooklab.grading.kernels.server import start_server
 from hooklab.grading.keys import submission_key
 from hooklab.grading.ledger import Entry, Ledger
 from hooklab.grading.record import record
 from hooklab.grading.review import set_manual_scores
-from hooklab.grading.sandbox import Sandbox, amount
 from hooklab.grading.submissions import DEFAULT_FILENAME_REGEX, find, opened, place
 from hooklab.grading.summary import pass_rates, standing, summary
 from hooklab.grading.untrusted import printable
@@ -102,7 +103,7 @@ def grading_fingerprint(course: Course, assignment: str) -> str:
     paths = [
         *sorted(p for p in (course.root / course.coursedir.source_directory / assignment).rglob("*") if p.is_file()),
         *(package / name for name in ("checks.py", "observations.py", "seeding.py", "exercises.py")),
-        *sorted((package / "grading").glob("*.py")),
+        *sorted((package / "grading").rglob("*.py")),
         *sorted((package / "templates").glob("*")),
     ]
     sha = hashlib.sha256()
@@ -255,7 +256,7 @@ def _execute(plan: Plan, course: Course, ledger: Ledger, stages: Stages, jobs: i
         shutil.copyfile(course.db_url.removeprefix("sqlite:///"), snapshot)
         if not (dask or scheduler):  # one kernel server for the local workers: its preloading is done once
             code = "\n".join(code_of(path) for assignment in assignments for path in plan.sources[assignment])
-            kernels.start_server(course.config(execute_only=True), code)
+            start_server(course.config(execute_only=True), code)
         # forked: the workers share this process's kernel server and what it has imported
         with _shared_heap(), ProcessPoolExecutor(jobs, multiprocessing.get_context("fork"), worker.start,
                                                  (course, snapshot, course.work_dir / LOG)) as pool:

@@ -12,7 +12,8 @@ import nbformat
 import pytest
 from jupyter_client.provisioning import KernelProvisionerFactory
 
-from hooklab.grading import kernels
+from hooklab.grading.kernels.provisioner import PROVISIONER
+from hooklab.grading.kernels.server import SUPPORTED
 
 REPO = Path(__file__).resolve().parent.parent
 COURSE_CONFIG = REPO / "autograder" / "nbgrader_config.py"
@@ -100,8 +101,8 @@ def forked_kernels():
     a second instead of importing torch again."""
     factory = KernelProvisionerFactory.instance()
     before = factory.default_provisioner_name
-    if kernels.SUPPORTED:
-        factory.default_provisioner_name = kernels.PROVISIONER
+    if SUPPORTED:
+        factory.default_provisioner_name = PROVISIONER
     try:
         yield
     finally:
@@ -112,7 +113,7 @@ def forked_kernels():
 # grader. A module that starts them says so with ``pytestmark = pytest.mark.slow`` (a test in a fast module, with its
 # own mark); nbval's items (solutions/*.ipynb) are slow. A fast test that starts one anyway fails, saying so.
 # programs, and modules run with -m, that a fast test may not start
-SLOW_COMMANDS = {"hooklab", "hooklab.cli", "hooklab.grading.kernels", "nbgrader", "jupyter", "jupyter-lab",
+SLOW_COMMANDS = {"hooklab", "hooklab.cli", "hooklab.grading.kernels.server", "nbgrader", "jupyter", "jupyter-lab",
                  "jupyter-nbconvert", "ipykernel_launcher", "chromium", "pip", "pip3"}
 
 

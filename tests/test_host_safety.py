@@ -25,7 +25,7 @@ from nbgrader.api import Gradebook
 from catalogues import corpus
 from conftest import make_course
 from hooklab.grading.course import Course
-from hooklab.grading.sandbox import MiB, Sandbox
+from hooklab.grading.kernels.sandbox import MiB, Sandbox
 from hooklab.grading.submissions import find_submissions, opened_input, refusal
 from test_autograde import grade
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from hooklab.grading import kernels
+from hooklab.grading.kernels.preloading import LOAD_PROBE
 
 pytestmark = pytest.mark.slow  # starts kernels or a grader (conftest: the fast tier)
 
@@ -84,7 +84,7 @@ TAMPERING = {
 
 
 def probe(tmp_path: Path, change: str) -> dict:
-    script = SCRIPT.format(load=kernels.LOAD_PROBE, change=change)
+    script = SCRIPT.format(load=LOAD_PROBE, change=change)
     process = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, capture_output=True, text=True, timeout=120)
     assert process.returncode == 0, process.stderr[-2000:]
     return json.loads(process.stdout.splitlines()[-1])

@@ -23,8 +23,13 @@ from jupyter_client import KernelManager
 from jupyter_client.provisioning import KernelProvisionerFactory
 from traitlets.config import Config
 
-from hooklab.grading import kernels, run as run_module, sandbox
+from hooklab.grading import run as run_module
 from hooklab.grading.execute import GuardedExecute
+from hooklab.grading.kernels import preloading, provisioner
+from hooklab.grading.kernels.client import READY_CLIENT, ObservationChannel
+from hooklab.grading.kernels.handle import Kernel
+from hooklab.grading.kernels.provisioner import PROVISIONER
+from hooklab.grading.kernels.server import SUPPORTED, KernelServer
 
 # what a kernel imports that no server can have imported for it: the kernel's __main__, and torch's
 # namespaces made at first use
@@ -32,7 +37,7 @@ KERNEL_OWN_MODULES = {"__main__", "torch.classes", "torch.ops"}
 SOLUTIONS = Path(__file__).resolve().parent.parent / "solutions"
 COURSE_CONFIG = SOLUTIONS.parent / "autograder" / "nbgrader_config.py"
 
-pytestmark = [pytest.mark.slow, pytest.mark.skipif(not kernels.SUPPORTED, reason="needs os.fork and pidfd (Linux)")]
+pytestmark = [pytest.mark.slow, pytest.mark.skipif(not SUPPORTED, reason="needs os.fork and pidfd (Linux)")]
 
 
 def run(manager: KernelManager, code: str) -> str:
@@ -56,7 +61,7 @@ def start_kernel(tmp_path):
 
     def start() -> KernelManager:
         manager = KernelManager(kernel_name="python3")
-        manager.kernel_spec.metadata["kernel_provisioner"] = {"provisioner_name": kernels.PROVISIONER}
+        manager.kernel_spec.metadata["kernel_provisioner"] = {"provisioner_name": PROVISIONER}
         manager.start_kernel(cwd=tmp_path)
         managers.append(manager)
         return manager
@@ -68,8 +73,8 @@ def start_kernel(tmp_path):
 
 def test_kernel_is_a_fork_with_torch_already_imported(start_kernel):
     manager = start_kernel()
-    assert isinstance(manager.provisioner, kernels.PreloadedProvisioner)
-    assert isinstance(manager.provisioner.process, sandbox.Kernel), "the kernel was not started by the kernel server"
+    assert isinstance(manager.provisioner, provisioner.PreloadedProvisioner)
+    assert isinstance(manager.provisioner.process, Kernel), "the kernel was not started by the kernel server"
     assert run(manager, "import sys; print('torch' in sys.modules, sys.modules.get('rfc3987_syntax', 'absent') is not "
                         "None)") == "True True"
 
@@ -79,8 +84,8 @@ def test_a_forked_kernel_starts_without_importing_anything(start_kernel):
     every kernel pays for the import."""
     server = subprocess.run(
         [sys.executable, "-c",
-         "import json, sys\nfrom hooklab.grading import "
-         "kernels\nkernels.preload()\nprint(json.dumps(sorted(sys.modules)))"],
+         "import json, sys\nfrom hooklab.grading.kernels import "
+         "preloading, server\npreloading.preload()\nprint(json.dumps(sorted(sys.modules)))"],
         capture_output=True, text=True, check=True,
     )
     preloaded = set(json.loads(server.stdout.splitlines()[-1]))
@@ -93,15 +98,15 @@ def test_the_server_preloads_what_the_notebooks_to_grade_import():
     optimizer), not for the others (02): every module preloaded for 02 leaves both out."""
     code = {name: run_module.code_of(next((SOLUTIONS / name).glob("*.ipynb")))
             for name in ("02_forward_hooks", "06_applications")}
-    assert {"sklearn.datasets", "torch._dynamo", "hooklab.widgets"} <= set(kernels.preloads(code["06_applications"]))
-    assert kernels.preloads() == [*kernels.PRELOAD, *kernels.PRELOAD_WHEN_USED]
-    for_02 = kernels.preloads(code["02_forward_hooks"])
+    assert {"sklearn.datasets", "torch._dynamo", "hooklab.widgets"} <= set(preloading.preloads(code["06_applications"]))
+    assert preloading.preloads() == [*preloading.PRELOAD, *preloading.PRELOAD_WHEN_USED]
+    for_02 = preloading.preloads(code["02_forward_hooks"])
     assert "hooklab.widgets" in for_02
     drawn = "sys.modules['matplotlib.mathtext'].MathTextParser._parser is not None"
     server = subprocess.run(
         [sys.executable, "-c",
-         f"import sys\nfrom hooklab.grading import kernels\nkernels.preload({for_02!r})\nprint(sorted(sys.modules), "
-         f"{drawn})"],
+         f"import sys\nfrom hooklab.grading.kernels import preloading, server\npreloading.preload({for_02!r})\n"
+         f"print(sorted(sys.modules), {drawn})"],
         capture_output=True, text=True, check=True,
     )
     assert "'sklearn'" not in server.stdout and "'torch._dynamo'" not in server.stdout
@@ -111,12 +116,12 @@ def test_the_server_preloads_what_the_notebooks_to_grade_import():
 def test_kernels_of_notebooks_that_draw_find_matplotlib_ready_to_draw():
     """06 plots (with pyplot and its widgets): its server draws once, so that every kernel finds matplotlib's
     math-text parser (log-scale tick labels) built and its fonts found, instead of each doing it again."""
-    for_06 = kernels.preloads(run_module.code_of(next((SOLUTIONS / "06_applications").glob("*.ipynb"))))
-    assert kernels.RENDERER in for_06
+    for_06 = preloading.preloads(run_module.code_of(next((SOLUTIONS / "06_applications").glob("*.ipynb"))))
+    assert preloading.RENDERER in for_06
     forked = textwrap.dedent(f"""\
         import os, sys
-        from hooklab.grading import kernels
-        kernels.preload({for_06!r})
+        from hooklab.grading.kernels import preloading
+        preloading.preload({for_06!r})
         pid = os.fork()
         if pid == 0:
             from matplotlib.mathtext import MathTextParser
@@ -132,14 +137,16 @@ LATER = textwrap.dedent("""\
     import json, sys
     from jupyter_client import KernelManager
     from traitlets.config import Config
-    from hooklab.grading import kernels
+    from hooklab.grading.kernels.preloading import preloads
+    from hooklab.grading.kernels.provisioner import PROVISIONER
+    from hooklab.grading.kernels.server import KernelServer, start_server
 
-    kernels.start_server(Config(), code="")  # as the command starts: its notebooks are not known yet
-    kernels.start_server(Config(), code="from sklearn.datasets import make_moons")  # known now
-    (server,) = kernels.KernelServer._instances.values()
+    server = start_server(Config(), code="")  # as the command starts: its notebooks are not known yet
+    server.preload(preloads("from sklearn.datasets import make_moons"))  # known now
+    assert list(KernelServer._instances.values()) == [server]
     server.preload(["broken_at_import"])  # raises ValueError as it is imported: the line must stay in step
     manager = KernelManager(kernel_name="python3")
-    manager.kernel_spec.metadata["kernel_provisioner"] = {"provisioner_name": kernels.PROVISIONER}
+    manager.kernel_spec.metadata["kernel_provisioner"] = {"provisioner_name": PROVISIONER}
     manager.start_kernel(cwd=sys.argv[1])
     client = manager.client()
     client.start_channels()
@@ -150,7 +157,7 @@ LATER = textwrap.dedent("""\
                                timeout=60, output_hook=lambda msg: printed.append(msg["content"].get("text", "")))
     client.stop_channels()
     manager.shutdown_kernel(now=True)
-    print(len(kernels.KernelServer._instances), "".join(printed).strip())
+    print(len(KernelServer._instances), "".join(printed).strip())
     """)
 
 
@@ -224,17 +231,18 @@ SHARED = textwrap.dedent("""\
     import json, os, sys
     from jupyter_client import KernelManager
     from traitlets.config import Config
-    from hooklab.grading import kernels
+    from hooklab.grading.kernels.provisioner import PROVISIONER
+    from hooklab.grading.kernels.server import KernelServer, start_server
 
-    kernels.start_server(Config())
-    (server,) = kernels.KernelServer._instances.values()
+    start_server(Config())
+    (server,) = KernelServer._instances.values()
     print(json.dumps({"owner's server": server.process.pid}), flush=True)
     for worker in range(2):  # forks, as a pool's workers are: each starts a kernel; the second dies with it running
         if os.fork() == 0:
             manager = KernelManager(kernel_name="python3")
-            manager.kernel_spec.metadata["kernel_provisioner"] = {"provisioner_name": kernels.PROVISIONER}
+            manager.kernel_spec.metadata["kernel_provisioner"] = {"provisioner_name": PROVISIONER}
             manager.start_kernel(cwd=sys.argv[1])
-            (used,) = kernels.KernelServer._instances.values()
+            (used,) = KernelServer._instances.values()
             print(json.dumps({"server": used.process.pid, "supervisor": manager.provisioner.process.pid}), flush=True)
             if worker == 0:
                 manager.shutdown_kernel(now=True)
@@ -284,7 +292,7 @@ def test_the_server_survives_bad_requests_and_answers_only_its_user(start_kernel
     """Whatever one line sends, or however it ends, the server goes on for the others; a process of
     another user gets no line at all (the listener's abstract address has no permissions of its own)."""
     start_kernel()  # this process's server is up
-    server = next(server for server in kernels.KernelServer._instances.values() if server.running())
+    server = next(server for server in KernelServer._instances.values() if server.running())
     ask = [sys.executable, "-c", ASK, server.address.removeprefix("\0")]
     answer = subprocess.run([*ask, "not a request", "read"], capture_output=True, text=True, timeout=60)
     assert '"error"' in answer.stdout
@@ -298,24 +306,24 @@ def test_the_server_survives_bad_requests_and_answers_only_its_user(start_kernel
 
 def test_only_this_interpreters_ipykernel_is_forked():
     """Other kernels are executed, in the sandbox too (tests/test_sandbox.py)."""
-    assert kernels.preloadable([sys.executable, "-m", "ipykernel_launcher", "-f", "c.json"])
-    assert not kernels.preloadable(["/usr/bin/env", "-m", "ipykernel_launcher", "-f", "c.json"])
-    assert not kernels.preloadable([sys.executable, "-m", "other_kernel", "-f", "c.json"])
+    assert provisioner.preloadable([sys.executable, "-m", "ipykernel_launcher", "-f", "c.json"])
+    assert not provisioner.preloadable(["/usr/bin/env", "-m", "ipykernel_launcher", "-f", "c.json"])
+    assert not provisioner.preloadable([sys.executable, "-m", "other_kernel", "-f", "c.json"])
 
 
 @pytest.fixture
 def spares(monkeypatch):
     """hooklab's spare kernels, empty for this test and ended after it."""
-    kept = kernels.Spares()
-    monkeypatch.setattr(kernels, "SPARES", kept)
+    kept = provisioner.Spares()
+    monkeypatch.setattr(provisioner, "SPARES", kept)
     yield kept
     for manager in kept._kept.values():
-        kernels.Spares.discard(manager)
+        provisioner.Spares.discard(manager)
 
 
 def test_each_notebook_takes_a_fresh_kernel_started_while_the_previous_one_ran(tmp_path, forked_kernels, spares):
     config = Config()
-    config.AsyncKernelManager.client_class = kernels.READY_CLIENT
+    config.AsyncKernelManager.client_class = READY_CLIENT
     used = []
     for number, student in enumerate(("ada", "bob", "cy")):
         folder = tmp_path / student
@@ -362,7 +370,7 @@ def test_the_checks_ride_on_the_cells_requests(tmp_path, monkeypatch, forked_ker
         code("raise ValueError('no answer')"), _test_cell("assert True", "after_an_error"),
     ])
     config = Config()
-    config.AsyncKernelManager.client_class = kernels.READY_CLIENT
+    config.AsyncKernelManager.client_class = READY_CLIENT
     GuardedExecute(config=config, kernel_name="python3").preprocess(nb, {"metadata": {"path": str(tmp_path)}})
     assert asked == ["snapshot", "check", "check"], ("only the failed test and the test after a failed cell ask on "
                                                      "their own")
@@ -381,7 +389,7 @@ def test_plain_nbgrader_kernels_get_no_spare(tmp_path, monkeypatch, spares):
 
 
 def test_the_observation_channel_hands_over_what_was_sent_between_a_tests_seed_and_its_mark():
-    channel = kernels.ObservationChannel(limit=1000)
+    channel = ObservationChannel(limit=1000)
     try:
         kernel = channel.kernel_end
         kernel.sendall(b'{"before": "the test"}\nseed-1\n{"a": 1}\n')

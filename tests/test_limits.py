@@ -19,9 +19,9 @@ from traitlets.config import Config
 from catalogues import corpus
 from conftest import make_course
 from hooklab.grading.execute import GuardedExecute
+from hooklab.grading.kernels.sandbox import Sandbox
 from hooklab.grading.notes import METADATA
 from hooklab.grading.plan import unreadable
-from hooklab.grading.sandbox import Sandbox
 from test_autograde import grade, scores_in_gradebook
 
 pytestmark = pytest.mark.slow  # starts kernels or a grader (conftest: the fast tier)

@@ -1,4 +1,4 @@
-"""Every grading kernel runs in a sandbox (hooklab.grading.sandbox): probes that try to escape it.
+"""Every grading kernel runs in a sandbox (hooklab.grading.kernels.sandbox): probes that try to escape it.
 
 The probe kernels are started the way grading starts them, through jupyter_client with the
 ``hooklab-preloaded`` provisioner, working in a student's folder of a course laid out as nbgrader's.
@@ -29,10 +29,13 @@ from traitlets.config import Config
 from catalogues import corpus
 from conftest import make_course
 from hooklab import observations
-from hooklab.grading import kernels, sandbox
-from hooklab.grading.sandbox import GiB, MiB, Sandbox, SandboxError
+from hooklab.grading.kernels import handle, sandbox
+from hooklab.grading.kernels.provisioner import PROVISIONER
+from hooklab.grading.kernels.sandbox import GiB, MiB, Sandbox, SandboxError
+from hooklab.grading.kernels.server import SUPPORTED
+from hooklab.grading.kernels.supervise import unavailable
 
-UNAVAILABLE = sandbox.unavailable(Sandbox()) if kernels.SUPPORTED else "needs os.fork and pidfds (Linux)"
+UNAVAILABLE = unavailable(Sandbox()) if SUPPORTED else "needs os.fork and pidfds (Linux)"
 pytestmark = [pytest.mark.slow,
               pytest.mark.skipif(bool(UNAVAILABLE), reason=f"no sandbox on this machine: {UNAVAILABLE}")]
 ROOT = os.geteuid() == 0
@@ -44,7 +47,7 @@ needs_user_namespaces = pytest.mark.skipif(not USER_NAMESPACES,
 
 def _exit_status_through_pidfds() -> bool:
     """Whether this Linux tells a process's exit status through a pidfd (PIDFD_INFO_EXIT, Linux 6.15), as
-    :class:`sandbox.Kernel` asks for it: a child that exits with 3, asked once it is reaped."""
+    :class:`handle.Kernel` asks for it: a child that exits with 3, asked once it is reaped."""
     if UNAVAILABLE:
         return False
     child = os.fork()
@@ -53,7 +56,7 @@ def _exit_status_through_pidfds() -> bool:
     pidfd = os.pidfd_open(child)
     try:
         os.waitpid(child, 0)
-        return sandbox._exit_code(pidfd) == 3
+        return handle._exit_code(pidfd) == 3
     finally:
         os.close(pidfd)
 
@@ -69,7 +72,7 @@ needs_exit_status = pytest.mark.skipif(not _exit_status_through_pidfds(),
 def start(cwd: Path, **settings: object) -> KernelManager:
     """A kernel started as grading starts one, with these Sandbox settings."""
     manager = KernelManager(kernel_name="python3", config=Config({"Sandbox": settings}))
-    manager.kernel_spec.metadata["kernel_provisioner"] = {"provisioner_name": kernels.PROVISIONER}
+    manager.kernel_spec.metadata["kernel_provisioner"] = {"provisioner_name": PROVISIONER}
     manager.start_kernel(cwd=str(cwd))
     return manager
 
@@ -323,7 +326,7 @@ def test_kernel_is_stopped_at_the_wall_clock(tmp_path):
         client.execute("import time; time.sleep(60)")
         assert manager.provisioner.process.wait(timeout=20) == -signal.SIGKILL
         client.stop_channels()
-        assert sandbox.ending(str(tmp_path)) == "stopped at the wall-clock limit (2 s)"
+        assert handle.ending(str(tmp_path)) == "stopped at the wall-clock limit (2 s)"
     finally:
         manager.shutdown_kernel(now=True)
 
@@ -343,7 +346,7 @@ def test_exit_status_is_the_kernels(tmp_path, code, returncode, words):
         client.execute(code)
         got = manager.provisioner.process.wait(timeout=20)
         client.stop_channels()
-        assert (got, sandbox.ending(str(tmp_path))) == (returncode, words)
+        assert (got, handle.ending(str(tmp_path))) == (returncode, words)
     finally:
         manager.shutdown_kernel(now=True)
 
@@ -361,7 +364,7 @@ def test_working_folder_that_holds_the_kernels_sockets_is_refused():
 
 def test_kernel_that_cannot_be_forked_is_executed_in_the_sandbox(course, tmp_path):
     manager = KernelManager(kernel_name="python3")
-    manager.kernel_spec.metadata["kernel_provisioner"] = {"provisioner_name": kernels.PROVISIONER}
+    manager.kernel_spec.metadata["kernel_provisioner"] = {"provisioner_name": PROVISIONER}
     manager.kernel_spec.argv = [sys.executable, "-m", "ipykernel", "-f", "{connection_file}"]
     manager.start_kernel(cwd=str(tmp_path))
     try:
@@ -393,7 +396,7 @@ def test_forked_kernel_looks_like_a_fresh_one(tmp_path):
     try:
         for _ in range(2):
             forks.append(KernelManager(kernel_name="python3"))
-            forks[-1].kernel_spec.metadata["kernel_provisioner"] = {"provisioner_name": kernels.PROVISIONER}
+            forks[-1].kernel_spec.metadata["kernel_provisioner"] = {"provisioner_name": PROVISIONER}
             forks[-1].start_kernel(cwd=str(tmp_path), env=env)
         printed = [json.loads(run(manager, FRESH_PROBE)) for manager in (fresh, *forks)]
     finally:
@@ -464,9 +467,9 @@ def _descendants(pid: int) -> list[int]:
 OWNER = textwrap.dedent("""\
     import sys, time
     from jupyter_client import KernelManager
-    from hooklab.grading import kernels
+    from hooklab.grading.kernels.provisioner import PROVISIONER
     manager = KernelManager(kernel_name="python3")
-    manager.kernel_spec.metadata["kernel_provisioner"] = {"provisioner_name": kernels.PROVISIONER}
+    manager.kernel_spec.metadata["kernel_provisioner"] = {"provisioner_name": PROVISIONER}
     manager.start_kernel(cwd=sys.argv[1])
     client = manager.client()
     client.start_channels()
@@ -549,7 +552,7 @@ def test_sandbox_in_a_user_namespace_when_not_root(in_a_user_namespace):
 
 # Printed by a cell of a graded submission: the limits its kernel runs under, as the kernel sees them; the wall
 # clock, which the kernel's supervisor (outside its namespaces) enforces, from the settings the supervisor
-# was forked with: the kernel, a fork of its supervisor, holds the same `sandbox._Start` (one: the kernel
+# was forked with: the kernel, a fork of its supervisor, holds the same `supervise._Start` (one: the kernel
 # server makes one in each supervisor it forks, never in itself).
 LIMITS_SEEN = textwrap.dedent("""\
     import gc, json, os, resource, torch

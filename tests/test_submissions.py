@@ -12,7 +12,7 @@ import pytest
 from nbformat.v4 import new_notebook
 
 from hooklab.grading.course import Course
-from hooklab.grading.sandbox import Sandbox
+from hooklab.grading.kernels.sandbox import Sandbox
 from hooklab.grading.submissions import (
     DEFAULT_FILENAME_REGEX,
     files_in,

@@ -19,8 +19,9 @@ sys.modules.setdefault("rfc3987_syntax", None)
 
 from traitlets.config import Config, PyFileConfigLoader  # noqa: E402 (after rfc3987_syntax is set aside)
 
-from hooklab.grading import kernels  # noqa: E402 (after rfc3987_syntax is set aside)
-from hooklab.grading.sandbox import Sandbox, unavailable  # noqa: E402 (after rfc3987_syntax is set aside)
+from hooklab.grading.kernels.sandbox import Sandbox  # noqa: E402 (after rfc3987_syntax is set aside)
+from hooklab.grading.kernels.server import start_server  # noqa: E402 (after rfc3987_syntax is set aside)
+from hooklab.grading.kernels.supervise import unavailable  # noqa: E402 (after rfc3987_syntax is set aside)
 
 if TYPE_CHECKING:
     from hooklab.grading.course import Course
@@ -173,10 +174,11 @@ def main(argv: list[str] | None = None) -> int:
     settings = {name: getattr(args, name) for name, _, _ in _LIMITS.values() if getattr(args, name) is not None}
     if args.no_sandbox:
         settings["isolate"] = False
-    if not (args.dask or args.scheduler):  # the local workers' kernel server
+    server = None
+    if not (args.dask or args.scheduler):  # the local workers' kernel server: it imports torch while the class is read
         server_config = copy.deepcopy(config)
         server_config.Sandbox.update(settings)
-        kernels.start_server(server_config, code="")
+        server = start_server(server_config, code="")
     from hooklab.grading import class_report
     from hooklab.grading.course import Course
     from hooklab.grading.grades_csv import GRADES_CSV
@@ -196,7 +198,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     report = autograde(args.submissions, course, max(1, args.jobs), force=args.force,
                        filename_regex=args.filename_regex or DEFAULT_FILENAME_REGEX, timestamps=args.timestamps,
-                       dask=args.dask, scheduler=args.scheduler)
+                       dask=args.dask, scheduler=args.scheduler, server=server)
     print(report)
     if not sandbox.isolate:
         print("Graded WITHOUT a sandbox (--no-sandbox): student code ran with the grader's rights.")

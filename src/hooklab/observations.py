@@ -6,7 +6,7 @@ reseeded with it, and in a test cell :func:`hooklab.checks.random_generator` dra
 it, so nothing that ran before the test can predict them. In a test cell the checkers then only *observe*:
 each encodes what the student's code produced (a tensor's dtype, shape and bytes; plain values; types) as
 JSON and sends it at once on the kernel's observation channel, a socket whose other end is the grader's
-(:class:`hooklab.grading.kernels.ObservationChannel`): what an object held when it was checked is what the
+(:class:`hooklab.grading.kernels.client.ObservationChannel`): what an object held when it was checked is what the
 grader gets, and nothing the kernel runs later can take it back or change it. The cell's seed starts its
 observations on the channel; once it has run, the grader has the kernel send a mark of its own
 (:func:`collected`) that ends them. The

@@ -26,7 +26,7 @@ from nbgrader import utils
 from catalogues.attacks import attacks
 from catalogues.honest_answers import extra_cells, honest_answers
 from conftest import REPO, solution_sources
-from hooklab.grading import kernels
+from hooklab.grading.kernels.server import SUPPORTED
 
 ASSIGNMENT = "02_forward_hooks"  # the structural cases' notebook
 TIMEOUT = 5  # seconds per cell when the corpus is graded (``hooklab autograde --timeout``)
@@ -398,7 +398,7 @@ def attack_cases() -> list[Case]:
             held = ""
         # a file shipped with the submission is held only where the kernel imports it
         elif attack.name in NEVER_IMPORTED:
-            held = "" if kernels.SUPPORTED else None
+            held = "" if SUPPORTED else None
         else:
             if attack.name not in HELD_FOR:
                 raise KeyError(f"tests/catalogues/corpus.py: HELD_FOR has no row for the attack {attack.name!r} "

@@ -14,7 +14,7 @@ from nbgrader.preprocessors import AssignLatePenalties, SaveAutoGrades
 from traitlets.config import Config, LazyConfigValue, PyFileConfigLoader
 from traitlets.utils.importstring import import_item
 
-from hooklab.grading.kernels import READY_CLIENT
+from hooklab.grading.kernels.client import READY_CLIENT
 
 
 @dataclass(frozen=True)
@@ -98,7 +98,7 @@ class Course:
 
     @property
     def private_paths(self) -> list[Path]:
-        """What no student's kernel may see (:mod:`hooklab.grading.sandbox`): the course, the gradebook and
+        """What no student's kernel may see (:mod:`hooklab.grading.kernels.sandbox`): the course, the gradebook and
         hooklab's files, and every step's folder; a kernel sees only its own working folder inside them."""
         steps = [self.root / self.coursedir.source_directory,
                  *map(self.step_dir, ("submitted", "autograded", "feedback"))]

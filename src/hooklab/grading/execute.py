@@ -19,7 +19,7 @@
 - drivers: in a notebook whose tests are drivers (:mod:`hooklab.grading.judge`), with the run's ``seed``, every
   code cell is preceded by :func:`hooklab.observations.begin` with a seed drawn from it for that cell, test
   cells are sent without their expected values, and their observations, which the kernel sends on its
-  observation channel as they are made (:class:`hooklab.grading.kernels.ObservationChannel`), between the
+  observation channel as they are made (:class:`hooklab.grading.kernels.client.ObservationChannel`), between the
   cell's seed and a mark the test cell's request has it send once its code has run, are kept in the
   notebook's metadata for the grader to compare with the reference's.
 
@@ -46,13 +46,14 @@ from nbgrader.preprocessors import Execute
 from traitlets import Bool, Unicode
 
 from hooklab import observations
-from hooklab.grading import judge, kernels
+from hooklab.grading import judge
 from hooklab.grading.kernel_replies import expression_text, observation, probe_answer
+from hooklab.grading.kernels import client, preloading, provisioner, server, working_copy
+from hooklab.grading.kernels.sandbox import Sandbox
 from hooklab.grading.notes import Notes
 from hooklab.grading.output_limits import KEPT, OutputLimits
 from hooklab.grading.outputs import HELD, NOT_RUN, error_output
 from hooklab.grading.repair import source_notebook
-from hooklab.grading.sandbox import Sandbox
 
 # Modules the tests import, and where they must come from: the grading environment, not the submission.
 VERIFIED_MODULES = ("hooklab.checks", "torch", "numpy")
@@ -76,7 +77,8 @@ class GuardedExecute(Execute):
     ).tag(config=True)
 
     spare_kernels = Bool(
-        True, help="Start the next notebook's kernel while this one runs (kernels forked by hooklab: kernels.SPARES)."
+        True, help="Start the next notebook's kernel while this one runs (kernels forked by hooklab: "
+        "kernels.provisioner.SPARES)."
     ).tag(config=True)
 
     integrity = Bool(
@@ -92,18 +94,19 @@ class GuardedExecute(Execute):
     async def async_start_new_kernel(self, **kwargs: Any) -> None:
         """This notebook's kernel: the spare started while the previous notebook ran, given a copy of this
         notebook's folder, or one started now; then the next notebook's spare is started."""
-        if not (self.spare_kernels and kernels.SUPPORTED):
+        if not (self.spare_kernels and server.SUPPORTED):
             return await super().async_start_new_kernel(**kwargs)
         kind = (self.kernel_name, *self._arguments())
-        spare = kernels.SPARES.take(kind,
-                                    kwargs.get("cwd") or self.resources.get("metadata", {}).get("path") or os.getcwd())
+        spare = provisioner.SPARES.take(
+            kind, kwargs.get("cwd") or self.resources.get("metadata", {}).get("path") or os.getcwd())
         if spare is not None:
             self.km = spare
         else:
             await super().async_start_new_kernel(**kwargs)
-        if isinstance(self.km.provisioner, kernels.PreloadedProvisioner):  # not under plain `nbgrader autograde`
-            await kernels.SPARES.keep(kind, self.kernel_manager_class(kernel_name=self.kernel_name, config=self.config),
-                                      self._arguments())
+        if isinstance(self.km.provisioner, provisioner.PreloadedProvisioner):  # not under plain `nbgrader autograde`
+            await provisioner.SPARES.keep(kind,
+                                          self.kernel_manager_class(kernel_name=self.kernel_name, config=self.config),
+                                          self._arguments())
 
     start_new_kernel = run_sync(async_start_new_kernel)  # nbclient's synchronous setup_kernel calls this one
 
@@ -153,10 +156,10 @@ class GuardedExecute(Execute):
             # the last cell raised, so its request carried neither this cell's begin nor the check before a test:
             # one request asks for both
             checking = self.integrity and utils.is_grade(cell)
-            answer = self._ask(f"{kernels.PROBE}.check()" if checking else "None", "", self._begin(index))
+            answer = self._ask(f"{preloading.PROBE}.check()" if checking else "None", "", self._begin(index))
             self._carried = answer if checking else None
         if cell.cell_type != "code" or not utils.is_grade(cell):
-            check = f"{kernels.PROBE}.check()" if index in self._before_tests and self.integrity else ""
+            check = f"{preloading.PROBE}.check()" if index in self._before_tests and self.integrity else ""
             return self._run(cell, resources, index, check)
         if self.integrity:
             self._check(f"before cell {index + 1}", answer=self._carried)
@@ -166,7 +169,7 @@ class GuardedExecute(Execute):
         cell.source = f"{sent}\n{proof} = True\n" if self.integrity else sent
         try:
             cell, resources = self._run(cell, resources, index,
-                                        f"{kernels.PROBE}.check({proof!r})" if self.integrity else "")
+                                        f"{preloading.PROBE}.check({proof!r})" if self.integrity else "")
         finally:
             cell.source = original
         if not self._stopped and self.integrity:
@@ -183,7 +186,7 @@ class GuardedExecute(Execute):
         run without an error, is kept in ``_carried`` (else None, once a code cell is executed)."""
         if cell.cell_type == "code" and cell.source.strip():  # executed: what it carries replaces the last
             self._carried = None
-        carrier = self.kc if isinstance(self.kc, kernels.ReadyClient) else None
+        carrier = self.kc if isinstance(self.kc, client.ReadyClient) else None
         following = self._next_code(index) if self._drivers else None
         # ends this cell's observations on the channel; unknown to the kernel until then
         self._mark = secrets.token_hex(16)
@@ -287,15 +290,15 @@ class GuardedExecute(Execute):
         begin = self._begin(first) if self._drivers and first is not None else "None"
         if not self.integrity:
             self._baseline = "not taken"
-            self._ask(kernels.FILL_WORKING_COPY if kernels.SUPPORTED else "None", "", begin)
+            self._ask(working_copy.FILL_WORKING_COPY if server.SUPPORTED else "None", "", begin)
             self._begun = first if self._drivers else None
             return
         expected = {name: importlib.util.find_spec(name).origin for name in VERIFIED_MODULES}
         # begin() first: it connects the observation channel, which the snapshot then holds; the notebooks'
         # short error messages are installed before it, so that their first cell installing them changes nothing
-        answer = self._ask(f"{kernels.PROBE}.snapshot({expected!r})",
-                           f"{kernels.LOAD_PROBE}\n{EXPLAIN_ERRORS}\n{begin}\n",
-                           kernels.FILL_WORKING_COPY)
+        answer = self._ask(f"{preloading.PROBE}.snapshot({expected!r})",
+                           f"{preloading.LOAD_PROBE}\n{EXPLAIN_ERRORS}\n{begin}\n",
+                           working_copy.FILL_WORKING_COPY)
         self._begun = first if self._drivers else None
         if answer is None:
             self._baseline = "unavailable"
@@ -308,7 +311,7 @@ class GuardedExecute(Execute):
     def _check(self, where: str, proof: str = "", answer: dict[str, Any] | None = None) -> bool:
         """Record what changed since the snapshot (``answer``: the probe's, carried by a cell; else asked
         now); returns whether ``proof`` was reached."""
-        answer = answer if answer is not None else self._ask(f"{kernels.PROBE}.check({proof!r})")
+        answer = answer if answer is not None else self._ask(f"{preloading.PROBE}.check({proof!r})")
         if answer is None:
             self._note(f"the kernel did not answer the integrity check ({where})")
             return False

@@ -10,7 +10,7 @@ from typing import Any
 
 from nbformat import NotebookNode
 
-from hooklab.grading.sandbox import Sandbox, amount
+from hooklab.grading.kernels.sandbox import Sandbox, amount
 from hooklab.grading.scores import SCORED
 
 # What nbclient keeps of each kind of kernel message (an output, a display's update, a widget's state)

@@ -17,9 +17,9 @@ from nbgrader.apps import NbGraderAPI
 import hooklab
 from hooklab.grading.course import Course, grade_ids
 from hooklab.grading.gradebook import ensure_assignments, graded_keys, max_scores
+from hooklab.grading.kernels.sandbox import Sandbox, amount
 from hooklab.grading.keys import submission_key
 from hooklab.grading.ledger import Ledger
-from hooklab.grading.sandbox import Sandbox, amount
 from hooklab.grading.submissions import find_submissions, opened_input, place_submission
 
 

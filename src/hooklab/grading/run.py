@@ -21,9 +21,11 @@ from pathlib import Path
 from nbgrader.api import Gradebook
 from tqdm import tqdm
 
-from hooklab.grading import class_report, kernels, worker
+from hooklab.grading import class_report, worker
 from hooklab.grading.course import Course
 from hooklab.grading.grades_csv import write_grades_csv
+from hooklab.grading.kernels.preloading import preloads
+from hooklab.grading.kernels.server import KernelServer
 from hooklab.grading.ledger import LEDGER, Entry, LastRun, Ledger
 from hooklab.grading.plan import Plan, Task, code_of, make_plan
 from hooklab.grading.record import ResultRecorder
@@ -46,10 +48,13 @@ def autograde(
     timestamps: bool = False,
     dask: bool = False,
     scheduler: str | None = None,
+    server: KernelServer | None = None,
 ) -> str:
     """Grade every submission under ``submissions``; returns the summary (also written to the log).
     ``timestamps``: the submissions' ``timestamp.txt`` are nbgrader's
-    (:func:`hooklab.grading.submissions.find_submissions`).
+    (:func:`hooklab.grading.submissions.find_submissions`). ``server``: the kernel server the local workers'
+    kernels are forked from, which the command started first so that it imports torch while the class is read
+    (:func:`hooklab.grading.kernels.server.start_server`); None with Dask, or where kernels cannot be forked.
 
     Three stages: :func:`hooklab.grading.plan.make_plan` (what to grade), :func:`_execute` (workers execute:
     ``jobs`` local processes, or with ``dask`` a local Dask cluster of ``jobs`` workers, or the workers of the Dask
@@ -65,12 +70,12 @@ def autograde(
     plan = make_plan(submissions, course, ledger, force=force, filename_regex=filename_regex,
                      timestamps=timestamps)
     stages = Stages()
-    problems, reruns = _execute(plan, course, ledger, stages, jobs, dask=dask, scheduler=scheduler)
+    problems, reruns = _execute(plan, course, ledger, stages, jobs, dask=dask, scheduler=scheduler, server=server)
     return _finish(plan, course, ledger, stages, jobs, [*plan.problems, *problems], reruns)
 
 
 def _execute(plan: Plan, course: Course, ledger: Ledger, stages: Stages, jobs: int, *, dask: bool,
-             scheduler: str | None) -> tuple[list[str], dict[str, int]]:
+             scheduler: str | None, server: KernelServer | None) -> tuple[list[str], dict[str, int]]:
     """Record at once the tasks that cannot be run; execute the others on the local pool or a Dask cluster, each
     recorded as it comes back. Returns the problems met, and the submissions run again because their worker
     died."""
@@ -88,9 +93,9 @@ def _execute(plan: Plan, course: Course, ledger: Ledger, stages: Stages, jobs: i
     with tempfile.TemporaryDirectory(prefix=".workers-", dir=course.work_dir) as scratch:
         snapshot = Path(scratch) / "gradebook.db"
         shutil.copyfile(course.db_url.removeprefix("sqlite:///"), snapshot)
-        if not (dask or scheduler):  # one kernel server for the local workers: its preloading is done once
+        if server is not None:  # the local workers' one server preloads what the notebooks import, once
             code = "\n".join(code_of(path) for assignment in assignments for path in plan.sources[assignment])
-            kernels.start_server(course.config(execute_only=True), code)
+            server.preload(preloads(code))
         # forked: the workers share this process's kernel server and what it has imported
         with _shared_heap(), ProcessPoolExecutor(jobs, multiprocessing.get_context("fork"), worker.start,
                                                  (course, snapshot, course.work_dir / LOG)) as pool:

@@ -29,8 +29,8 @@ from pathlib import Path
 from nbgrader.plugins import FileNameCollectorPlugin
 
 from hooklab.grading.course import Course
+from hooklab.grading.kernels.sandbox import Sandbox, amount
 from hooklab.grading.keys import submission_key
-from hooklab.grading.sandbox import Sandbox, amount
 from hooklab.grading.untrusted import printable
 
 # "<student>_<notebook>.ipynb", e.g. "ada_forward_hooks.ipynb"; student ids without underscores.

@@ -25,8 +25,11 @@ from nbgrader.apps import NbGraderAPI
 from nbgrader.coursedir import CourseDirectory
 from traitlets.config import Config
 
-from hooklab.grading import judge, kernels, sandbox
+from hooklab.grading import judge
 from hooklab.grading.course import Course
+from hooklab.grading.kernels.provisioner import PROVISIONER
+from hooklab.grading.kernels.server import SUPPORTED
+from hooklab.grading.kernels.supervise import die_with_parent
 from hooklab.grading.notes import Notes
 
 
@@ -43,8 +46,8 @@ class Grader:
         self._reference_config = copy.deepcopy(execute_config)
         self._reference_config.GuardedExecute.integrity = False  # the instructor's own code
         self._feedback = _api(feedback_config) if feedback_config is not None else None
-        if kernels.SUPPORTED:
-            KernelProvisionerFactory.instance().default_provisioner_name = kernels.PROVISIONER
+        if SUPPORTED:
+            KernelProvisionerFactory.instance().default_provisioner_name = PROVISIONER
 
     def execute(self, student: str, assignment: str) -> tuple[str, float]:
         """Autograde one submission into the ``autograded`` folder; returns why it could not be (or "")
@@ -106,7 +109,7 @@ def start(course: Course, gradebook_copy: Path, log: Path) -> None:
     kernels' stderr (kept away from the progress display), and kernels forked from a preloaded server
     where the system allows (:mod:`hooklab.grading.kernels`)."""
     global _grader
-    sandbox.die_with_parent()  # a killed grader takes its workers, their kernel servers and kernels with it
+    die_with_parent()  # a killed grader takes its workers, their kernel servers and kernels with it
     with open(log, "a") as handle:
         os.dup2(handle.fileno(), 2)
     _grader = Grader(course.config(execute_only=True), gradebook_copy, course.config())

@@ -1,0 +1,108 @@
+"""What the kernel server loads before it forks: the modules the notebooks import (:func:`preloads`,
+:func:`preload`) and the grader's probe, with the expressions that reach the probe in a kernel."""
+
+from __future__ import annotations
+
+import gc
+import importlib
+import os
+import re
+import sys
+
+# What every kernel would import, imported once by the server; a module imported here is in every kernel as if
+# just imported: torch, hooklab's checkers, then what ipykernel imports as a kernel starts (its debugger, which
+# imports debugpy; the parts of IPython's shell).
+PRELOAD = (
+    "torch", "numpy", "hooklab.checks",
+    "ipykernel.kernelapp", "ipykernel.debugger", "IPython.core.debugger", "IPython.core.completerlib",
+           "IPython.core.oinspect",
+    "IPython.core.logger", "IPython.extensions.storemagic", "sqlite3", "tornado.queues", "tornado.platform.asyncio",
+)
+# The notebooks' other slow imports, each preloaded where the code of a notebook to grade matches its pattern
+# (the server takes 0.1-0.9 s for each, and its forks grow): hooklab's widgets with matplotlib and ipywidgets,
+# scikit-learn's datasets, torch._dynamo (which an optimizer's first step and torch.compile import).
+RENDERER = "matplotlib.backends.backend_agg"
+PROFILER = "torch.profiler"  # which check_backward watches a Function with; its first start takes a second
+PRELOAD_WHEN_USED = {
+    "matplotlib.figure": r"\bhooklab\.widgets\b|\bmatplotlib\b",
+    "matplotlib.pyplot": r"\bpyplot\b",  # which picks its backend at its first figure, in the kernel
+    "ipywidgets": r"\bhooklab\.widgets\b|\bipywidgets\b",
+    "hooklab.widgets": r"\bhooklab\.widgets\b",
+    "sklearn.datasets": r"\bsklearn\b",
+    # (and notebook 09's FlopCounterMode, whose first use imports it: 3-4 s in each kernel otherwise; the modes'
+    # own modules, torch.overrides and torch.utils._python_dispatch, come with torch)
+    "torch._dynamo": r"\boptim\b|\bcompile\b|\b_dynamo\b|\bFlopCounterMode\b",
+    # where the notebooks draw (pyplot, or one of hooklab's widgets that plot): matplotlib's renderer, which the
+    # server uses once (_draw_once)
+    RENDERER: r"\bpyplot\b|\bplt\b|\bGradientFlow\b|\bFunctionPlayground\b|\bVanishingPuzzle\b",
+    # where a test checks a Function's backward: the profiler, started once by the server (then torch._dynamo is in)
+    PROFILER: r"\bcheck_backward\b",
+}
+INLINE_BACKEND = "module://matplotlib_inline.backend_inline"  # ipykernel's default for MPLBACKEND
+# The grader's probe in the kernel (hooklab.grading.kernel_probe), loaded by path, not through the import
+# system (which a submission could change), before the notebook's first cell; a kernel forked from the
+# server has it loaded already, its table of module files filled.
+PROBE_FILE = os.path.join(os.path.dirname(os.path.dirname(__file__)), "kernel_probe.py")
+PROBE = "__import__('sys').modules['_hooklab_probe']"
+LOAD_PROBE = f"""\
+import importlib.util as _u, sys as _s
+if "_hooklab_probe" not in _s.modules:
+    _spec = _u.spec_from_file_location("_hooklab_probe", {PROBE_FILE!r})
+    _s.modules["_hooklab_probe"] = _m = _u.module_from_spec(_spec)
+    _spec.loader.exec_module(_m)
+    del _spec, _m
+del _u, _s
+"""
+
+
+def preloads(code: str | None = None) -> list[str]:
+    """The modules a server preloads for kernels that run ``code`` (the notebooks' code, hidden tests
+    included); all of them when it is not known."""
+    return [*PRELOAD, *(name for name, used in PRELOAD_WHEN_USED.items() if code is None or re.search(used, code))]
+
+
+def preload(modules: list[str] | None = None) -> None:
+    """What the server does before it forks: import ``modules`` (:func:`preloads`; one of
+    :data:`PRELOAD_WHEN_USED` that is not installed is left to the kernels), draw once if matplotlib's
+    renderer is among them (:func:`_draw_once`), start torch's profiler once if it is (:func:`hooklab.checks.warm_up`),
+    load the grader's probe."""
+    os.environ.setdefault("MPLBACKEND", INLINE_BACKEND)  # matplotlib reads it once, when it is imported
+    # debugpy warns at import that Python's frozen modules may hide breakpoints; nobody debugs a grading kernel
+    os.environ.setdefault("PYDEVD_DISABLE_FILE_VALIDATION", "1")
+    for name in preloads() if modules is None else modules:
+        try:
+            importlib.import_module(name)
+        except ImportError:
+            if name not in PRELOAD_WHEN_USED:
+                raise
+            continue
+        if name == RENDERER:
+            _draw_once()
+        elif name == PROFILER:
+            importlib.import_module("hooklab.checks").warm_up()
+    exec(LOAD_PROBE, {})
+    sys.modules["_hooklab_probe"].prepare()
+    # what is imported now is shared by every kernel: their garbage collector leaves it alone, so it is not
+    # walked (and copied, page by page) in each of them
+    gc.freeze()
+
+
+def _draw_once() -> None:
+    """Draw a small figure, as the notebooks do: matplotlib finds its fonts and builds its math-text parser (for
+    log-scale tick labels) at its first drawing, 0.05-0.1 s that each kernel would spend again. A speed-up: if
+    it fails, it says so and the kernels draw their own."""
+    import io
+
+    from matplotlib.figure import Figure
+
+    try:
+        figure = Figure(figsize=(2, 1))
+        axes = figure.add_subplot()
+        axes.bar(["a", "b"], [1, 10], label="bars")
+        axes.set_yscale("log")
+        axes.set_title("title")
+        axes.legend()
+        figure.savefig(io.BytesIO(), format="png", bbox_inches="tight")
+    except Exception as error:  # whatever matplotlib raises, the kernels must still start
+        print(f"hooklab kernel server: could not draw a first figure ({error!r}); kernels draw their own",
+              file=sys.stderr)

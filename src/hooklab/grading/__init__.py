@@ -2,32 +2,29 @@
 
 One submission's way from ``hooklab autograde`` to the gradebook, its feedback, grades.csv and the report:
 
-  cli.main: checks that kernels can be sandboxed (kernels.supervise.unavailable), starts the kernel server early
-    (kernels.server.start_server; local mode only), then calls run.autograde, which does the rest in this process;
-  run._plan → submissions.opened, find, place: the input (a folder or a zip) is read and the submission copied into
-    ``submitted/``; run.unreadable and run.of_another_assignment give reasons not to run it at all;
-  gradebook.ensure_assignments registers its assignment; its files' digest and run.grading_fingerprint make
-    a run.Task, skipped when the gradebook has it and Ledger.is_current (``grading.json``);
-  kernels.server.start_server preloads what the notebooks import; a forked ProcessPoolExecutor of worker.start gives
-    each worker a worker.Grader on a private copy of the gradebook; worker.reference runs each assignment's
-    source once (the reference run);
-  run._execute → run._run → worker.execute → Grader.execute: nbgrader's autograde without the recorders
-    (Course.config with execute_only), its preprocessors named in autograder/nbgrader_config.py:
-      repair.RepairCells puts the cells back in the source's shape; integrity.ScanSubmission notes what
-      integrity.scan finds; execute.GuardedExecute runs the cells in a kernel from kernels.provisioner.SPARES or
-      one that kernels.provisioner.PreloadedProvisioner asks the KernelServer for (forked by kernels.server.serve,
-      confined by kernels.supervise.spawn), loads kernel_probe for its snapshot and check around each test cell,
-      and keeps what hooklab.observations sent on the kernels.client.ObservationChannel; each writes its part of
-      the notebook's notes.Notes, the one record the parent reads of a worker's (repairs, findings, held, observed,
-      seed, ...);
-  run.ResultRecorder → record.record, in this process: judge.judge compares the observations with
-    the reference run's (judge.verdict), then Course.recorders (scores.SaveAutoGradesByErrors, nbgrader's
-    AssignLatePenalties) write the scores; one that could not run gets feedback.write_failure_feedback instead;
-  worker.feedback → Grader.feedback: nbgrader's generate_feedback, through feedback.FeedbackExporter and
-    feedback.HideHiddenTests; only then does Ledger.set journal the entry, so a stopped run resumes;
-  run._finish: Ledger.save, run.export (grades.csv: grades_csv.CellScoresExportPlugin), class_report.write (the
-    report) and summary.summary, which cli.main prints.
-With ``--dask`` or ``--scheduler``, cluster.DaskExecution sends the submission's files to cluster.grade on a Dask
-worker (a Grader set up by cluster.CourseOnWorker) and unpacks the autograded folder it returns; the reference run,
-the recording and the feedback stay with the local pool and this process.
+  cli.main: reads the course config once, checks that kernels can be sandboxed (kernels.supervise.unavailable),
+    starts the kernel server (kernels.server.start_server; local mode only) and hands it to run.autograde, which
+    does the rest in this process, in three stages:
+  plan.make_plan → submissions.opened_input, find_submissions, place_submission: the input (a folder or a zip) is
+    read and the submission copied into ``submitted/``; plan.unreadable and plan.of_another_assignment give reasons
+    not to run it; gradebook.ensure_assignments registers its assignment; its files' digest and
+    plan.grading_fingerprint make a plan.Task, skipped when the gradebook has it and Ledger.is_current;
+  run._execute: the server preloads what the notebooks import (KernelServer.preload); a forked pool of worker.start
+    gives each worker a worker.Grader on a private copy of the gradebook; worker.reference runs each assignment's
+    source once; run._run sends the task to worker.execute → Grader.execute: nbgrader's autograde without the
+    recorders, its preprocessors named in autograder/nbgrader_config.py: repair.RepairCells (the source's shape),
+    integrity.preprocessor.ScanSubmission (integrity.scan.scan's findings), execute.GuardedExecute (the cells, in a
+    kernel from kernels.provisioner: a spare, or one the KernelServer forks and kernels.supervise.spawn confines;
+    kernel_probe checks around each test cell; hooklab.observations reports on a kernels.client.ObservationChannel);
+    each writes its part of notes.Notes, the one record the parent reads of a worker's;
+  record.ResultRecorder → record.record_submission, in this process: judge.judge compares the observations with
+    the reference run's, then Course.recorders (scores.SaveAutoGradesByErrors, nbgrader's AssignLatePenalties) write
+    the scores; it returns the ledger.Entry (a task that could not run gets feedback.write_failure_feedback);
+  worker.feedback → Grader.feedback: nbgrader's generate_feedback (feedback.FeedbackExporter, HideHiddenTests);
+    only then does Ledger.set journal the entry (keys.submission_key), so a stopped run resumes;
+  run._finish: the ledger saved with its LastRun (timing.Stages, problems), grades_csv.write_grades_csv,
+    class_report.write (class_data.collect, aggregate) and summary.summary, which cli.main prints.
+With ``--dask`` or ``--scheduler``, cluster.DaskExecution sends the files to cluster.grade on a Dask worker and
+unpacks the autograded folder it returns; the reference run, recording and feedback stay here. ``hooklab review``
+(review.review) releases held submissions as manual scores and writes grades.csv and the report again.
 """

@@ -23,7 +23,7 @@ from jupyter_client import KernelManager
 from jupyter_client.provisioning import KernelProvisionerFactory
 from traitlets.config import Config
 
-from hooklab.grading import run as run_module
+from hooklab.grading import plan
 from hooklab.grading.execute import GuardedExecute
 from hooklab.grading.kernels import preloading, provisioner
 from hooklab.grading.kernels.client import READY_CLIENT, ObservationChannel
@@ -96,11 +96,12 @@ def test_a_forked_kernel_starts_without_importing_anything(start_kernel):
 def test_the_server_preloads_what_the_notebooks_to_grade_import():
     """A slow import is preloaded for the notebooks that need it (06 trains with scikit-learn's data and an
     optimizer), not for the others (02): every module preloaded for 02 leaves both out."""
-    code = {name: run_module.code_of(next((SOLUTIONS / name).glob("*.ipynb")))
+    code = {name: plan.code_of(next((SOLUTIONS / name).glob("*.ipynb")))
             for name in ("02_forward_hooks", "06_applications")}
-    assert {"sklearn.datasets", "torch._dynamo", "hooklab.widgets"} <= set(preloading.preloads(code["06_applications"]))
-    assert preloading.preloads() == [*preloading.PRELOAD, *preloading.PRELOAD_WHEN_USED]
-    for_02 = preloading.preloads(code["02_forward_hooks"])
+    for_06 = set(preloading.modules_to_preload(code["06_applications"]))
+    assert {"sklearn.datasets", "torch._dynamo", "hooklab.widgets"} <= for_06
+    assert preloading.modules_to_preload() == [*preloading.PRELOAD, *preloading.PRELOAD_WHEN_USED]
+    for_02 = preloading.modules_to_preload(code["02_forward_hooks"])
     assert "hooklab.widgets" in for_02
     drawn = "sys.modules['matplotlib.mathtext'].MathTextParser._parser is not None"
     server = subprocess.run(
@@ -116,7 +117,7 @@ def test_the_server_preloads_what_the_notebooks_to_grade_import():
 def test_kernels_of_notebooks_that_draw_find_matplotlib_ready_to_draw():
     """06 plots (with pyplot and its widgets): its server draws once, so that every kernel finds matplotlib's
     math-text parser (log-scale tick labels) built and its fonts found, instead of each doing it again."""
-    for_06 = preloading.preloads(run_module.code_of(next((SOLUTIONS / "06_applications").glob("*.ipynb"))))
+    for_06 = preloading.modules_to_preload(plan.code_of(next((SOLUTIONS / "06_applications").glob("*.ipynb"))))
     assert preloading.RENDERER in for_06
     forked = textwrap.dedent(f"""\
         import os, sys
@@ -137,12 +138,12 @@ LATER = textwrap.dedent("""\
     import json, sys
     from jupyter_client import KernelManager
     from traitlets.config import Config
-    from hooklab.grading.kernels.preloading import preloads
+    from hooklab.grading.kernels.preloading import modules_to_preload
     from hooklab.grading.kernels.provisioner import PROVISIONER
     from hooklab.grading.kernels.server import KernelServer, start_server
 
     server = start_server(Config(), code="")  # as the command starts: its notebooks are not known yet
-    server.preload(preloads("from sklearn.datasets import make_moons"))  # known now
+    server.preload(modules_to_preload("from sklearn.datasets import make_moons"))  # known now
     assert list(KernelServer._instances.values()) == [server]
     server.preload(["broken_at_import"])  # raises ValueError as it is imported: the line must stay in step
     manager = KernelManager(kernel_name="python3")

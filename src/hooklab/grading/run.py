@@ -24,7 +24,7 @@ from tqdm import tqdm
 from hooklab.grading import class_report, worker
 from hooklab.grading.course import Course
 from hooklab.grading.grades_csv import write_grades_csv
-from hooklab.grading.kernels.preloading import preloads
+from hooklab.grading.kernels.preloading import modules_to_preload
 from hooklab.grading.kernels.server import KernelServer
 from hooklab.grading.ledger import LEDGER, Entry, LastRun, Ledger
 from hooklab.grading.plan import Plan, Task, code_of, make_plan
@@ -95,7 +95,7 @@ def _execute(plan: Plan, course: Course, ledger: Ledger, stages: Stages, jobs: i
         shutil.copyfile(course.db_url.removeprefix("sqlite:///"), snapshot)
         if server is not None:  # the local workers' one server preloads what the notebooks import, once
             code = "\n".join(code_of(path) for assignment in assignments for path in plan.sources[assignment])
-            server.preload(preloads(code))
+            server.preload(modules_to_preload(code))
         # forked: the workers share this process's kernel server and what it has imported
         with _shared_heap(), ProcessPoolExecutor(jobs, multiprocessing.get_context("fork"), worker.start,
                                                  (course, snapshot, course.work_dir / LOG)) as pool:

@@ -6,7 +6,7 @@
     or a kernel is taken from the spares started ahead (Spares, SPARES; preloadable: whether a kernel is forked);
   server: the kernel server (serve, run as ``python -m hooklab.grading.kernels.server``), started by its owner
     (KernelServer, start_server), forks each kernel and makes it look like a fresh process (_become_kernel);
-  preloading: what the server imports before it forks (preloads, preload), and the grader's probe (LOAD_PROBE,
+  preloading: what the server imports before it forks (modules_to_preload, preload), and the grader's probe (LOAD_PROBE,
     PROBE) in every kernel;
   supervise: spawn forks the supervisor, the init of the kernel's PID namespace and the kernel; the supervisor
     enforces the wall clock and ends as the kernel ended; unavailable tries it once, as the command starts;

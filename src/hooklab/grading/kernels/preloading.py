@@ -1,4 +1,4 @@
-"""What the kernel server loads before it forks: the modules the notebooks import (:func:`preloads`,
+"""What the kernel server loads before it forks: the modules the notebooks import (:func:`modules_to_preload`,
 :func:`preload`) and the grader's probe, with the expressions that reach the probe in a kernel."""
 
 from __future__ import annotations
@@ -55,21 +55,21 @@ del _u, _s
 """
 
 
-def preloads(code: str | None = None) -> list[str]:
+def modules_to_preload(code: str | None = None) -> list[str]:
     """The modules a server preloads for kernels that run ``code`` (the notebooks' code, hidden tests
     included); all of them when it is not known."""
     return [*PRELOAD, *(name for name, used in PRELOAD_WHEN_USED.items() if code is None or re.search(used, code))]
 
 
 def preload(modules: list[str] | None = None) -> None:
-    """What the server does before it forks: import ``modules`` (:func:`preloads`; one of
+    """What the server does before it forks: import ``modules`` (:func:`modules_to_preload`; one of
     :data:`PRELOAD_WHEN_USED` that is not installed is left to the kernels), draw once if matplotlib's
     renderer is among them (:func:`_draw_once`), start torch's profiler once if it is (:func:`hooklab.checks.warm_up`),
     load the grader's probe."""
     os.environ.setdefault("MPLBACKEND", INLINE_BACKEND)  # matplotlib reads it once, when it is imported
     # debugpy warns at import that Python's frozen modules may hide breakpoints; nobody debugs a grading kernel
     os.environ.setdefault("PYDEVD_DISABLE_FILE_VALIDATION", "1")
-    for name in preloads() if modules is None else modules:
+    for name in modules_to_preload() if modules is None else modules:
         try:
             importlib.import_module(name)
         except ImportError:

@@ -40,7 +40,7 @@ from typing import Any
 
 from hooklab import observations
 from hooklab.grading.kernels.handle import Kernel
-from hooklab.grading.kernels.preloading import INLINE_BACKEND, preload, preloads
+from hooklab.grading.kernels.preloading import INLINE_BACKEND, modules_to_preload, preload
 from hooklab.grading.kernels.sandbox import Sandbox, SandboxError, environment
 from hooklab.grading.kernels.supervise import keep_socket_folder, sockets_bound, spawn
 from hooklab.grading.kernels.working_copy import fill_awaited_working_copy
@@ -235,7 +235,7 @@ class KernelServer:
             server.close()
             server = None
         if server is None:
-            server = cls._instances[key] = cls(hash_seed, sandbox, preloads() if modules is None else modules)
+            server = cls._instances[key] = cls(hash_seed, sandbox, modules_to_preload() if modules is None else modules)
         return server
 
     def running(self) -> bool:
@@ -289,7 +289,7 @@ def start_server(config: Any, code: str | None = None) -> KernelServer | None:
     notebooks to grade are known, :meth:`KernelServer.preload` adds what they need."""
     if not SUPPORTED:
         return None
-    modules = preloads(code)
+    modules = modules_to_preload(code)
     server = KernelServer.instance(os.environ.get("PYTHONHASHSEED"), Sandbox(config=config), modules)
     server.preload(modules)
     return server

@@ -130,4 +130,5 @@ lock: ## re-resolve the newest allowed versions into requirements.lock (keeps it
 clean: ## remove what make made: the virtual environment, build/, dist/, nbgrader's working files and exchange (never work/)
 	rm -rf $(VENV) build $(DIST) src/hooklab.egg-info autograder/exchange autograder/gradebook.db autograder/submitted autograder/autograded autograder/feedback \
 		autograder/release autograder/grading.json autograder/grading.json.journal autograder/grading.tmp autograder/grading.log \
+		autograder/grading-run.json autograder/grading-run.tmp \
 		autograder/grades.csv autograder/report.html autograder/report-*.csv

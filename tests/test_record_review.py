@@ -128,12 +128,19 @@ def recorder(course: Course, ledger: Ledger, reference: object = None) -> Result
 
 def test_a_result_becomes_a_ledger_entry_and_one_that_could_not_run_gets_failure_feedback(course: Course):
     ledger = Ledger(course.work_dir / LEDGER)
-    autograded(course, "ann", {}, Notes(seed="7"))
-    entry = recorder(course, ledger)(Task("ann", "hw", "digest", "files"), "")
-    assert entry == Entry("digest", True, "", 5.0, 5.0, files="files", seeds={"nb": "7"})
+    autograded(course, "ann", {}, Notes(seed="7", repairs=["restored a_test (cell 1)"],
+                                        seconds={"kernel": 0.5, "cells": 1.5}))
+    record_result = recorder(course, ledger)
+    entry = record_result(Task("ann", "hw", "digest", "files"), "")
+    assert entry == Entry("digest", True, "", 5.0, 5.0, files="files", notes=["nb: restored a_test (cell 1)"],
+                          seeds={"nb": "7"})
+    assert entry.explanation() == "nb: restored a_test (cell 1)", "what grades.csv's reason column says"
+    timing = dict(record_result.stages.seconds)
+    assert timing["kernel"] == 0.5 and timing["cells"] == 1.5 and timing["record"] > 0, "the run's stages"
     refused = Task("bob", "hw", "digest2", "files2", "no notebook submitted (expected nb.ipynb)")
-    entry = recorder(course, ledger)(refused, refused.reason)
+    entry = record_result(refused, refused.reason)
     assert (entry.ok, entry.reason, entry.score) == (False, refused.reason, 0.0)
+    assert record_result.stages.seconds == timing, "a submission that was not run adds nothing to the stages"
     page = (course.step_dir("feedback") / "bob" / "hw" / "nb.html").read_text()
     assert "not graded" in page and "no notebook submitted" in page and "0 / 5" in page
 

@@ -100,11 +100,12 @@ def test_a_pasted_copy_of_a_test_cell_is_dropped_and_a_copy_of_an_answer_becomes
 
 def test_moved_cells_go_back_in_the_source_order_and_added_cells_stay_after_the_cell_they_followed(tmp_path: Path):
     def shuffle(cells):
-        added = new_code_cell("print(f(3))", id="mine")
-        return [cells[0], cells[1], cells[4], cells[5], cells[2], added, cells[3]]
+        first, added = new_code_cell("import torch", id="first"), new_code_cell("print(f(3))", id="mine")
+        return [first, cells[0], cells[1], cells[4], cells[5], cells[2], added, cells[3]]
 
     names, _, notes = repaired(tmp_path, student(shuffle))
-    assert names == [*ORDER[:3], "print(f(3))", *ORDER[3:]], "the added cell followed f's answer, and still does"
+    assert names == ["import torch", *ORDER[:3], "print(f(3))", *ORDER[3:]], ("a cell added before all others stays "
+                                                                             "first; one that followed f's answer, too")
     assert notes.repairs == []
 
 

@@ -79,6 +79,13 @@ def test_nbgrader_layout_finds_each_students_assignments_and_says_what_it_left(t
     ]
 
 
+def test_the_courses_own_submitted_folder_keeps_nbgraders_timestamps(course: Course):
+    write(course.step_dir("submitted") / "ada" / "hw" / "nb.ipynb")
+    write(course.step_dir("submitted") / "ada" / "hw" / "timestamp.txt", "2030-01-01 00:00:00")
+    assert found(course.step_dir("submitted"), course) == ({"ada/hw": ["nb.ipynb", "timestamp.txt"]}, []), (
+        "nbgrader's exchange wrote it: the late penalty depends on it")
+
+
 def test_a_flat_folder_is_read_by_file_name(tmp_path: Path, course: Course):
     inbox = tmp_path / "inbox"
     for name in ("ada_nb.ipynb", "ada_other.ipynb", "bob_nb.ipynb", "cy_unknown.ipynb", "notes.txt", "a*_nb.ipynb"):

@@ -126,7 +126,7 @@ def test_the_grades_csv_quotes_formulas_and_escapes_controls_but_keeps_numbers(t
     assert numbers == {"'=SUM(1,2)": (2.0, 0.0, 2.0, 2.0), "Zoë": (-1.0, 1.0, 2.0, 0.0), "ann": (1.0, 0.5, 2.0, 1.5)}
 
 
-def test_the_report_csvs_quote_formulas_and_escape_controls_and_read_problems_back(tmp_path: Path):
+def test_the_report_csvs_quote_formulas_and_escape_controls(tmp_path: Path):
     cells = {"hw": {"nb/a_test": 2.0}}
     data = ClassData(cells, [
         Submission("=SUM(1,2)", "hw", 0.0, 2.0, {"nb/a_test": 0.0}, failures={"nb/a_test": f"{FORMULA}: see\x1b[8m"}),

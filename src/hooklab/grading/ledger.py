@@ -48,7 +48,8 @@ class LastRun:
     """What the last run met, beyond its submissions' entries."""
 
     timing: dict[str, float] | None = None  # its figures (hooklab.grading.timing.Stages.figures); None: nothing ran
-    problems: list[str] = field(default_factory=list)  # input it could not grade, a report it could not write
+    # input it could not grade, assignments nbgrader could not register, grading processes that failed
+    problems: list[str] = field(default_factory=list)
 
 
 class Ledger:

@@ -41,7 +41,7 @@ class Recorded:
 
 
 def record_submission(course: Course, student: str, assignment: str, executed: bool,
-           reference: dict[str, Any] | None = None) -> Recorded:
+                      reference: dict[str, Any] | None = None) -> Recorded:
     """Record one submission in the course gradebook as nbgrader's autograde does: its submission
     (with the timestamp it was handed in at), then the course's recording preprocessors
     (:attr:`Course.recorders`: scores, late penalties) on each autograded notebook. A notebook that

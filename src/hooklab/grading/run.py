@@ -54,7 +54,8 @@ def autograde(
     ``timestamps``: the submissions' ``timestamp.txt`` are nbgrader's
     (:func:`hooklab.grading.submissions.find_submissions`). ``server``: the kernel server the local workers'
     kernels are forked from, which the command started first so that it imports torch while the class is read
-    (:func:`hooklab.grading.kernels.server.start_server`); None with Dask, or where kernels cannot be forked.
+    (:func:`hooklab.grading.kernels.server.start_server`); None with Dask, or where kernels cannot be forked. A
+    local worker without it (or whose server has ended) starts one of its own at its first kernel.
 
     Three stages: :func:`hooklab.grading.plan.make_plan` (what to grade), :func:`_execute` (workers execute:
     ``jobs`` local processes, or with ``dask`` a local Dask cluster of ``jobs`` workers, or the workers of the Dask
@@ -93,7 +94,7 @@ def _execute(plan: Plan, course: Course, ledger: Ledger, stages: Stages, jobs: i
     with tempfile.TemporaryDirectory(prefix=".workers-", dir=course.work_dir) as scratch:
         snapshot = Path(scratch) / "gradebook.db"
         shutil.copyfile(course.db_url.removeprefix("sqlite:///"), snapshot)
-        if server is not None:  # the local workers' one server preloads what the notebooks import, once
+        if server is not None and server.running():  # the local workers' one server: what the notebooks import
             code = "\n".join(code_of(path) for assignment in assignments for path in plan.sources[assignment])
             server.preload(modules_to_preload(code))
         # forked: the workers share this process's kernel server and what it has imported

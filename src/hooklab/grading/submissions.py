@@ -160,7 +160,7 @@ def _extract(archive: zipfile.ZipFile, group: list[zipfile.ZipInfo], scratch: Pa
 
 
 def find_submissions(folder: Path, course: Course, sandbox: Sandbox, filename_regex: str = DEFAULT_FILENAME_REGEX,
-         timestamps: bool = False) -> Found:
+                     timestamps: bool = False) -> Found:
     """Every submission in ``folder``: nbgrader's layout if it has subfolders, otherwise flat. ``timestamps``:
     the submissions' ``timestamp.txt`` are nbgrader's, not the students' (always so in the course's own
     ``submitted`` folder)."""

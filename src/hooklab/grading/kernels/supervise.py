@@ -67,7 +67,8 @@ def spawn(sandbox: Sandbox, cwd: str, sockets: str, target: Callable[[], object]
     """Run ``target`` as a kernel working in (a copy of) ``cwd`` that keeps its sockets in ``sockets``, under a
     supervisor; returns the supervisor's pid and a pidfd of it (the caller reaps it). Returns once the
     kernel is confined; raises :class:`SandboxError` if it could not be. ``files_later``: ``cwd`` is filled
-    after the kernel has started, and copied at its first request (:func:`fill_awaited_working_copy`).
+    after the kernel has started, and copied at its first request
+    (:func:`hooklab.grading.kernels.working_copy.fill_awaited_working_copy`).
     ``channel``: an fd the kernel keeps (under the same number), of all the caller's."""
     ready, report = os.pipe()
     me = os.pidfd_open(os.getpid())

@@ -151,6 +151,14 @@ def test_every_cheat_in_student_code_is_named(attack: Attack):
     ("import cProfile\ncProfile.run('print(1)')", "runs code from a string (cProfile.run)"),
     ("from typing import get_type_hints\nget_type_hints(f)",
      "runs code from strings (annotations evaluated by typing.get_type_hints)"),
+    # a module passed through a call, a container or a lambda: past it, what is done with it cannot be followed
+    ("import sys\nmodules = next(iter([sys])).modules", "hands the module sys around"),
+    ("t = min([torch], key=id)\nt.testing.assert_close = print", "hands the module torch around"),
+    ("t = dict(a=torch.testing)['a']", "hands the module torch.testing around"),
+    ("t = (lambda m: m)(torch.nn.functional.torch)", "hands the module torch.nn.functional.torch around"),
+    ("import torch.nn.functional as F\nt = [F].pop().torch", "hands the module torch.nn.functional around"),
+    ("probe = '_hooklab_probe'", "names the grader's module '_hooklab_probe'"),
+    ("name = 'hooklab.grading.kernels.working_copy'", "names the grader's module"),
 ])
 def test_techniques_are_named_in_the_students_terms(source: str, technique: str):
     assert any(technique in f for f in findings("02_forward_hooks", source)), findings("02_forward_hooks", source)
@@ -178,6 +186,10 @@ def test_a_students_own_objects_may_be_changed_freely():
     ("02_forward_hooks", "import inspect\n\nprint(inspect.signature(torch.nn.Module.register_forward_hook))\n"),
     ("02_forward_hooks",
      "print('%d hooks: call model.eval() first, then x.grad.zero_()' % 2)\nlabel = f'{2}.weight'\n"),
+    # what a module holds, as a value; a module named to getattr or hasattr, as the notebooks do
+    ("02_forward_hooks", "from torch.autograd import gradcheck\n\nchecks = [gradcheck, torch.tanh, torch.nn.ReLU]\n"),
+    ("02_forward_hooks", "F = torch.nn.functional  # an alias, followed by name\n\nout = F.relu(torch.ones(2))\n"),
+    ("06_applications", "print(hasattr(torch.optim, 'OptimizerHook'), getattr(torch.nn, 'Linear')(2, 3))\n"),
 ])
 def test_honest_lines_the_scan_once_held_are_not_flagged(assignment: str, source: str):
     assert findings(assignment, source) == []

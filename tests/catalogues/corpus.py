@@ -57,6 +57,8 @@ HELD_FOR: dict[str, tuple[str, int, str]] = {
     "from_hooklab_import_checks_patch": ("running_mean", 8,
                                          "patches hooklab.checks.check_tensor (an imported module or class)"),
     "setattr_sys_modules_checker": ("freeze", 3, "patches sys (an imported module or class)"),
+    "probe_swapped_for_a_wrapper_that_undoes_the_patch": ("running_mean", 5, "hands the module sys around (use what "
+                                                          "it holds by name: sys.<name>)"),
     "private_values_helper_patch": ("my_linear", 3, "patches hooklab.checks._values (an imported module or class)"),
     "functional_relu_reference_patch": ("mlp", 1, "patches torch.nn.functional.relu (an imported module or class)"),
     "rebind_F_in_namespace": ("two_head_net", 14, "rebinds F, which the notebook imports from torch.nn.functional"),

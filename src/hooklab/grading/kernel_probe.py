@@ -126,7 +126,7 @@ def _parts(values: list[Any], functions: list[int]) -> list[tuple]:
 def _facts(shell: Any) -> dict[str, str]:
     """What is watched besides the namespaces' attributes, as text: label → token or value."""
     facts: dict[str, str] = {}
-    for name in MODULES:
+    for name in (*MODULES, __name__):  # this probe too: the grader finds it under its name in sys.modules
         module = sys.modules.get(name)
         facts[f"sys.modules[{name!r}]"] = _token(module)
         if module is not None:

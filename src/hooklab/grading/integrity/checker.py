@@ -8,18 +8,13 @@ import builtins
 
 from hooklab.grading.integrity import rules, syntax
 from hooklab.grading.integrity.rules import (
-    CODE_MAGICS,
     FORBIDDEN_ATTRIBUTES,
     FORBIDDEN_CALLS,
     FORBIDDEN_MODULES,
     HISTORY_NAMES,
     HOOKLAB_MODULES,
     IMPORT_MODULE,
-    MODE_HANDLERS,
-    MODULE_READS,
-    SAFE_MAGICS,
     SPECIAL_METHODS,
-    TENSOR_READS,
     installed,
 )
 
@@ -86,7 +81,7 @@ class Checker(ast.NodeVisitor):
             self.flag(node, f"patches {described} (an imported module or class)")
         elif isinstance(root, ast.Name) and root.id == "__builtins__":
             self.flag(node, "changes the builtins")
-        elif isinstance(target, ast.Attribute) and target.attr in MODULE_READS:
+        elif isinstance(target, ast.Attribute) and target.attr in rules.MODULE_READS:
             self.flag(node, f"replaces {target.attr} on an object (the tests read a model's parts through it)")
 
     @staticmethod
@@ -163,18 +158,21 @@ class Checker(ast.NodeVisitor):
         bases = {self.origin(base) or "" for base in node.bases}
         # a mode's own handler, where the assignment teaches modes: a class whose one base is that mode, no metaclass
         (only,) = bases if len(node.bases) == 1 and not node.keywords else (None,)
-        mode_handler = MODE_HANDLERS.get(only) if only in self.permitted else None
+        mode_handler = rules.MODE_HANDLERS.get(only) if only in self.permitted else None
         for method in sorted(methods & SPECIAL_METHODS.keys()):
             if method != mode_handler:
                 self.flag(node, SPECIAL_METHODS[method])
         if any(base in {"torch.Tensor", "torch.nn.Parameter", "torch.nn.parameter.Parameter"} for base in bases):
-            for method in sorted(methods & TENSOR_READS):
+            for method in sorted(methods & rules.TENSOR_READS):
                 self.flag(node, f"a tensor subclass that redefines {method}")
         self._scoped(node)
 
     def visit_Assign(self, node: ast.Assign) -> None:
         for target in node.targets:
             self.store(node, target)
+        if all(isinstance(target, ast.Name) for target in node.targets) and (  # t = torch: an alias, followed
+                self.origin(node.value) not in HOOKLAB_MODULES):                # by name (not hooklab's own)
+            self.bases.add(id(node.value))
         self.visit(node.value)
         origin = self.origin(node.value) or self._fetched(node.value)
         if origin is not None:  # an alias (t = torch, s = getattr(sys, "stdout")): changing it changes the library
@@ -244,10 +242,12 @@ class Checker(ast.NodeVisitor):
 
     # -- expressions ------------------------------------------------------------------------
     def handed_around(self, node: ast.Name | ast.Attribute) -> None:
-        """hooklab's module used as a value, not as the base of the name of what is used of it."""
+        """A module used as a value, not as the base of a name: the scan cannot follow it (``next(iter([sys]))``)."""
         origin = self.origin(node)
-        if origin in HOOKLAB_MODULES and id(node) not in self.bases and isinstance(node.ctx, ast.Load):
-            self.flag(node, f"hands hooklab's module {origin} around (use what it holds by name: {origin}.<name>)")
+        if origin and id(node) not in self.bases and isinstance(node.ctx, ast.Load) and (
+                origin in HOOKLAB_MODULES or any(map(rules.is_module, rules.reached(origin)))):
+            whose = "hooklab's module" if origin in HOOKLAB_MODULES else "the module"
+            self.flag(node, f"hands {whose} {origin} around (use what it holds by name: {origin}.<name>)")
 
     def visit_Name(self, node: ast.Name) -> None:
         self.handed_around(node)
@@ -267,6 +267,8 @@ class Checker(ast.NodeVisitor):
             self.flag(node, f"names {node.value!r} ({FORBIDDEN_ATTRIBUTES[node.value]})")
         elif isinstance(node.value, str) and node.value in SPECIAL_METHODS:
             self.flag(node, f"names {node.value!r} ({SPECIAL_METHODS[node.value]})")
+        elif isinstance(node.value, str) and node.value.startswith(rules.GRADER_MODULES):
+            self.flag(node, f"names the grader's module {node.value!r}")
         elif isinstance(node.value, str):
             self.code_in_string(node, node.value)
 
@@ -331,6 +333,8 @@ class Checker(ast.NodeVisitor):
                 self.check_attribute_name(node)
             elif name in {"getattr", "hasattr"} and node.args:
                 self.check_attribute_name(node)
+            if name in {"getattr", "hasattr", "setattr", "delattr"} and node.args:  # followed by name, as in m.x
+                self.bases.add(id(node.args[0]))
             elif name == "vars" and (not node.args or self.origin(node.args[0]) is not None):
                 self.flag(node, "reaches a module's namespace (vars())")
         if self.magic(node):
@@ -376,8 +380,8 @@ class Checker(ast.NodeVisitor):
         args = [syntax.constant_text(arg) for arg in node.args]
         if func.attr in {"run_line_magic", "run_cell_magic"} and args and args[0] is not None:
             magic = args[0].lstrip("%")
-            if magic in SAFE_MAGICS:
-                for code in args[1:] if magic in CODE_MAGICS else []:
+            if magic in rules.SAFE_MAGICS:
+                for code in args[1:] if magic in rules.CODE_MAGICS else []:
                     if code:
                         self.nested(node, code)
                 return True

@@ -3,12 +3,16 @@ assignment may use, and what reaching a dotted path does."""
 
 from __future__ import annotations
 
+import ast
+import importlib.machinery
 import importlib.util
 import re
 import sys
 from collections.abc import Iterator
 from functools import cache
 from pathlib import Path
+
+from hooklab.grading.kernels.preloading import PROBE_MODULE
 
 # Modules whose only use in a submission is to reach the interpreter's machinery.
 FORBIDDEN_MODULES = {
@@ -204,6 +208,7 @@ def _package_modules(package: str) -> frozenset[str]:
 # hooklab's modules: a student's code names what it uses of them (hooklab.checks.check_tensor), never hands a module
 # around (``[checks][0]``, ``(lambda m: m)(checks)``), where the scan would lose what it is.
 HOOKLAB_MODULES = _package_modules("hooklab")
+GRADER_MODULES = (PROBE_MODULE, "hooklab.grading")  # a string that names one starts a way to reach the grader
 IMPORT_MODULE = ("importlib", "import_module")  # the one use of importlib a student may make, with a constant name
 
 
@@ -216,6 +221,42 @@ def installed(module: str) -> bool:
         return importlib.util.find_spec(module) is not None
     except (ImportError, ValueError):
         return False
+
+
+@cache
+def is_module(dotted: str) -> bool:
+    """Whether a dotted path names a module of the grading environment, found without importing it."""
+    parts = dotted.split(".")
+    if parts[0] in sys.builtin_module_names:
+        return len(parts) == 1
+    try:
+        spec = importlib.util.find_spec(parts[0])
+    except (ImportError, ValueError):
+        return False
+    for part in parts[1:]:
+        if spec is None or not spec.submodule_search_locations or part in _rebound(spec.name, spec.origin):
+            return False
+        spec = importlib.machinery.PathFinder.find_spec(f"{spec.name}.{part}", spec.submodule_search_locations)
+    return spec is not None
+
+
+@cache
+def _rebound(package: str, init: str | None) -> frozenset[str]:
+    """The names a package's ``__init__`` binds to something of its own, hiding a submodule of that name
+    (``torch.autograd.gradcheck`` is a function, from the module ``gradcheck``)."""
+    try:
+        tree = ast.parse(Path(init).read_text()) if init else ast.Module(body=[])
+    except (OSError, SyntaxError, ValueError):
+        return frozenset()
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, ast.ImportFrom) and (node.module or "") not in ("", package):  # not its own submodule
+            names.update(alias.asname or alias.name for alias in node.names)
+        elif isinstance(node, ast.Assign):
+            names.update(target.id for target in node.targets if isinstance(target, ast.Name))
+    return frozenset(names)
 
 
 def reached(dotted: str) -> Iterator[str]:

@@ -43,12 +43,13 @@ INLINE_BACKEND = "module://matplotlib_inline.backend_inline"  # ipykernel's defa
 # system (which a submission could change), before the notebook's first cell; a kernel forked from the
 # server has it loaded already, its table of module files filled.
 PROBE_FILE = os.path.join(os.path.dirname(os.path.dirname(__file__)), "kernel_probe.py")
-PROBE = "__import__('sys').modules['_hooklab_probe']"
+PROBE_MODULE = "_hooklab_probe"  # its name in the kernel's sys.modules
+PROBE = f"__import__('sys').modules[{PROBE_MODULE!r}]"
 LOAD_PROBE = f"""\
 import importlib.util as _u, sys as _s
-if "_hooklab_probe" not in _s.modules:
-    _spec = _u.spec_from_file_location("_hooklab_probe", {PROBE_FILE!r})
-    _s.modules["_hooklab_probe"] = _m = _u.module_from_spec(_spec)
+if {PROBE_MODULE!r} not in _s.modules:
+    _spec = _u.spec_from_file_location({PROBE_MODULE!r}, {PROBE_FILE!r})
+    _s.modules[{PROBE_MODULE!r}] = _m = _u.module_from_spec(_spec)
     _spec.loader.exec_module(_m)
     del _spec, _m
 del _u, _s
@@ -81,7 +82,7 @@ def preload(modules: list[str] | None = None) -> None:
         elif name == PROFILER:
             importlib.import_module("hooklab.checks").warm_up()
     exec(LOAD_PROBE, {})
-    sys.modules["_hooklab_probe"].prepare()
+    sys.modules[PROBE_MODULE].prepare()
     # what is imported now is shared by every kernel: their garbage collector leaves it alone, so it is not
     # walked (and copied, page by page) in each of them
     gc.freeze()

@@ -158,6 +158,20 @@ def test_every_cheat_in_student_code_is_named(attack: Attack):
     ("t = (lambda m: m)(torch.nn.functional.torch)", "hands the module torch.nn.functional.torch around"),
     ("import torch.nn.functional as F\nt = [F].pop().torch", "hands the module torch.nn.functional around"),
     ("probe = '_hooklab_probe'", "names the grader's module '_hooklab_probe'"),
+    ("getattr(torch, 'testing').assert_close = print", "patches torch.testing.assert_close"),
+    ("import warnings\ngetattr(warnings, 'sys').modules['torch'].allclose = print", "sys.modules"),
+    ("x: exec('torch.equal = print') = 1", "runs code from a string (exec)"),
+    ("def f() -> setattr(torch, 'equal', print):\n    pass", "patches torch.equal"),
+    ("locals()['check_tensor'] = print", "reaches the notebook's namespace (locals())"),
+    ("try:\n    1 / 0\nexcept ZeroDivisionError as check_equal:\n    pass", "rebinds check_equal"),
+    ("match print:\n    case check_tensor:\n        pass", "rebinds check_tensor"),
+    ("class A:\n    lib = torch\nA.lib.testing.assert_close = print", "hands the module torch around"),
+    ("from importlib import import_module\nfor s in [import_module('sys')]:\n    s.modules.clear()",
+     "hands the module sys around"),
+    ("import timeit\ntimeit.timeit(bytes([49]).decode(), number=1)", "runs code from a string (timeit"),
+    ("import typing\ntyping.ForwardRef('x')._evaluate({}, {}, frozenset())", "(typing.ForwardRef)"),
+    ("import dataclasses\ndataclasses._create_fn('f', (), ['pass'], globals={})", "reaches a module's internals"),
+    ("torch.hub.load('.', 'model', source='local')", "loads code from a folder or a repository (torch.hub)"),
     ("name = 'hooklab.grading.kernels.working_copy'", "names the grader's module"),
 ])
 def test_techniques_are_named_in_the_students_terms(source: str, technique: str):
@@ -189,6 +203,8 @@ def test_a_students_own_objects_may_be_changed_freely():
     # what a module holds, as a value; a module named to getattr or hasattr, as the notebooks do
     ("02_forward_hooks", "from torch.autograd import gradcheck\n\nchecks = [gradcheck, torch.tanh, torch.nn.ReLU]\n"),
     ("02_forward_hooks", "F = torch.nn.functional  # an alias, followed by name\n\nout = F.relu(torch.ones(2))\n"),
+    ("02_forward_hooks",
+     "import numpy as np\n\nprint(torch, np, torch.nn.functional is F)\nhelp(F)\nprint(dir(nn)[:3])\n"),
     ("06_applications", "print(hasattr(torch.optim, 'OptimizerHook'), getattr(torch.nn, 'Linear')(2, 3))\n"),
 ])
 def test_honest_lines_the_scan_once_held_are_not_flagged(assignment: str, source: str):

@@ -16,11 +16,12 @@ The modules, from nbgrader's step down to the tables:
   scan.scan: parses each cell (syntax.parse) and walks it with a checker.Checker, cell after cell with the imports
     carried over, into scan.Finding (one per technique and cell);
   checker.Checker: the ``ast`` visitor: what a name or attribute chain refers to (origin), what is bound, imported,
-    patched, called or named in a string; code in strings and magics is checked by a Checker of its own;
+    patched, called or named in a string, and which modules it hands around; code in strings and magics
+    (magics.Magics, its part that reads IPython's rewriting of them) is checked by a Checker of its own;
   rules: what is forbidden or allowed: the tables (FORBIDDEN_MODULES, FORBIDDEN_ATTRIBUTES, FORBIDDEN_CALLS,
     SAFE_MAGICS, ...), what one assignment may use (ALLOWED, allowed_for), hooklab's own modules (HOOKLAB_MODULES),
     which modules are installed, and what reaching a dotted path does (rules.reached, rules.technique);
-  syntax: reading code: a cell's syntax tree with IPython's syntax and displays indexed by constants resolved
-    (syntax.parse), code in a string (syntax.code_in), a cell's code without its layout (syntax.code), and the names,
-    dotted paths and constants an expression spells.
+  syntax: reading code: a cell's syntax tree with IPython's syntax, displays indexed by constants and
+    ``getattr(x, "name")`` resolved (syntax.parse), code in a string (syntax.code_in), a cell's code without its
+    layout (syntax.code), and the names, dotted paths and constants an expression spells.
 """

@@ -7,6 +7,7 @@ import ast
 import builtins
 
 from hooklab.grading.integrity import rules, syntax
+from hooklab.grading.integrity.magics import Magics
 from hooklab.grading.integrity.rules import (
     FORBIDDEN_ATTRIBUTES,
     FORBIDDEN_CALLS,
@@ -19,7 +20,7 @@ from hooklab.grading.integrity.rules import (
 )
 
 
-class Checker(ast.NodeVisitor):
+class Checker(Magics, ast.NodeVisitor):
     def __init__(self, imported: dict[str, str], given: dict[str, str], protected: set[str],
                  permitted: frozenset[str] = frozenset()) -> None:
         self.imported = imported  # grows with the student's own imports, across cells
@@ -28,6 +29,7 @@ class Checker(ast.NodeVisitor):
         self.protected = protected  # builtins and the notebook's own classes and functions that tests use
         self.found: list[tuple[int, str]] = []
         self.depth = 0  # > 0 inside a function or class body
+        self.class_body = False  # directly in a class's body: a name bound there is the class's attribute
         self.called: set[int] = set()  # ids of the nodes called as functions (getattr(...), not getattr as a value)
         self.allowed: set[int] = set()  # ids of the nodes of importlib.import_module("name") calls, checked as imports
         self.bases: set[int] = set()  # ids of the nodes whose attribute is taken (``m`` in ``m.f``)
@@ -137,12 +139,14 @@ class Checker(ast.NodeVisitor):
         for decorator in node.decorator_list:
             self.visit(decorator)
         self.depth += 1
-        outer = self.globals
-        self.globals = set()
+        outer, in_class = self.globals, self.class_body
+        self.globals, self.class_body = set(), False
         self.visit(node.args)
+        if node.returns is not None:  # evaluated when the function is defined, as the arguments' annotations
+            self.visit(node.returns)
         for statement in node.body:
             self.visit(statement)
-        self.globals = outer
+        self.globals, self.class_body = outer, in_class
         self.depth -= 1
 
     visit_AsyncFunctionDef = visit_FunctionDef  # noqa: N815 (ast.NodeVisitor's name for the method)
@@ -165,13 +169,15 @@ class Checker(ast.NodeVisitor):
         if any(base in {"torch.Tensor", "torch.nn.Parameter", "torch.nn.parameter.Parameter"} for base in bases):
             for method in sorted(methods & rules.TENSOR_READS):
                 self.flag(node, f"a tensor subclass that redefines {method}")
+        outer, self.class_body = self.class_body, True
         self._scoped(node)
+        self.class_body = outer
 
     def visit_Assign(self, node: ast.Assign) -> None:
         for target in node.targets:
             self.store(node, target)
-        if all(isinstance(target, ast.Name) for target in node.targets) and (  # t = torch: an alias, followed
-                self.origin(node.value) not in HOOKLAB_MODULES):                # by name (not hooklab's own)
+        if all(isinstance(target, ast.Name) for target in node.targets) and not self.class_body and (
+                self.origin(node.value) not in HOOKLAB_MODULES):  # t = torch: an alias, followed by name
             self.bases.add(id(node.value))
         self.visit(node.value)
         origin = self.origin(node.value) or self._fetched(node.value)
@@ -204,12 +210,21 @@ class Checker(ast.NodeVisitor):
 
     def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
         self.store(node, node.target)
+        self.visit(node.annotation)  # evaluated at notebook level
         if node.value is not None:
             self.visit(node.value)
 
     def visit_NamedExpr(self, node: ast.NamedExpr) -> None:
         self.store(node, node.target)
         self.visit(node.value)
+
+    def visit_ExceptHandler(self, node: ast.ExceptHandler | ast.MatchAs | ast.MatchStar | ast.MatchMapping) -> None:
+        name = getattr(node, "name", None) or getattr(node, "rest", None)  # except E as x, case x, [*x], {**x}
+        if name:
+            self.bind(node, name)
+        self.generic_visit(node)
+
+    visit_MatchAs = visit_MatchStar = visit_MatchMapping = visit_ExceptHandler  # noqa: N815 (ast.NodeVisitor's names)
 
     def visit_Delete(self, node: ast.Delete) -> None:
         for target in node.targets:
@@ -248,6 +263,11 @@ class Checker(ast.NodeVisitor):
                 origin in HOOKLAB_MODULES or any(map(rules.is_module, rules.reached(origin)))):
             whose = "hooklab's module" if origin in HOOKLAB_MODULES else "the module"
             self.flag(node, f"hands {whose} {origin} around (use what it holds by name: {origin}.<name>)")
+
+    def visit_Compare(self, node: ast.Compare) -> None:
+        if all(isinstance(op, (ast.Is, ast.IsNot, ast.Eq, ast.NotEq)) for op in node.ops):  # F is torch.nn.functional
+            self.bases.update(map(id, [node.left, *node.comparators]))
+        self.generic_visit(node)
 
     def visit_Name(self, node: ast.Name) -> None:
         self.handed_around(node)
@@ -313,8 +333,10 @@ class Checker(ast.NodeVisitor):
         func = node.func
         self.called.add(id(func))
         imported = self._imported_by_name(node)
-        if imported is not None:  # importlib.import_module("math"): as `import math`
+        if imported is not None:  # importlib.import_module("math"): as `import math`, but not handed around
             self.allowed |= {id(func), id(syntax.root(func))}
+            if id(node) not in self.bases and rules.is_module(imported):
+                self.flag(node, f"hands the module {imported} around (use what it holds by name: {imported}.<name>)")
             self.check_module(node, imported)
             self.check_installed(node, imported)
         if (self.origin(func) or "").endswith(".DataLoader") and any(
@@ -324,6 +346,8 @@ class Checker(ast.NodeVisitor):
             self.flag(node, "runs code outside its cell (a DataLoader's worker processes)")
         if isinstance(func, ast.Name):
             name = func.id
+            if name in rules.SHOWN_ONLY:  # print(torch), dir(F): a module shown, not handed on
+                self.bases.update(map(id, node.args))
             if name in FORBIDDEN_CALLS and name != "get_ipython":
                 self.flag(node, FORBIDDEN_CALLS[name])
             elif name in {"setattr", "delattr"} and node.args:
@@ -360,40 +384,3 @@ class Checker(ast.NodeVisitor):
                 self.flag(node, f"reaches an attribute of {target} by a computed name")
             else:
                 self.check_module(node, f"{target}.{text}")
-
-    def magic(self, node: ast.Call) -> bool:
-        """IPython's rewriting of ``%magic``, ``%%magic`` and ``!cmd``: True when handled here."""
-        func = node.func
-        if not (
-            isinstance(func, ast.Attribute)
-            and isinstance(func.value, ast.Call)
-            and isinstance(func.value.func, ast.Name)
-            and func.value.func.id == "get_ipython"
-            and not func.value.args
-        ):
-            if isinstance(func, ast.Name) and func.id == "get_ipython":
-                self.flag(node, FORBIDDEN_CALLS["get_ipython"])
-                return True
-            return False
-        if func.attr in {"system", "getoutput"}:
-            return True  # a shell command: it cannot reach this interpreter
-        args = [syntax.constant_text(arg) for arg in node.args]
-        if func.attr in {"run_line_magic", "run_cell_magic"} and args and args[0] is not None:
-            magic = args[0].lstrip("%")
-            if magic in rules.SAFE_MAGICS:
-                for code in args[1:] if magic in rules.CODE_MAGICS else []:
-                    if code:
-                        self.nested(node, code)
-                return True
-            self.flag(node, f"uses the IPython magic %{magic}")
-            return True
-        self.flag(node, FORBIDDEN_CALLS["get_ipython"])
-        return True
-
-    def nested(self, node: ast.AST, code: str) -> None:
-        tree = syntax.parse(code)
-        if tree is None:
-            return
-        inner = Checker(self.imported, self.given, self.protected, self.permitted)
-        inner.visit(tree)
-        self.found += [(getattr(node, "lineno", 1), technique) for _, technique in inner.found]

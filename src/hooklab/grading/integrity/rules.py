@@ -68,6 +68,13 @@ FORBIDDEN_MODULES = {
     "bdb": "starts a debugger (bdb)",
     "trace": "traces code (trace)",
     "cProfile.run": "runs code from a string (cProfile.run)",
+    "cProfile.Profile": "runs code from a string (cProfile.Profile)",
+    "profile.Profile": "runs code from a string (profile.Profile)",
+    "timeit": "runs code from a string (timeit; time a line with %timeit)",
+    "torch.utils.benchmark": "runs code from a string (torch.utils.benchmark; time a line with %timeit)",
+    "torch.hub": "loads code from a folder or a repository (torch.hub)",
+    "logging.config": "imports objects by their names (logging.config)",
+    "typing.ForwardRef": "runs code from strings (typing.ForwardRef)",
     "cProfile.runctx": "runs code from a string (cProfile.runctx)",
     "profile.run": "runs code from a string (profile.run)",
     "profile.runctx": "runs code from a string (profile.runctx)",
@@ -126,6 +133,7 @@ FORBIDDEN_CALLS = {
     "__import__": "uses the import system (__import__)",
     "breakpoint": "starts a debugger (breakpoint)",
     "globals": "reaches the notebook's namespace (globals())",
+    "locals": "reaches the notebook's namespace (locals())",
     "get_ipython": "reaches IPython's machinery (get_ipython)",
 }
 
@@ -162,6 +170,9 @@ TENSOR_READS = {
     "requires_grad", "grad", "grad_fn", "is_leaf", "data", "is_floating_point", "element_size", "itemsize", "nbytes",
     "untyped_storage", "storage", "stride", "is_contiguous", "detach", "clone", "to", "cpu", "double", "float",
 }
+
+# Functions that only show or compare what they are given: a module passed to one is not handed on.
+SHOWN_ONLY = {"print", "repr", "str", "help", "dir", "id", "type", "isinstance", "hash"}
 
 # Modules other modules hold as attributes (``logging.threading``, ``torch.nn.functional.torch``): reached through
 # them, they are still themselves. OWN_SUBMODULES: a package's own submodule of one of those names.
@@ -292,6 +303,8 @@ def technique(dotted: str) -> str | None:
         return f"handles file descriptors (os.{parts[1]}), the kernel's connections among them"
     if parts[0] == "hooklab" and any(part.startswith("_") for part in parts[1:]):
         return f"reaches hooklab's internals ({dotted})"
+    if private is not None:  # typing.ForwardRef._evaluate, dataclasses._create_fn: code from strings, and more
+        return f"reaches a module's internals ({'.'.join(parts[:private + 1])})"
     if parts[0] == "sys" and parts[1] not in SYS_READABLE:
         return f"uses the interpreter's machinery (sys.{parts[1]})"
     if parts[0] == "os" and parts[1].startswith(OS_PROCESSES):

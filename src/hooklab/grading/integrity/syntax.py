@@ -27,7 +27,16 @@ def parse(source: str) -> ast.Module | None:
 
 class _Unwrapped(ast.NodeTransformer):
     """``[x][0]``, ``(a, x)[1]`` and ``{"k": x}["k"]`` read as the ``x`` they are, so that an object passed
-    through a display is still tracked (``[sys][0].modules`` is ``sys.modules``)."""
+    through a display is still tracked (``[sys][0].modules`` is ``sys.modules``); ``getattr(x, "name")`` read as
+    ``x.name``."""
+
+    def visit_Call(self, node: ast.Call) -> ast.AST:
+        self.generic_visit(node)
+        if (isinstance(node.func, ast.Name) and node.func.id == "getattr" and len(node.args) == 2
+                and not node.keywords and isinstance(node.args[1], ast.Constant)
+                and isinstance(node.args[1].value, str) and node.args[1].value.isidentifier()):
+            return ast.copy_location(ast.Attribute(value=node.args[0], attr=node.args[1].value, ctx=ast.Load()), node)
+        return node
 
     def visit_Subscript(self, node: ast.Subscript) -> ast.AST:
         self.generic_visit(node)

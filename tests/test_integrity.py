@@ -172,6 +172,12 @@ def test_every_cheat_in_student_code_is_named(attack: Attack):
     ("import typing\ntyping.ForwardRef('x')._evaluate({}, {}, frozenset())", "(typing.ForwardRef)"),
     ("import dataclasses\ndataclasses._create_fn('f', (), ['pass'], globals={})", "reaches a module's internals"),
     ("torch.hub.load('.', 'model', source='local')", "loads code from a folder or a repository (torch.hub)"),
+    ("import sys\nm = {'k': 1, 'k': sys}['k']\nm.modules['x'] = 1", "hands the module sys around"),
+    ("m = {1: 0, True: torch}[1]\nm.tanh = print", "hands the module torch around"),
+    ("def id(m):\n    return m\n\nid(torch).exp = print", "hands the module torch around"),
+    ("def f(print=lambda m: m):\n    print(torch).exp = print", "hands the module torch around"),
+    ("class C:\n    import torch as t\n\nC.t.sigmoid = print", "imports inside a class body"),
+    ("m = next(iter([nn.modules.activation.F]))\nm.relu = print", "hands the module torch.nn.modules.activation.F"),
     ("name = 'hooklab.grading.kernels.working_copy'", "names the grader's module"),
 ])
 def test_techniques_are_named_in_the_students_terms(source: str, technique: str):
@@ -205,6 +211,7 @@ def test_a_students_own_objects_may_be_changed_freely():
     ("02_forward_hooks", "F = torch.nn.functional  # an alias, followed by name\n\nout = F.relu(torch.ones(2))\n"),
     ("02_forward_hooks",
      "import numpy as np\n\nprint(torch, np, torch.nn.functional is F)\nhelp(F)\nprint(dir(nn)[:3])\n"),
+    ("02_forward_hooks", "import timeit\n\nstart = timeit.default_timer()\n"),
     ("06_applications", "print(hasattr(torch.optim, 'OptimizerHook'), getattr(torch.nn, 'Linear')(2, 3))\n"),
 ])
 def test_honest_lines_the_scan_once_held_are_not_flagged(assignment: str, source: str):

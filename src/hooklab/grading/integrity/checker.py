@@ -22,11 +22,12 @@ from hooklab.grading.integrity.rules import (
 
 class Checker(Magics, ast.NodeVisitor):
     def __init__(self, imported: dict[str, str], given: dict[str, str], protected: set[str],
-                 permitted: frozenset[str] = frozenset()) -> None:
+                 permitted: frozenset[str] = frozenset(), shown: frozenset[str] = frozenset()) -> None:
         self.imported = imported  # grows with the student's own imports, across cells
         self.permitted = permitted  # dotted names this assignment may use (ALLOWED)
         self.given = given
         self.protected = protected  # builtins and the notebook's own classes and functions that tests use
+        self.shown = shown  # rules.SHOWN_ONLY's functions the student's code never rebinds
         self.found: list[tuple[int, str]] = []
         self.depth = 0  # > 0 inside a function or class body
         self.class_body = False  # directly in a class's body: a name bound there is the class's attribute
@@ -96,6 +97,11 @@ class Checker(Magics, ast.NodeVisitor):
             if alias.name != IMPORT_MODULE[0]:  # importlib itself: its uses are checked where it is used
                 self.check_module(node, alias.name)
             self.check_installed(node, alias.name)
+        self._bind_imports(node)
+
+    def _bind_imports(self, node: ast.Import | ast.ImportFrom) -> None:
+        if self.class_body:  # the module would be the class's attribute (C.m), out of the imports' sight
+            self.flag(node, "imports inside a class body (import at the notebook's level)")
         for name, origin in syntax.bindings(node):
             self.bind(node, name, origin)
             self.imported[name] = origin
@@ -114,9 +120,7 @@ class Checker(Magics, ast.NodeVisitor):
                 continue
             if f"{module}.{alias.name}" != ".".join(IMPORT_MODULE):
                 self.check_module(node, f"{module}.{alias.name}")
-        for name, origin in syntax.bindings(node):
-            self.bind(node, name, origin)
-            self.imported[name] = origin
+        self._bind_imports(node)
 
     def check_installed(self, node: ast.AST, module: str) -> None:
         top = module.split(".")[0]
@@ -346,7 +350,7 @@ class Checker(Magics, ast.NodeVisitor):
             self.flag(node, "runs code outside its cell (a DataLoader's worker processes)")
         if isinstance(func, ast.Name):
             name = func.id
-            if name in rules.SHOWN_ONLY:  # print(torch), dir(F): a module shown, not handed on
+            if name in self.shown:  # print(torch), dir(F): a module shown, not handed on
                 self.bases.update(map(id, node.args))
             if name in FORBIDDEN_CALLS and name != "get_ipython":
                 self.flag(node, FORBIDDEN_CALLS[name])

@@ -70,7 +70,8 @@ FORBIDDEN_MODULES = {
     "cProfile.run": "runs code from a string (cProfile.run)",
     "cProfile.Profile": "runs code from a string (cProfile.Profile)",
     "profile.Profile": "runs code from a string (profile.Profile)",
-    "timeit": "runs code from a string (timeit; time a line with %timeit)",
+    **{f"timeit.{name}": "runs code from a string (timeit; time a line with %timeit)"
+       for name in ("timeit", "repeat", "Timer", "main")},
     "torch.utils.benchmark": "runs code from a string (torch.utils.benchmark; time a line with %timeit)",
     "torch.hub": "loads code from a folder or a repository (torch.hub)",
     "logging.config": "imports objects by their names (logging.config)",
@@ -244,11 +245,36 @@ def is_module(dotted: str) -> bool:
         spec = importlib.util.find_spec(parts[0])
     except (ImportError, ValueError):
         return False
-    for part in parts[1:]:
-        if spec is None or not spec.submodule_search_locations or part in _rebound(spec.name, spec.origin):
+    for position, part in enumerate(parts[1:], start=1):
+        if spec is None:
+            return False
+        if not spec.submodule_search_locations:  # a plain module: a module it imports under a name of its own
+            alias = _module_aliases(spec.name, spec.origin).get(part)
+            return alias is not None and is_module(".".join([alias, *parts[position + 1:]]))
+        if part in _rebound(spec.name, spec.origin):
             return False
         spec = importlib.machinery.PathFinder.find_spec(f"{spec.name}.{part}", spec.submodule_search_locations)
     return spec is not None
+
+
+@cache
+def _module_aliases(module: str, origin: str | None) -> dict[str, str]:
+    """The names a plain module binds to what it imports (``torch.nn.modules.activation.F`` is
+    torch.nn.functional): name → the dotted path imported."""
+    try:
+        tree = ast.parse(Path(origin).read_text()) if origin else ast.Module(body=[])
+    except (OSError, SyntaxError, ValueError):
+        return {}
+    aliases = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            aliases.update({a.asname or a.name.split(".")[0]: a.name if a.asname else a.name.split(".")[0]
+                            for a in node.names})
+        elif isinstance(node, ast.ImportFrom):
+            base = module.rsplit(".", node.level)[0] if node.level else ""
+            source = ".".join(part for part in (base, node.module) if part)
+            aliases.update({a.asname or a.name: f"{source}.{a.name}" for a in node.names})
+    return aliases
 
 
 @cache

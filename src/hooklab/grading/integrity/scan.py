@@ -8,7 +8,7 @@ import builtins
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
-from hooklab.grading.integrity import syntax
+from hooklab.grading.integrity import rules, syntax
 from hooklab.grading.integrity.checker import Checker
 
 
@@ -69,11 +69,12 @@ def scan(
     protected = {name for name in test_names if hasattr(builtins, name)} | (set(given_definitions) & test_names)
     findings: list[Finding] = []
     imported = dict(given_imports)
-    for number, source in cells:
-        tree = syntax.parse(source)
+    cells = [(number, syntax.parse(source)) for number, source in cells]
+    shown = frozenset(rules.SHOWN_ONLY - syntax.bound_names(tree for _, tree in cells if tree is not None))
+    for number, tree in cells:
         if tree is None:
             continue  # a syntax error fails at run time, like any wrong answer
-        checker = Checker(imported, given_imports, protected, allowed)
+        checker = Checker(imported, given_imports, protected, allowed, shown)
         checker.visit(tree)
         findings += [Finding(number, line, technique) for line, technique in checker.found]
     return _unique(findings)

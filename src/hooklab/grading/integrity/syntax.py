@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import ast
 import textwrap
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from functools import lru_cache
 
 from IPython.core.inputtransformer2 import TransformerManager
@@ -46,9 +46,10 @@ class _Unwrapped(ast.NodeTransformer):
             and not any(isinstance(e, ast.Starred) for e in node.value.elts)):
             if -len(node.value.elts) <= key < len(node.value.elts):
                 found = node.value.elts[key]
-        elif isinstance(node.value, ast.Dict) and key is not None:
-            found = next((v for k, v in zip(node.value.keys, node.value.values)
-                          if isinstance(k, ast.Constant) and k.value == key), None)
+        elif isinstance(node.value, ast.Dict) and key is not None and all(  # keys all constants, none repeated
+                isinstance(k, ast.Constant) for k in node.value.keys) and len(
+                {k.value for k in node.value.keys}) == len(node.value.keys):
+            found = next((v for k, v in zip(node.value.keys, node.value.values) if k.value == key), None)
         return ast.copy_location(found, node) if found is not None and isinstance(node.ctx, ast.Load) else node
 
 
@@ -110,3 +111,21 @@ def root(node: ast.AST) -> ast.AST:
 
 def constant_text(node: ast.AST) -> str | None:
     return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
+
+
+def bound_names(trees: Iterable[ast.AST]) -> set[str]:
+    """Every name the code binds, at any depth: assigned, a parameter, defined, imported, caught, matched."""
+    names: set[str] = set()
+    for node in (node for tree in trees for node in ast.walk(tree)):
+        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            names.add(node.id)
+        elif isinstance(node, ast.arg):
+            names.add(node.arg)
+        elif isinstance(node, ast.alias):
+            names.add((node.asname or node.name).split(".")[0])
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.ExceptHandler, ast.MatchAs,
+                               ast.MatchStar)) and node.name:
+            names.add(node.name)
+        elif isinstance(node, ast.MatchMapping) and node.rest:
+            names.add(node.rest)
+    return names

@@ -177,6 +177,8 @@ def test_every_cheat_in_student_code_is_named(attack: Attack):
     ("def id(m):\n    return m\n\nid(torch).exp = print", "hands the module torch around"),
     ("def f(print=lambda m: m):\n    print(torch).exp = print", "hands the module torch around"),
     ("class C:\n    import torch as t\n\nC.t.sigmoid = print", "imports inside a class body"),
+    ("def f():\n    pass\n\ngetattr(f, '_' * 2 + 'globals' + '_' * 2)['check_tensor'] = print",
+     "reaches 'globals' by name"),
     ("m = next(iter([nn.modules.activation.F]))\nm.relu = print", "hands the module torch.nn.modules.activation.F"),
     ("name = 'hooklab.grading.kernels.working_copy'", "names the grader's module"),
 ])

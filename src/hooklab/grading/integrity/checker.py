@@ -379,7 +379,8 @@ class Checker(Magics, ast.NodeVisitor):
         fragments = [syntax.constant_text(piece) for piece in sorted(  # in the order they are written
             (n for n in ast.walk(name) if syntax.constant_text(n) is not None), key=lambda n: (n.lineno, n.col_offset))]
         for piece in [*fragments, *([] if text is not None else ["".join(fragments)])]:  # and the pieces put together
-            if piece in FORBIDDEN_ATTRIBUTES or piece == "__dict__" or "__" in piece and text is None:
+            hidden = text is None and ("__" in piece or f"__{piece.strip('_')}__" in FORBIDDEN_ATTRIBUTES)  # '_'*2
+            if piece in FORBIDDEN_ATTRIBUTES or piece == "__dict__" or hidden:
                 self.flag(node, f"reaches {piece!r} by name ({FORBIDDEN_ATTRIBUTES.get(piece, 'a hidden attribute')})")
                 return
         target = self.origin(node.args[0])

@@ -214,6 +214,8 @@ def test_a_students_own_objects_may_be_changed_freely():
     ("02_forward_hooks",
      "import numpy as np\n\nprint(torch, np, torch.nn.functional is F)\nhelp(F)\nprint(dir(nn)[:3])\n"),
     ("02_forward_hooks", "import timeit\n\nstart = timeit.default_timer()\n"),
+    # ending or crashing the kernel is graded as a kernel that stopped (the corpus's exits and late_crash)
+    ("02_forward_hooks", "import faulthandler\nimport os\n\nos._exit(0)\nfaulthandler._sigsegv()\n"),
     ("06_applications", "print(hasattr(torch.optim, 'OptimizerHook'), getattr(torch.nn, 'Linear')(2, 3))\n"),
 ])
 def test_honest_lines_the_scan_once_held_are_not_flagged(assignment: str, source: str):

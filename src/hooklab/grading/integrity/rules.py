@@ -179,6 +179,9 @@ SHOWN_ONLY = {"print", "repr", "str", "help", "dir", "id", "type", "isinstance",
 # them, they are still themselves. OWN_SUBMODULES: a package's own submodule of one of those names.
 REEXPORTED = {name.split(".")[0] for name in FORBIDDEN_MODULES} | {"os", "sys", "inspect", "types", "torch"}
 OWN_SUBMODULES = {"torch.signal", "scipy.signal", "torch.types", "numpy.typing"}
+# modules whose private names are the plain way to end or crash a process (os._exit, faulthandler._sigsegv): a
+# submission that does so is graded as one whose kernel stopped, not held
+PRIVATE_ALLOWED = {"os", "faulthandler"}
 TORCH_PRIVATE_ALLOWED = {"_dynamo", "_logging"}  # private modules of torch's that the notebooks themselves use
 
 # nn.Module's methods that tests read a model through: one set on a model object (``model.named_parameters = …``)
@@ -329,14 +332,14 @@ def technique(dotted: str) -> str | None:
         return f"handles file descriptors (os.{parts[1]}), the kernel's connections among them"
     if parts[0] == "hooklab" and any(part.startswith("_") for part in parts[1:]):
         return f"reaches hooklab's internals ({dotted})"
-    if private is not None:  # typing.ForwardRef._evaluate, dataclasses._create_fn: code from strings, and more
-        return f"reaches a module's internals ({'.'.join(parts[:private + 1])})"
     if parts[0] == "sys" and parts[1] not in SYS_READABLE:
         return f"uses the interpreter's machinery (sys.{parts[1]})"
     if parts[0] == "os" and parts[1].startswith(OS_PROCESSES):
         return f"runs code outside its cell (processes: os.{parts[1]})"
     if parts[0] == "types" and parts[1] in {"FunctionType", "CodeType", "ModuleType", "CellType", "LambdaType"}:
         return f"builds code or modules by hand (types.{parts[1]})"
+    if private is not None and parts[0] not in PRIVATE_ALLOWED:  # dataclasses._create_fn: code from strings, and more
+        return f"reaches a module's internals ({'.'.join(parts[:private + 1])})"
     return None
 
 

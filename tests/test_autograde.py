@@ -31,7 +31,7 @@ from conftest import make_course, solution_notebooks
 from hooklab.grading import class_report
 from hooklab.grading.course import Course
 from hooklab.grading.feedback import MIN_LINE
-from hooklab.grading.ledger import LEDGER, Ledger
+from hooklab.grading.ledger import LEDGER, LastRun, Ledger
 from test_feedback import assert_loads_nothing_from_elsewhere
 
 pytestmark = pytest.mark.slow  # starts kernels or a grader (conftest: the fast tier)
@@ -343,7 +343,9 @@ def test_report_shows_no_hidden_test_line(graded: dict):
 
 def test_report_written_again_from_the_gradebook_agrees_with_the_grades_csv(graded: dict, tmp_path: Path):
     course = graded["course"]
-    page = class_report.write(Course(course / "nbgrader_config.py"), Ledger(course / "grading.json"), folder=tmp_path)
+    ledger = Ledger(course / LEDGER)
+    ledger.last_run = LastRun()  # written from the gradebook alone: no run to show
+    page = class_report.write(Course(course / "nbgrader_config.py"), ledger, folder=tmp_path)
     files = {name: (tmp_path / name).read_text() for name in (class_report.REPORT, *class_report.CSV_FILES)}
     check_report_against_grades(table((course / "grades.csv").read_text()), report_tables(files))
     assert page == tmp_path / class_report.REPORT and "there is no timing to show" in files[class_report.REPORT]

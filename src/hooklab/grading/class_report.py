@@ -39,12 +39,10 @@ FIGURE_INCHES = 10.0  # its width as drawn, at twice the pixels it takes: crisp 
 FIGURE_DPI = 2 * FIGURE_WIDTH / FIGURE_INCHES
 
 
-def write(course: Course, ledger: Ledger, timing: dict[str, float] | None = None, problems: Sequence[str] = (),
-          folder: Path | None = None) -> Path:
-    """Write ``report.html`` and its CSV files into ``folder`` (the course's work dir); returns the page.
-
-    ``timing``: the figures of this run (:meth:`hooklab.grading.timing.Stages.figures`), None when it
-    executed nothing; ``problems``: input of this run that was not graded."""
+def write(course: Course, ledger: Ledger, folder: Path | None = None) -> Path:
+    """Write ``report.html`` and its CSV files into ``folder`` (the course's work dir); returns the page. The
+    timing and the problems shown are the ledger's last run's (:class:`hooklab.grading.ledger.LastRun`)."""
+    timing, problems = ledger.last_run.timing, ledger.last_run.problems
     folder = folder or course.work_dir
     folder.mkdir(parents=True, exist_ok=True)
     tables = aggregate(collect(course, ledger))

@@ -47,7 +47,7 @@ def review(course: Course, keys: list[str]) -> tuple[str, str]:
     if lines:
         ledger.save()
         write_grades_csv(course, ledger)
-        class_report.write(course, ledger, ledger.last_run.timing, ledger.last_run.problems)
+        class_report.write(course, ledger)
     return "\n".join(lines if error else [*lines, listing(ledger)]), error
 
 

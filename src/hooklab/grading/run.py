@@ -126,7 +126,7 @@ def _finish(plan: Plan, course: Course, ledger: Ledger, stages: Stages, jobs: in
     ledger.save()
     write_grades_csv(course, ledger)
     try:  # the scores, feedback and CSV are written already: a report that fails costs only itself
-        class_report.write(course, ledger, ledger.last_run.timing, ledger.last_run.problems)
+        class_report.write(course, ledger)
     except Exception as error:  # any failure of matplotlib or of the page
         problems = [*problems, f"the class report could not be written ({error!r}); grades.csv has the scores"]
     with Gradebook(course.db_url) as gradebook:

@@ -261,15 +261,20 @@ def is_module(dotted: str) -> bool:
 
 
 @cache
+def _source_tree(origin: str | None) -> ast.Module:
+    """The syntax tree of an installed module's file (an empty one where it has no readable Python source)."""
+    try:
+        return ast.parse(Path(origin).read_text()) if origin else ast.Module(body=[])
+    except (OSError, SyntaxError, ValueError):
+        return ast.Module(body=[])
+
+
+@cache
 def _module_aliases(module: str, origin: str | None) -> dict[str, str]:
     """The names a plain module binds to what it imports (``torch.nn.modules.activation.F`` is
     torch.nn.functional): name → the dotted path imported."""
-    try:
-        tree = ast.parse(Path(origin).read_text()) if origin else ast.Module(body=[])
-    except (OSError, SyntaxError, ValueError):
-        return {}
     aliases = {}
-    for node in ast.walk(tree):
+    for node in ast.walk(_source_tree(origin)):
         if isinstance(node, ast.Import):
             aliases.update({a.asname or a.name.split(".")[0]: a.name if a.asname else a.name.split(".")[0]
                             for a in node.names})
@@ -284,12 +289,8 @@ def _module_aliases(module: str, origin: str | None) -> dict[str, str]:
 def _rebound(package: str, init: str | None) -> frozenset[str]:
     """The names a package's ``__init__`` binds to something of its own, hiding a submodule of that name
     (``torch.autograd.gradcheck`` is a function, from the module ``gradcheck``)."""
-    try:
-        tree = ast.parse(Path(init).read_text()) if init else ast.Module(body=[])
-    except (OSError, SyntaxError, ValueError):
-        return frozenset()
     names = set()
-    for node in ast.walk(tree):
+    for node in ast.walk(_source_tree(init)):
         if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
             names.add(node.name)
         elif isinstance(node, ast.ImportFrom) and (node.module or "") not in ("", package):  # not its own submodule

@@ -265,8 +265,11 @@ class Checker(Magics, ast.NodeVisitor):
         origin = self.origin(node)
         if origin and id(node) not in self.bases and isinstance(node.ctx, ast.Load) and (
                 origin in HOOKLAB_MODULES or any(map(rules.is_module, rules.reached(origin)))):
-            whose = "hooklab's module" if origin in HOOKLAB_MODULES else "the module"
-            self.flag(node, f"hands {whose} {origin} around (use what it holds by name: {origin}.<name>)")
+            self.flag_handed(node, origin)
+
+    def flag_handed(self, node: ast.AST, module: str) -> None:
+        whose = "hooklab's module" if module in HOOKLAB_MODULES else "the module"
+        self.flag(node, f"hands {whose} {module} around (use what it holds by name: {module}.<name>)")
 
     def visit_Compare(self, node: ast.Compare) -> None:
         if all(isinstance(op, (ast.Is, ast.IsNot, ast.Eq, ast.NotEq)) for op in node.ops):  # F is torch.nn.functional
@@ -340,7 +343,7 @@ class Checker(Magics, ast.NodeVisitor):
         if imported is not None:  # importlib.import_module("math"): as `import math`, but not handed around
             self.allowed |= {id(func), id(syntax.root(func))}
             if id(node) not in self.bases and rules.is_module(imported):
-                self.flag(node, f"hands the module {imported} around (use what it holds by name: {imported}.<name>)")
+                self.flag_handed(node, imported)
             self.check_module(node, imported)
             self.check_installed(node, imported)
         if (self.origin(func) or "").endswith(".DataLoader") and any(

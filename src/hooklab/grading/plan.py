@@ -54,8 +54,8 @@ def make_plan(submissions: Path, course: Course, ledger: Ledger, *, force: bool,
               timestamps: bool) -> Plan:
     """Read the input, copy each submission into the course, register the assignments, and say which
     submissions need grading: new, changed, or graded by another grader (:func:`grading_fingerprint`)."""
-    api = NbGraderAPI(config=course.config())
-    sandbox = Sandbox(config=course.config())
+    config = course.config()
+    api, sandbox = NbGraderAPI(config=config), Sandbox(config=config)
     with opened_input(submissions, sandbox) as (folder, problems):
         found = find_submissions(folder, course, sandbox, filename_regex, timestamps)
         problems += found.problems

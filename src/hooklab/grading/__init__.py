@@ -2,7 +2,7 @@
 
 One submission's way from ``hooklab autograde`` to the gradebook, its feedback, grades.csv and the report:
 
-  cli.main: reads the course config once, starts the kernel server (kernels.server.start_server; local mode
+  hooklab.cli.main: reads the course config once, starts the kernel server (kernels.server.start_server; local mode
     only), checks that kernels can be sandboxed (kernels.supervise.unavailable) and hands the server to
     run.autograde, which does the rest in this process, in three stages:
   plan.make_plan → submissions.opened_input, find_submissions, place_submission: the input (a folder or a zip) is

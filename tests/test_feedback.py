@@ -302,3 +302,62 @@ def test_nbgraders_table_of_contents_names_each_test_by_its_exercise_and_lists_o
     assert entries == ["Comment on Exercise 1 — Collect the hooks",
                        "Exercise 1 — Collect the hooks (Score: 1.0 / 1.0)"], entries
     assert soup.select_one("#toc li a[href='#comment-other']"), "an instructor's comment keeps its entry"
+
+
+# -- a hidden-test line quoted by any cell's output, of any kind, is redacted ---------------------------------
+
+WHERE = {"the answer cell before the test": 1, "the test cell": 2, "a code cell after the next markdown cell": 4}
+
+
+def quoting_outputs() -> list[nbformat.NotebookNode]:
+    """An output of each kind a cell can leave, each quoting the hidden-test line among lines that say nothing of
+    it (as a hook printing the running cell, or an exception carrying its source, would)."""
+    return [
+        new_output("stream", name="stdout", text=f"running:\n{HIDDEN}\nok\n"),
+        new_output("stream", name="stderr", text=f"warning: {HIDDEN}\n"),
+        new_output("display_data", data={"text/plain": f"cell:\n{HIDDEN}",
+                                         "text/html": f"<pre>{HIDDEN}</pre>\n<p>ok</p>"}),
+        new_output("execute_result", data={"text/plain": f"{HIDDEN}"}, execution_count=3),
+        new_output("error", ename="RuntimeError", evalue=f"hook saw {HIDDEN}",
+                   traceback=["Traceback (most recent call last)", f'  File "<cell>", line 3\n    {HIDDEN}\n',
+                              f"RuntimeError: hook saw {HIDDEN}"]),
+    ]
+
+
+def lesson(where: int) -> nbformat.NotebookNode:
+    """A notebook as a student's comes back: prose, an answer, its test cell, more prose, a code cell of the
+    student's; the cell at ``where`` holds :func:`quoting_outputs`, the others an innocent line each."""
+    answer = new_code_cell("def scale(x):\n    return 2 * x")
+    answer.metadata.nbgrader = {"grade": False, "grade_id": "scale", "solution": True, "locked": False}
+    test = new_code_cell(TEST)
+    test.metadata.nbgrader = {"grade": True, "grade_id": "scale_test", "points": 1, "solution": False, "locked": True}
+    later = new_code_cell("print(scale(torch.ones(2)))")
+    nb = new_notebook(cells=[new_markdown_cell("## Exercise 1 — scale (1 point)"), answer, test,
+                             new_markdown_cell("## What the hook saw"), later])
+    for index in WHERE.values():
+        nb.cells[index].outputs = quoting_outputs() if index == where else [
+            new_output("stream", name="stdout", text=f"innocent {index}\n")]
+    return nb
+
+
+@pytest.mark.parametrize("where", WHERE)
+def test_hidden_test_lines_quoted_by_any_cell_are_redacted_in_every_kind_of_output(where: str):
+    """Not only a test cell's outputs: an answer cell before it or a later cell of the student's (a hook runs
+    wherever it was registered) quoting a hidden-test line has that line, and only that line, redacted, in its
+    stdout, stderr, displayed text and HTML, result, error message and traceback."""
+    index = WHERE[where]
+    nb, _ = HideHiddenTests().preprocess(lesson(index), {})
+    stdout, stderr, display, result, error = nb.cells[index].outputs
+    assert stdout.text == f"running:\n{REDACTED}\nok\n"
+    assert stderr.text == f"{REDACTED}\n"
+    assert display.data == {"text/plain": f"cell:\n{REDACTED}", "text/html": f"{REDACTED}\n<p>ok</p>"}
+    assert result.data == {"text/plain": REDACTED}
+    assert (error.ename, error.evalue) == ("RuntimeError", REDACTED)
+    if where == "the test cell":  # a test cell's error is reduced to its message
+        assert error.traceback == [REDACTED]
+    else:  # a student's own error keeps its traceback, the quoting lines redacted
+        assert error.traceback == ["Traceback (most recent call last)", f'  File "<cell>", line 3\n{REDACTED}\n',
+                                   REDACTED]
+    for other in set(WHERE.values()) - {index}:
+        assert [output.text for output in nb.cells[other].outputs] == [f"innocent {other}\n"]
+    assert HIDDEN not in nbformat.writes(nb), "a hidden-test line reached the feedback"

@@ -4,9 +4,12 @@ notebook's metadata, and the two key formats."""
 from __future__ import annotations
 
 import json
+import os
+from collections.abc import Callable
 from pathlib import Path
 
 import nbformat
+import pytest
 
 from hooklab.grading.keys import cell_key, split_cell_key, split_submission_key, submission_key
 from hooklab.grading.ledger import Entry, Ledger
@@ -35,6 +38,85 @@ def test_saving_folds_the_journal_into_the_file(tmp_path: Path):
     assert not ledger.journal.exists()
     assert json.loads(ledger.path.read_text())["ada/02_forward_hooks"]["score"] == 2.0
     assert Ledger(ledger.path).entries == ledger.entries
+
+
+def finished_since_the_last_save(folder: Path) -> Ledger:
+    """A ledger whose file holds ada's result and whose journal bo's and cy's (finished since the last save)."""
+    ledger = Ledger(folder / "grading.json")
+    ledger.set("ada/02_forward_hooks", entry("a", score=2.0))
+    ledger.save()
+    ledger.set("bo/02_forward_hooks", entry("b"))
+    ledger.set("cy/02_forward_hooks", Entry("c", False, "no notebook submitted", 0.0, 2.0))
+    return ledger
+
+
+def before_file_operation(monkeypatch: pytest.MonkeyPatch, folder: Path, step: int, action: Callable[[], object]
+                          ) -> list[bool]:
+    """From now on, run ``action`` once, just before the ``step``-th operation on a file in ``folder`` (read, exists,
+    write, rename, remove), as another process could; returns a list that holds True once it ran."""
+    count, ran, busy = [0], [], [False]
+
+    def before(path: str | Path) -> None:
+        if busy[0] or folder not in Path(path).parents:
+            return
+        count[0] += 1
+        if count[0] == step:
+            busy[0] = True
+            try:
+                action()
+            finally:
+                busy[0] = False
+            ran.append(True)
+
+    def wrapped(original: Callable[..., object]) -> Callable[..., object]:
+        def operation(self: Path, *args: object, **kwargs: object) -> object:
+            before(self)
+            return original(self, *args, **kwargs)
+        return operation
+
+    for name in ("read_text", "write_text", "exists", "unlink"):
+        monkeypatch.setattr(Path, name, wrapped(getattr(Path, name)))
+    replace = os.replace
+    monkeypatch.setattr(os, "replace", lambda source, target: (before(target), replace(source, target))[1])
+    return ran
+
+
+def test_a_save_at_any_step_of_a_read_loses_the_reader_no_finished_result(tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch):
+    """A run saves its ledger (the journal folded into the file) while another process reads it (hooklab review, a
+    second run): whichever of the reader's file operations the save comes before, the reader sees every result."""
+    for step in range(1, 20):
+        folder = tmp_path / f"step{step}"
+        folder.mkdir()
+        writer = finished_since_the_last_save(folder)
+        with monkeypatch.context() as patch:
+            ran = before_file_operation(patch, folder, step, writer.save)
+            reader = Ledger(folder / "grading.json")
+        if not ran:
+            break  # past the reader's last operation
+        assert sorted(reader.entries) == ["ada/02_forward_hooks", "bo/02_forward_hooks", "cy/02_forward_hooks"], (
+            f"a save before the reader's file operation {step}")
+        assert reader.entries == writer.entries
+    assert step == 6, "5 operations: the last run's exists and read, the journal's read, the file's exists and read"
+
+
+def test_a_read_at_any_step_of_a_save_sees_every_finished_result(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """Another process reads the ledger before each file operation of a save: each reader sees every result."""
+    for step in range(1, 20):
+        folder = tmp_path / f"step{step}"
+        folder.mkdir()
+        writer, readers = finished_since_the_last_save(folder), []
+        with monkeypatch.context() as patch:
+            ran = before_file_operation(patch, folder, step, lambda readers=readers, folder=folder:
+                                        readers.append(Ledger(folder / "grading.json")))
+            writer.save()
+        if not ran:
+            break  # past the save's last operation
+        assert sorted(readers[0].entries) == ["ada/02_forward_hooks", "bo/02_forward_hooks", "cy/02_forward_hooks"], (
+            f"a reader before the save's file operation {step}")
+        assert readers[0].entries == writer.entries
+    assert step == 6, "5 operations: the file written, renamed, the journal removed, the last run written, renamed"
+    assert not writer.journal.exists() and Ledger(writer.path).entries == writer.entries
 
 
 def test_notes_are_written_whole_and_read_back_with_what_does_not_apply_left_out():

@@ -247,3 +247,143 @@ def test_a_cell_the_grader_fails_loses_the_lines_that_said_it_passed():
     right, wrong = nb.cells
     assert [o.text for o in right.outputs] == ["shapes: (2,)\n✓ out passes the visible tests\n"]
     assert [o.get("text", o.get("ename")) for o in wrong.outputs] == ["shapes: (2,)\n", "WrongAnswer"]
+
+
+# What reaches a checker in the kernel: the same cells run as the grader sends them --------------------------------
+# Blanking works on the test's text; the run below holds every test to what it promises, whatever path a value takes.
+
+
+def _expected_expression(source: str, line: int, column: int, name: str) -> ast.expr | None:
+    """In a test cell's original source, the expression a checker call at (``line``, ``column``) gives as its expected
+    value (as :data:`judge.EXPECTATIONS` names it), or None."""
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Call) and (node.lineno, node.col_offset) == (line, column):
+            position, keyword = judge.EXPECTATIONS[name]
+            if position is not None and len(node.args) > position:
+                return node.args[position]
+            return next((k.value for k in node.keywords if k.arg in (keyword, "expected")), None)
+    return None
+
+
+def _held_by_the_kernel(expression: ast.expr, frame, sent: str) -> str:
+    """How the value of ``expression`` (a checker's expected argument in the test's own source) is held by the kernel
+    that ran the cell as ``sent``, where the checker was called (``frame``): "parameter NAME of HELPER" when a helper
+    the test defines was handed it (by position: a keyword ``expected=`` is blanked where it is passed), "global
+    NAME" when the notebook keeps it; "" when the kernel does not hold it (computed at the call, which the grader
+    blanks, or in a REFERENCE block, which it leaves out), when the test also uses it as an input (a gradient it
+    passes to backward and expects back unchanged: the answer is given it anyway), or when it is a function (a
+    reference operation, which torch has anyway)."""
+    if not isinstance(expression, ast.Name):
+        return ""
+    name, code = expression.id, frame.f_code
+    parameters = code.co_varnames[: code.co_argcount + code.co_kwonlyargcount]
+    local = code.co_name != "<module>" and name in (*code.co_varnames, *code.co_cellvars, *code.co_freevars)
+    tree = ast.parse(sent)
+    if local and name in parameters and frame.f_locals.get(name) is not None:
+        where, value = f"parameter {name!r} of {code.co_name}()", frame.f_locals[name]
+        tree = next((node for node in ast.walk(tree) if isinstance(node, ast.FunctionDef)
+                     and node.name == code.co_name and node.lineno <= code.co_firstlineno), tree)
+    elif not local and frame.f_globals.get(name) is not None:
+        where, value = f"global {name!r}", frame.f_globals[name]
+    else:
+        return ""
+    read = any(isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load)
+               for node in ast.walk(tree))
+    return "" if callable(value) or read else where
+
+
+def _in_hidden_tests(frame, sent: str) -> bool:
+    """Whether the cell's own code (its outermost frame, above ``frame``) is running a line of its hidden tests."""
+    while frame is not None and frame.f_code.co_name != "<module>":
+        frame = frame.f_back
+    lines = sent.splitlines()
+    hidden = next((number for number, line in enumerate(lines, 1) if line.strip() == "### BEGIN HIDDEN TESTS"), None)
+    return frame is not None and hidden is not None and frame.f_lineno > hidden
+
+
+def checker_arguments_as_sent(path: Path) -> list[str]:
+    """Run a solution notebook's cells as the grader sends them (test cells through ``without_expectations``, the
+    checkers observing) and list every checker call that received an expected value, or whose expected value, read
+    where the checker was called, is held by the kernel (a helper's parameter, a global, a local computed outside a
+    REFERENCE block)."""
+    import inspect
+    import linecache
+    import os
+    import sys
+
+    from IPython.core.interactiveshell import InteractiveShell
+    from traitlets.config import Config
+
+    nb = nbformat.read(path, as_version=4)
+    os.chdir(path.parent)
+    config = Config()
+    config.HistoryManager.enabled = False
+    shell = InteractiveShell.instance(config=config)
+    originals: dict[str, tuple[str, str]] = {}  # the source sent → (grade_id, the test's own source)
+    problems: list[str] = []
+
+    def watched(name: str):
+        real = getattr(checks, name)
+        keyword = judge.EXPECTATIONS[name][1]
+        signature = inspect.signature(real)
+
+        def checker(*args, **kwargs):
+            caller = sys._getframe(1)
+            sent = "".join(linecache.getlines(caller.f_code.co_filename)).rstrip()  # as IPython compiled it
+            grade_id, source = originals.get(sent, (None, None))
+            if grade_id is not None:
+                bound = signature.bind(*args, **kwargs)
+                where = f"{grade_id} line {caller.f_lineno}: {name}"
+                if bound.arguments.get(keyword) is not None:
+                    problems.append(f"{where} received an expected value")
+                line, _, column, _ = list(caller.f_code.co_positions())[caller.f_lasti // 2]
+                expression = _expected_expression(source, line, column, name)
+                held = (_held_by_the_kernel(expression, caller, sent)
+                        if expression is not None and _in_hidden_tests(caller, sent) else "")
+                if held:
+                    problems.append(f"{where}'s expected value reaches the kernel as {held}")
+            return real(*args, **kwargs)
+
+        return checker
+
+    for name in judge.EXPECTATIONS:
+        setattr(checks, name, watched(name))
+    for index, cell in enumerate(nb.cells):
+        if cell.cell_type != "code":
+            continue
+        test = utils.is_grade(cell) and not utils.is_solution(cell)
+        key = cell.metadata.get("nbgrader", {}).get("grade_id") or str(index)
+        observations.begin(observations.cell_seed("expected-values", path.stem, key), test)
+        code = without_expectations(cell.source) if test else cell.source
+        if test:
+            originals[code.rstrip()] = (key, cell.source)
+        result = shell.run_cell(code, store_history=False, silent=True)
+        error = result.error_before_exec or result.error_in_exec
+        if error is not None:
+            problems.append(f"{key} raised {type(error).__name__}: {error}")
+        observations.collected()
+    return list(dict.fromkeys(problems))
+
+
+@pytest.mark.slow  # runs each notebook, in a process of its own
+@pytest.mark.parametrize("path", DRIVERS, ids=lambda p: p.parent.name)
+def test_no_checker_gets_an_expected_value_in_the_kernel_by_any_path(path):
+    """Every checker in a test cell sent as the grader sends it gets None for its expected value, and the expression
+    the test gave for it holds nothing in the kernel where the checker was called: an expected value handed to a
+    helper by position, kept in a global or computed outside a REFERENCE block would be there for an answer to read."""
+    import subprocess
+    import sys
+
+    run = subprocess.run([sys.executable, __file__, str(path)], capture_output=True, text=True, timeout=600,
+                         cwd=REPO)
+    assert run.returncode == 0, run.stderr[-3000:]
+    problems = json.loads(run.stdout.splitlines()[-1])
+    assert problems == [], "\n".join(problems)
+
+
+if __name__ == "__main__":  # the run above, in a process of its own: python tests/test_judge.py NOTEBOOK
+    import sys
+    from pathlib import Path
+
+    found = checker_arguments_as_sent(Path(sys.argv[1]).resolve())
+    print(json.dumps(found))

@@ -42,6 +42,7 @@ __all__ = [
     "check_equal",
     "check_names",
     "check_no_hooks_left",
+    "check_no_model_run",
     "check_parameter",
     "check_tensor",
     "random_generator",
@@ -545,6 +546,46 @@ def _start_profiler() -> Any:
             del os.environ["KINETO_LOG_LEVEL"]
 
 
+_FORKED = "starts a process (a DataLoader's workers, multiprocessing), which no watch sees"
+
+
+class _Span:
+    """What torch's profiler recorded over a span of a check: its events (None where the watched code stopped it or
+    started a profiler of its own in its place), and whether this process forked in the span."""
+
+    events: list[Any] | None = None
+    forked: bool = False
+
+
+@contextlib.contextmanager
+def _profiled_span() -> Iterator[_Span]:
+    """Torch's profiler on every thread of the process over the block, its events in the :class:`_Span` yielded once
+    the block ends. One intra-op thread while watched: torch's own worker threads start with gradient recording on, so
+    an op they run for an allowed function (conv_transpose1d in float64) would look like a graph being recorded."""
+    span = _Span()
+    threads = _get_num_threads()
+    _set_num_threads(1)
+    profiler = _start_profiler()  # a profiler the student left on stops recording
+    mark = f"hooklab-watch-{secrets.token_hex(8)}"  # in the events of this profiler, not of one started later
+    with _record_function(mark):
+        pass
+    begun = _time_ns()  # this profiler's session began before now; one the watched code starts, after
+    forks = _forks[0]
+    try:
+        yield span
+    finally:
+        _set_num_threads(threads)
+        try:
+            profiler.__exit__(None, None, None)
+            events = list(profiler.events())
+            own = (profiler.profiler.kineto_results.trace_start_ns() <= begun
+                   and any(event.name == mark for event in events))
+            span.events = events if own else None
+        except Exception:  # stopped by the code it watched
+            span.events = None
+        span.forked = _forks[0] != forks
+
+
 def _autograd_seen(events: Iterable[Any], nodes: Iterable[str] = ()) -> str | None:
     """What the profiler recorded that only automatic differentiation (or compiled code, which it cannot see into)
     does, or None; autograd's engine running one of ``nodes`` is the checker's own backward pass. The checker runs a
@@ -603,32 +644,15 @@ def _guarded(function: type) -> tuple[type, Callable[[], tuple[str, ...]], Calla
 
     @contextlib.contextmanager
     def profiled(stage: str, nodes: Iterable[str] = ()) -> Iterator[None]:
-        # One intra-op thread while watched: torch's own worker threads start with gradient recording on, so an op
-        # they run for an allowed function (conv_transpose1d in float64) would look like a graph being recorded.
-        threads = _get_num_threads()
-        _set_num_threads(1)
-        profiler = _start_profiler()  # a profiler the student left on stops recording
-        mark = f"hooklab-watch-{secrets.token_hex(8)}"  # in the events of this profiler, not of one started later
-        with _record_function(mark):
-            pass
-        begun = _time_ns()  # this profiler's session began before now; one the watched code starts, after
-        forks = _forks[0]
         windows[0] += 1
         try:
-            yield
+            with _profiled_span() as span:
+                yield
         finally:
             windows[0] -= 1
-            _set_num_threads(threads)
-            try:
-                profiler.__exit__(None, None, None)
-                events = profiler.events()
-                own = (profiler.profiler.kineto_results.trace_start_ns() <= begun
-                       and any(event.name == mark for event in events))
-                seen = _autograd_seen(events, nodes) if own else _STOPPED
-            except Exception:  # stopped by the code it watched
-                seen = _STOPPED
-            if _forks[0] != forks:
-                seen = seen or "starts a process (a DataLoader's workers, multiprocessing), which no watch sees"
+            seen = _autograd_seen(span.events, nodes) if span.events is not None else _STOPPED
+            if span.forked:
+                seen = seen or _FORKED
             running[0] = stage
             if seen == _COMPILED:  # which explains whatever the mode saw compiling do
                 notes.insert(0, f"{stage} {seen}")
@@ -1056,3 +1080,138 @@ def _observe_backward(function: type, args: tuple[Any, ...], generator: torch.Ge
         observe("value",
                 f"{call}: {input_name}.grad after a second backward, which adds the same gradients ({SAVED_KEPT})",
                 encode(gradient), **tolerance)
+
+
+# check_no_model_run ---------------------------------------------------------------------------
+# A method rule: an answer that must *predict* what a model does (which hooks fire, how often) may not run one. A
+# function mode cannot enforce it: it is off while its own handler runs, and code called back from inside an operator
+# (Tensor.map_ with a Python function, a hook) or run on another thread is not under it. The watch below is torch's
+# profiler on every thread over the whole call, with a dispatch mode and a global module hook on the calling thread.
+
+# aten operators that run a layer of a model: matrix products and convolutions (as the profiler and a dispatch mode
+# name them, composite ones included)
+_MODEL_OPS = frozenset({
+    "linear", "bilinear", "matmul", "mm", "addmm", "_addmm_activation", "bmm", "baddbmm", "addbmm", "mv", "addmv",
+    "dot", "vdot", "einsum", "tensordot", "chain_matmul", "linalg_multi_dot", "_int_mm", "_scaled_mm",
+    "convolution", "_convolution", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
+    "conv_transpose3d", "mkldnn_convolution", "_slow_conv2d_forward", "scaled_dot_product_attention",
+})
+_pop_dispatch_mode = torch.utils._python_dispatch._pop_mode
+_dispatch_modes = torch._C._len_torch_dispatch_stack
+_function_modes = torch._C._len_torch_function_stack
+_current_dispatch_mode = torch.utils._python_dispatch._get_current_dispatch_mode
+_module_globals = vars(torch.nn.modules.module)
+_register_module_pre_hook = torch.nn.modules.module.register_module_forward_pre_hook
+NO_MODEL = "nothing of a model"  # what a watched call that ran no model observes
+
+
+def _model_op(op: str) -> str | None:
+    """Why running the aten operator ``op`` (its short name) is running a model, or None."""
+    if "backward" in op:
+        return f"calls PyTorch's own backward function ({op})"
+    if op in _MODEL_OPS:
+        return f"runs a matrix product or a convolution ({op}), as a model's layers do"
+    return None
+
+
+def _model_run_seen(events: Iterable[Any]) -> str | None:
+    """What the profiler recorded that only running a model does, the most telling first: compiled code (which it
+    cannot see into), a backward pass through autograd's engine, a layer's operator, a graph recorded for a backward
+    pass; else None."""
+    events = list(events)
+    if any(event.name.startswith(_COMPILING) for event in events):
+        return _COMPILED
+    engine = [event.name for event in events if event.name.startswith("autograd::engine::evaluate_function")]
+    if engine:
+        return f"runs a backward pass (autograd's engine ran {engine[0].rpartition(': ')[2]})"
+    ops = [(event.name.removeprefix("aten::"), event.sequence_nr) for event in events if event.name.startswith("aten::")]
+    seen = next((_model_op(op) for op, _ in ops if _model_op(op)), None)
+    if seen:
+        return seen
+    return next((f"records an autograd graph ({op} on a tensor that requires grad)" for op, number in ops
+                 if number >= 0), None)
+
+
+class _ModelOpGuard(torch.utils._python_dispatch.TorchDispatchMode):
+    """Notes, through ``note``, every aten operator of a model that reaches the dispatcher on the thread it is entered
+    on (an exception could be caught by the watched code: the watch fails the call once it returns)."""
+
+    def __init__(self, note: Callable[[str], None]) -> None:
+        super().__init__()
+        self.note = note
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        seen = _model_op(func.overloadpacket.__name__)
+        if seen:
+            self.note(seen)
+        return func(*args, **(kwargs or {}))
+
+
+def _thread_ids() -> set[str]:
+    """The ids of this process's threads, those torch or C code started included (Linux), else Python's."""
+    try:
+        return set(os.listdir("/proc/self/task"))
+    except OSError:
+        import threading
+
+        return {str(thread.ident) for thread in threading.enumerate()}
+
+
+class check_no_model_run:  # noqa: N801 - used as a checker: ``with check_no_model_run(what): answer(...)``
+    """Check that the code in its block runs no model: no module is called, no matrix product or convolution runs, no
+    autograd graph is recorded and no backward pass runs, on any thread of the process, in callbacks from inside an
+    operator (``Tensor.map_``) or in hooks included; the block also leaves no thread running, starts no process, and
+    leaves torch's modes and the watch as it found them. ``what`` names the call in the message.
+
+    Torch's profiler watches every thread over the whole block, a dispatch mode and a global module hook the calling
+    thread. A rule about method, not value: graded by ``hooklab autograde`` it still fails the test in the kernel,
+    and it also observes what ran (:data:`NO_MODEL` when nothing did), which the grader compares with the reference's.
+    """
+
+    def __init__(self, what: str) -> None:
+        self._what = what
+        self._notes: list[str] = []
+
+    def __enter__(self) -> check_no_model_run:
+        self._notes = []
+        self._modes = (_dispatch_modes(), _function_modes())
+        self._registry = _module_globals["_global_forward_pre_hooks"]
+        self._hook = _register_module_pre_hook(
+            lambda module, args: self._notes.append(f"calls a module ({type(module).__qualname__})"))
+        self._span = _profiled_span()
+        self._profiled = self._span.__enter__()
+        self._threads = _thread_ids()  # once the profiler runs (its first start starts a thread of its own)
+        self._guard = _ModelOpGuard(self._notes.append)
+        self._guard.__enter__()
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, tb: TracebackType | None) -> None:
+        notes = self._notes
+        guard_on_top = _current_dispatch_mode() is self._guard
+        if guard_on_top:
+            _pop_dispatch_mode()
+        if not guard_on_top or (_dispatch_modes(), _function_modes()) != self._modes:
+            notes.append("changes the torch modes entered around it (enters, leaves or pops one)")
+        left = _thread_ids() - self._threads
+        self._span.__exit__(None, None, None)
+        hooks = _module_globals["_global_forward_pre_hooks"]
+        kept = hooks is self._registry and self._hook.id in hooks
+        self._hook.remove()
+        if not kept:
+            notes.append("removes the watch's module hook")
+        if self._profiled.events is None:
+            notes.append(_STOPPED)
+        else:
+            seen = _model_run_seen(self._profiled.events)
+            if seen:
+                notes.insert(0, seen)  # the profiler saw first what ran on any thread
+        if self._profiled.forked:
+            notes.append(_FORKED)
+        if left:
+            notes.append("leaves a thread running when it returns, which no watch sees")
+        seen = notes[0] if notes else NO_MODEL
+        if observations.active():
+            observe("value", f"what {self._what} ran (it must run no model)", encode(seen))
+        if notes:
+            raise AnswerError(f"{self._what} {seen}: it must answer without running a model (no module, matrix "
+                              "product, backward pass or autograd graph)") from None

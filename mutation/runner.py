@@ -13,7 +13,6 @@ Usage (by :mod:`mutation.score`): python -m mutation.runner NOTEBOOK SEED KEYS_J
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import resource
@@ -53,6 +52,7 @@ def main(notebook: str, seed: str, keys_file: str, out_file: str) -> None:
 
     from hooklab import observations
     from hooklab.grading import judge
+    from hooklab.grading.execute import cell_key
     from mutation.mutate import mutants, solution_lines
 
     torch.set_num_threads(1)  # no thread pool before the forks: a fork keeps only the thread that forked
@@ -64,15 +64,14 @@ def main(notebook: str, seed: str, keys_file: str, out_file: str) -> None:
     config.HistoryManager.enabled = False
     shell = InteractiveShell.instance(config=config)
     name = path.stem
+    source_ids = {cell.get("id") for cell in nb.cells}  # the runner runs the source itself
 
     def run(index: int, source: str | None = None) -> tuple[str, list[Any] | None]:
         """Run cell ``index`` (with ``source`` instead of its own) as the grader does: what it raised, what it
         observed."""
         cell = nb.cells[index]
         test = utils.is_grade(cell)
-        key = (cell.metadata.get("nbgrader", {}).get("grade_id") or cell.get("id")
-               or hashlib.sha256(cell.source.encode()).hexdigest())
-        observations.begin(observations.cell_seed(seed, name, key), test)
+        observations.begin(observations.cell_seed(seed, name, cell_key(cell, source_ids)), test)
         code = source if source is not None else judge.without_expectations(cell.source) if test else cell.source
         result = shell.run_cell(code, store_history=False, silent=True)
         error = result.error_before_exec or result.error_in_exec

@@ -22,7 +22,7 @@ from hooklab.grading.judge import REFERENCE, has_drivers, verdict, without_expec
 def observed(monkeypatch: pytest.MonkeyPatch, run) -> list[dict]:
     """What the checkers called by ``run`` send to the grader in a test cell."""
     monkeypatch.setattr(observations, "_state",
-                        {"seed": "cell", "draws": itertools.count(), "seen": [], "channel": None})
+                        {"seed": "cell", "draws": itertools.count(), "seen": [], "channel": None, "send": None})
     monkeypatch.setattr(observations, "_called_by_the_cell", lambda: True)  # no IPython cell here
     run()
     return json.loads(observations.collected())

@@ -12,8 +12,6 @@ from pathlib import Path
 
 import pytest
 
-from hooklab.grading.kernels.preloading import LOAD_PROBE
-
 pytestmark = pytest.mark.slow  # starts kernels or a grader (conftest: the fast tier)
 
 SCRIPT = textwrap.dedent("""\
@@ -21,12 +19,12 @@ SCRIPT = textwrap.dedent("""\
     from IPython.core.interactiveshell import InteractiveShell
 
     shell = InteractiveShell.instance()
-    exec({load!r}, {{}})
-    probe = sys.modules["_hooklab_probe"]
+    from hooklab.grading.kernels.agent import load_probe
+    probe = load_probe()  # as the grader's agent loads it
     import torch
     import hooklab.checks  # as a kernel has it: the kernel server imported it
     from hooklab.hints import explain_errors
-    explain_errors()  # as the grader does before the snapshot
+    explain_errors(shell)  # as the grader's agent does before the snapshot
     baseline = json.loads(probe.snapshot({{}}))["digest"]
     exec({change!r})
     answer = json.loads(probe.check())
@@ -84,7 +82,7 @@ TAMPERING = {
 
 
 def probe(tmp_path: Path, change: str) -> dict:
-    script = SCRIPT.format(load=LOAD_PROBE, change=change)
+    script = SCRIPT.format(change=change)
     process = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, capture_output=True, text=True, timeout=120)
     assert process.returncode == 0, process.stderr[-2000:]
     return json.loads(process.stdout.splitlines()[-1])

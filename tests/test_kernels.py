@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import signal
 import subprocess
 import sys
@@ -26,7 +25,7 @@ from traitlets.config import Config
 from hooklab.grading import plan
 from hooklab.grading.execute import GuardedExecute
 from hooklab.grading.kernels import preloading, provisioner
-from hooklab.grading.kernels.client import READY_CLIENT, ObservationChannel
+from hooklab.grading.kernels.client import READY_CLIENT, ReadyClient
 from hooklab.grading.kernels.handle import Kernel
 from hooklab.grading.kernels.provisioner import PROVISIONER
 from hooklab.grading.kernels.server import SUPPORTED, KernelServer
@@ -354,15 +353,20 @@ def _test_cell(source: str, grade_id: str) -> nbformat.NotebookNode:
     return cell
 
 
-def test_the_checks_ride_on_the_cells_requests(tmp_path, monkeypatch, forked_kernels, spares):
-    """The check before a test is evaluated after the code cell before it, the check after a test after
-    the test's own code, in those cells' requests: a request of its own only when such a cell raised.
-    What they find is the same: a patch in the cell before a test holds the notebook."""
-    asked = []
-    ask = GuardedExecute._ask
-    monkeypatch.setattr(GuardedExecute, "_ask", lambda self, expression, code="",
-                        *then: asked.append(re.search(r"\]\.(\w+)\(", expression)[1])
-                        or ask(self, expression, code, *then))
+def test_the_protocol_rides_in_each_cells_own_request(tmp_path, monkeypatch, forked_kernels, spares):
+    """The grader asks nothing of a kernel but in the metadata of each cell's own request (one request more per
+    notebook: the snapshot), never in user_expressions; the check before a test and the check after it run in the
+    test's request, also after a cell that raised. What they find holds the notebook: a patch in the cell before
+    a test is found before that test."""
+    sent = []
+    execute = ReadyClient.execute
+
+    def recorded(self, code, silent=False, store_history=True, user_expressions=None, allow_stdin=None,
+                 stop_on_error=True):
+        sent.append((code, self.fields, user_expressions))
+        return execute(self, code, silent, store_history, user_expressions, allow_stdin, stop_on_error)
+
+    monkeypatch.setattr(ReadyClient, "execute", recorded)
     code = nbformat.v4.new_code_cell
     nb = nbformat.v4.new_notebook(cells=[
         code("x = 1"), _test_cell("assert x == 1", "first"),
@@ -373,10 +377,14 @@ def test_the_checks_ride_on_the_cells_requests(tmp_path, monkeypatch, forked_ker
     config = Config()
     config.AsyncKernelManager.client_class = READY_CLIENT
     GuardedExecute(config=config, kernel_name="python3").preprocess(nb, {"metadata": {"path": str(tmp_path)}})
-    assert asked == ["snapshot", "check", "check"], ("only the failed test and the test after a failed cell ask on "
-                                                     "their own")
+    assert len(sent) == 1 + 8 and not any(expressions for _, _, expressions in sent)
+    assert list(sent[0][1]) == ["start", "nonce"]
+    tests = [fields for code, fields, _ in sent if code.startswith("assert")]
+    assert len(tests) == 4 and all(fields["check"] and fields["proof"] for fields in tests)
+    assert all(fields is None for code, fields, _ in sent[1:] if not code.startswith("assert"))
     held = nb.metadata["hooklab"]["held"]
     assert any(why.startswith("changed: torch.allclose (before cell 4)") for why in held), held
+    assert not any("did not answer" in why for why in held), held
 
 
 def test_plain_nbgrader_kernels_get_no_spare(tmp_path, monkeypatch, spares):
@@ -389,37 +397,24 @@ def test_plain_nbgrader_kernels_get_no_spare(tmp_path, monkeypatch, spares):
     assert not spares._kept, "a spare was started outside hooklab's kernel server"
 
 
-def test_the_observation_channel_hands_over_what_was_sent_between_a_tests_seed_and_its_mark():
-    channel = ObservationChannel(limit=1000)
-    try:
-        kernel = channel.kernel_end
-        kernel.sendall(b'{"before": "the test"}\nseed-1\n{"a": 1}\n')
-        kernel.sendall(b'{"b": 2}\nmark-1\n{"next": "test"}\n')
-        assert channel.take("seed-1", "mark-1") == ['{"a": 1}', '{"b": 2}']
-        kernel.sendall(b"seed-2\n")
-        assert channel.take("seed-2", "mark-2", timeout=0.2) is None  # the mark never came
-        kernel.sendall(b"mark-2\nseed-3\n" + b"x" * 2000 + b"\nmark-3\n")
-        assert channel.take("seed-2", "mark-2") == []
-        assert channel.take("seed-3", "mark-3") is None  # more than the limit: dropped as it came, the marks kept
-        kernel.sendall(b"mark-4\n")
-        assert channel.take("seed-4", "mark-4") is None  # no seed before the mark
-    finally:
-        channel.close()
-
-
 def test_a_kernel_holds_its_end_of_the_channel_alone_and_cannot_take_back_what_it_sent(start_kernel):
     """The channel's other end is in the grader: what a kernel sent is the grader's, whatever it runs next."""
     manager = start_kernel()
     channel = manager.provisioner.channel
+    channel.expect("n")
     sent = run(manager, textwrap.dedent("""\
+        import os, socket
         from hooklab import observations
+        send = observations.connect()
+        send("n start")
         observations.begin("seed", True)
         observations._called_by_the_cell = lambda: True
         observations.observe("value", "sent", observations.encode(1))
-        channel = observations._state["channel"]
-        channel.shutdown(__import__("socket").SHUT_RD)  # nothing to read from its own end
-        print(channel.recv(100) == b"", observations.collected("mark"))
+        own = socket.socket(fileno=os.dup(observations._state["channel"]))
+        own.shutdown(socket.SHUT_RD)  # nothing to read from its own end
+        send("n end")
+        print(own.recv(100) == b"")
     """))
-    assert sent == "True mark"
-    lines = channel.take("seed", "mark")
+    assert sent == "True"
+    lines = channel.take().observed
     assert [json.loads(line)["label"] for line in lines] == ["sent"]

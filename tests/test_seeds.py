@@ -68,11 +68,13 @@ def test_generators_of_one_seed_follow_one_sequence_and_differ_from_each_other(m
             observations.begin(seed, True)
         return [float(torch.rand((), generator=checks.random_generator())) for _ in range(3)]
 
-    monkeypatch.setattr(observations, "_state", {"seed": None, "draws": None, "seen": [], "channel": None})
+    monkeypatch.setattr(observations, "_state",
+                        {"seed": None, "draws": None, "seen": [], "channel": None, "send": None})
     first = draws("12345")
     assert draws("12345") == first and len(set(first)) == 3
     assert draws("12346") != first
-    monkeypatch.setattr(observations, "_state", {"seed": None, "draws": None, "seen": [], "channel": None})
+    monkeypatch.setattr(observations, "_state",
+                        {"seed": None, "draws": None, "seen": [], "channel": None, "send": None})
     assert not observations.active() and draws(None) != first
 
 

@@ -24,14 +24,15 @@ NOT_WRITTEN = "not written yet"
 MESSAGE = 160  # characters of an error shown in the summary
 
 
-def explain_errors() -> None:
-    """In IPython (a notebook's kernel), explain ``NotImplementedError`` from an answer's template and
-    ``NameError``; elsewhere, do nothing. Called again, it leaves the handler it installed as it is (the
-    grader installs it before a notebook's first cell, and watches that nothing changes it)."""
-    try:
-        shell = get_ipython()  # IPython's builtin, in a kernel only
-    except NameError:
-        return
+def explain_errors(shell: Any = None) -> None:
+    """In IPython (a notebook's kernel, or ``shell``), explain ``NotImplementedError`` from an answer's template
+    and ``NameError``; elsewhere, do nothing. Called again, it leaves the handler it installed as it is (the
+    grader's agent installs it before a notebook's first cell, and the grader watches that nothing changes it)."""
+    if shell is None:
+        try:
+            shell = get_ipython()  # IPython's builtin, while a cell runs in a kernel only
+        except NameError:
+            return
     if _installed and shell.CustomTB is _installed.get("handler"):
         return
     shell.set_custom_exc((NotImplementedError, NameError), _show)

@@ -1,19 +1,19 @@
 """What a test cell hands the grader under ``hooklab autograde``: observations, not verdicts.
 
-Before each code cell of a notebook whose tests are drivers, the grader calls :func:`begin` in the kernel
-with a seed of its own, derived from the run's secret seed and the cell: the global random states are
-reseeded with it, and in a test cell :func:`hooklab.checks.random_generator` draws the hidden inputs from
-it, so nothing that ran before the test can predict them. In a test cell the checkers then only *observe*:
-each encodes what the student's code produced (a tensor's dtype, shape and bytes; plain values; types) as
-JSON and sends it at once on the kernel's observation channel, a socket whose other end is the grader's
-(:class:`hooklab.grading.kernels.client.ObservationChannel`): what an object held when it was checked is what the
-grader gets, and nothing the kernel runs later can take it back or change it. The cell's seed starts its
-observations on the channel; once it has run, the grader has the kernel send a mark of its own
-(:func:`collected`) that ends them. The
-grader runs the same cells on the reference solution, in a kernel of its own, and compares the two streams
+Before each code cell of a notebook whose tests are drivers, the grader's agent in the kernel
+(:class:`hooklab.grading.kernels.agent.GradingKernel`) calls :func:`begin` with a seed the grader drew for that
+cell from the run's secret seed: the global random states are reseeded with it, and in a test cell
+:func:`hooklab.checks.random_generator` draws the hidden inputs from it, so nothing that ran before the test can
+predict them. In a test cell the checkers then only *observe*: each encodes what the student's code produced (a
+tensor's dtype, shape and bytes; plain values; types) as JSON and sends it at once on the kernel's observation
+channel, a socket whose other end is the grader's (:class:`hooklab.grading.kernels.client.ObservationChannel`):
+what an object held when it was checked is what the grader gets. The path from a checker to the socket goes
+through references taken when the kernel started (:func:`connect`: the channel's descriptor, ``os.write`` and
+the C JSON encoder), not through a name or a method of a class that later code could replace. The grader runs
+the same cells on the reference solution, in a kernel of its own, and compares the two streams
 (:mod:`hooklab.grading.judge`): the score is the grader's. Outside grading (the lab, ``nbgrader validate``)
-nothing here is active and the checkers assert in the kernel as they always did; a process without a
-channel (the mutation runner, the tests of this package) keeps its observations for :func:`collected`.
+nothing here is active and the checkers assert in the kernel as they always did; a process without a channel
+(the mutation runner, the tests of this package) keeps its observations for :func:`collected`.
 
 Plain data only: encoding runs no code of the student's objects (their types are compared by identity).
 """
@@ -28,8 +28,9 @@ import json
 import math
 import os
 import random
-import socket
 import sys
+from collections.abc import Callable
+from json import encoder as json_encoder
 from typing import Any
 
 PLAIN_DEPTH = 32  # how deep plain values are encoded before they count as too deep
@@ -38,15 +39,56 @@ PLAIN_SCALARS = (str, int, float, bool, complex, type(None))  # with lists, tupl
 
 _BUILTINS = dict(vars(builtins))  # as they were when the checkers were imported, before any notebook code
 CHANNEL = "HOOKLAB_OBSERVATIONS_FD"  # the environment variable that names the kernel's end of its channel
-_state: dict[str, Any] = {"seed": None, "draws": itertools.count(), "seen": [], "channel": None}
+_state: dict[str, Any] = {"seed": None, "draws": itertools.count(), "seen": [], "channel": None, "send": None}
+
+
+def connect() -> Callable[[str], None] | None:
+    """Take the kernel's end of its observation channel (the descriptor :data:`CHANNEL` names, which the variable
+    then no longer shows and a child process does not inherit) and return the function that sends one line on it,
+    also used by :func:`observe`; None where the kernel has no channel. Called by the grader's agent as the kernel
+    starts, before any code of the notebook's: the function holds every reference it uses."""
+    if CHANNEL not in os.environ:
+        return None
+    fd = int(os.environ.pop(CHANNEL))
+    os.set_inheritable(fd, False)
+    send = _sender(fd)
+    _state.update(channel=fd, send=send)
+    return send
+
+
+def _sender(fd: int) -> Callable[[Any], None]:
+    """A function that writes ``line`` (a str, or plain data it encodes as JSON) and a newline to ``fd``, all of
+    it, through references taken now: ``os.write``, the C JSON encoder, the builtin types' own methods."""
+    write, encode_text, view, join, text = os.write, str.encode, memoryview, "".join, str
+    chunks = _json_chunks()
+
+    def send(line: Any) -> None:
+        data = view(encode_text((line if type(line) is text else join(chunks(line, 0))) + "\n"))
+        while data:
+            data = data[write(fd, data):]
+
+    return send
+
+
+def _json_chunks() -> Callable[[Any, int], Any]:
+    """The C JSON encoder's function from a value to its text's pieces (compact, no check for cycles: observations
+    are fresh trees of plain data), or the Python encoder's where the C one is missing."""
+    if json_encoder.c_make_encoder is None:
+        encode = json.JSONEncoder(separators=(",", ":")).encode
+        return lambda value, _: (encode(value),)
+
+    def refuse(value: Any) -> Any:
+        raise TypeError(f"an observation holds a {type(value).__name__}")
+
+    return json_encoder.c_make_encoder(None, refuse, json_encoder.encode_basestring_ascii, None, ":", ",", False,
+                                       False, True)
 
 
 def begin(seed: str, test: bool, builtins_read: tuple[str, ...] = ()) -> None:
-    """The grader's call before a code cell: reseed the global random states (torch, NumPy, ``random``)
-    from ``seed``; in a test cell (``test``), observe and draw hidden inputs from it, and send ``seed`` on the
-    channel: the test's observations follow it. ``builtins_read``: the builtins the test reads, put back as they were
-    where code replaced them in the builtins module, and unshadowed where a notebook global of the same name
-    (``def abs(value): ...`` in an answer) stood in for them."""
+    """The grader's agent's call before a code cell: reseed the global random states (torch, NumPy, ``random``)
+    from ``seed``; in a test cell (``test``), observe and draw hidden inputs from it. ``builtins_read``: the
+    builtins the test reads, put back as they were where code replaced them in the builtins module, and unshadowed
+    where a notebook global of the same name (``def abs(value): ...`` in an answer) stood in for them."""
     import numpy
     import torch
 
@@ -66,12 +108,6 @@ def begin(seed: str, test: bool, builtins_read: tuple[str, ...] = ()) -> None:
     numpy.random.seed(number % 2**32)
     random.seed(number)
     _state.update(seed=seed if test else None, draws=itertools.count(), seen=[])
-    if _state["channel"] is None and CHANNEL in os.environ:  # the first call, before any code of the notebook's
-        fd = int(os.environ.pop(CHANNEL))
-        os.set_inheritable(fd, False)
-        _state["channel"] = socket.socket(fileno=fd)
-    if test and _state["channel"] is not None:  # what the channel carries from here is the test's
-        _state["channel"].sendall(f"{seed}\n".encode())
 
 
 def cell_seed(run: str, notebook: str, cell: str) -> str:
@@ -99,19 +135,15 @@ def observe(kind: str, label: str, value: dict[str, Any], **options: Any) -> Non
     calls, observes nothing."""
     if not _called_by_the_cell():
         return
-    line = json.dumps({"kind": kind, "label": str(label), "value": value, **options})
-    if _state["channel"] is None:
-        _state["seen"].append(line)
+    record = {"kind": kind, "label": str(label), "value": value, **options}
+    if _state["send"] is None:
+        _state["seen"].append(json.dumps(record))
     else:
-        _state["channel"].sendall(line.encode() + b"\n")
+        _state["send"](record)
 
 
-def collected(mark: str | None = None) -> str:
-    """The grader's call once a test cell has run: on the channel, ``mark`` ends the cell's observations (and
-    comes back); without one, the observations kept since :func:`begin`, as one JSON list."""
-    if _state["channel"] is not None:
-        _state["channel"].sendall(f"{mark}\n".encode())
-        return str(mark)
+def collected() -> str:
+    """In a process without a channel: the observations kept since :func:`begin`, as one JSON list."""
     seen, _state["seen"] = _state["seen"], []
     return "[" + ",".join(seen) + "]"
 

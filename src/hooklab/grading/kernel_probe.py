@@ -1,10 +1,11 @@
 """Runs inside the student's kernel: a snapshot of what the tests rely on, and checks against it.
 
-The grader loads this file by path (not through the import system, which a submission could
-have changed) before the notebook's first cell, as module ``_hooklab_probe``, and calls
-:func:`snapshot`; around each test cell it calls :func:`check` through ``user_expressions`` of
-an empty, silent request, which runs no input transformer and fires no IPython event. Both
-return JSON text. The grader keeps the first digest outside the kernel, so a submission that
+The grader's agent (:mod:`hooklab.grading.kernels.agent`, the kernel's class) loads this file by
+path (not through the import system, which a submission could have changed) as module
+``_hooklab_probe``, in the kernel server before it forks; before the notebook's first cell it calls
+:func:`snapshot`, and before and after each test cell :func:`check`, outside the cell's code, as the
+grading protocol's fields of the request ask. Both return JSON text, which the agent sends on the
+observation channel. The grader keeps the first digest outside the kernel, so a submission that
 rewrites this module's state is caught by the digest changing, not by the list of changes.
 
 Watched: the modules the tests use (``sys.modules`` entries, their attributes), the classes
@@ -20,7 +21,6 @@ import builtins
 import hashlib
 import json
 import os
-import socket
 import sys
 import threading
 import types
@@ -32,10 +32,10 @@ MODULES = (
     "builtins", "math", "operator", "functools", "importlib", "json",
     "torch", "torch.nn", "torch.nn.functional", "torch.nn.init", "torch.nn.modules.module",
     "torch.autograd", "torch.autograd.function", "torch.autograd.gradcheck", "torch.testing",
-    "numpy", "hooklab", "hooklab.checks", "hooklab.observations", "hooklab.hints",
+    "numpy", "hooklab", "hooklab.checks", "hooklab.observations", "hooklab.hints", "hooklab.grading.kernels.agent",
 )
 # hooklab's modules that gain no names as they run: one added (a global that shadows a builtin) is a change
-OWN = {"hooklab.checks", "hooklab.observations", "hooklab.hints"}
+OWN = {"hooklab.checks", "hooklab.observations", "hooklab.hints", "hooklab.grading.kernels.agent"}
 
 # Attributes that legitimately change while a notebook runs.
 VOLATILE = {"builtins": {"_", "__", "___", "exit", "quit", "get_ipython", "display", "__IPYTHON__"}}
@@ -167,15 +167,17 @@ def _modes() -> dict[str, str]:
 
 
 def _channel(observations: Any) -> str:
-    """The socket the checkers send their observations on (hooklab.observations), and what its fd is."""
+    """What the checkers send their observations with (hooklab.observations): the function, and the file its
+    descriptor is."""
     state = getattr(observations, "_state", None)
-    channel = dict.get(state, "channel") if type(state) is dict else None
-    if type(channel) is not socket.socket:
-        return _token(channel)
+    send = dict.get(state, "send") if type(state) is dict else None
+    fd = dict.get(state, "channel") if type(state) is dict else None
+    if type(fd) is not int:
+        return f"{_token(send)} {_token(fd)}"
     try:
-        return f"{_token(channel)} {os.fstat(socket.socket.fileno(channel)).st_ino}"
+        return f"{_token(send)} {os.fstat(fd).st_ino}"
     except OSError:
-        return f"{_token(channel)} closed"
+        return f"{_token(send)} closed"
 
 
 def _shell_facts(shell: Any) -> dict[str, str]:

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from functools import cache
 from pathlib import Path
 
-from hooklab.grading.kernels.preloading import PROBE_MODULE
+from hooklab.grading.kernels.protocol import PROBE_MODULE
 
 # Modules whose only use in a submission is to reach the interpreter's machinery.
 FORBIDDEN_MODULES = {

@@ -1,5 +1,6 @@
 """The grader's side of a running kernel: :class:`ReadyClient`, jupyter_client's client that knows when a
-kernel is ready, and :class:`ObservationChannel`, on which the kernel sends what it observes."""
+kernel is ready and sends the grading protocol's fields, and :class:`ObservationChannel`, on which the kernel
+answers them and sends what it observes."""
 
 from __future__ import annotations
 
@@ -7,33 +8,50 @@ import contextlib
 import socket
 import threading
 import time
+from dataclasses import dataclass, field
 from queue import Empty
 from typing import Any
 
 from jupyter_client.asynchronous import AsyncKernelClient
 
-MARK_WAIT = 10.0  # seconds the grader waits for the end of a test cell's observations, once its reply has come
-MARK_SIZE = 128  # bytes of a line that starts or ends a test cell's observations, at most
+from hooklab.grading.kernels import protocol
+
+ANSWER_WAIT = 10.0  # seconds the grader waits for the end of a request's answers, once its reply has come
+ANSWER_SIZE = 1 << 20  # bytes of one of the agent's answers (the probe's), at most
+LINE_COST = 64  # bytes a kept line costs besides its text, counted against the limit
 READY_CLIENT = "hooklab.grading.kernels.client.ReadyClient"
 
 
-_DROPPED = b""  # in place of the lines read past the limit (an empty line is no observation either)
+@dataclass
+class Answers:
+    """What a kernel's agent sent about one request: its answers by word (:mod:`hooklab.grading.kernels.protocol`),
+    and the test's observations (None when the request's START or END did not come, or they were too many)."""
+
+    words: dict[str, str] = field(default_factory=dict)
+    observed: list[str] | None = None
+    ended: bool = False
 
 
 class ObservationChannel:
-    """The grader's end of a kernel's observation channel: a stream socket whose other end only the kernel holds,
-    on which :func:`hooklab.observations.observe` sends each observation, one JSON line, as it is made. What the
-    kernel sent cannot be taken back or changed by anything it runs later. A thread reads the lines as they arrive
-    (a kernel that sends more than the socket holds waits for it, not for the cell to end); :meth:`take` hands over
-    those sent between two marks, which the grader has the kernel send as a test cell starts and once it has run.
-    Past ``limit`` bytes between two takes, lines are read and dropped (marks kept), and the take says so."""
+    """The grader's end of a kernel's observation channel: a stream socket whose other end only the kernel holds, on
+    which the grader's agent in the kernel (:mod:`hooklab.grading.kernels.agent`) answers each request and the
+    checkers send each observation, one line each, as it is made. What the kernel sent cannot be taken back or
+    changed by anything it runs later. Before it sends a request, the grader says which it awaits
+    (:meth:`expect`); a thread reads the lines as they arrive and keeps only that request's: the agent's answers
+    (lines that begin with its nonce) and the observations sent between its START and END. Anything else, before,
+    between or after requests, is read and dropped, so a kernel cannot grow the grader's memory: past ``limit``
+    bytes of observations (each line counting :data:`LINE_COST` more) or :data:`ANSWER_SIZE` for an answer, the
+    request's observations are dropped and :meth:`take` says so."""
 
     def __init__(self, limit: int) -> None:
         self._ours, self.kernel_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         self._limit = limit
-        self._lines: list[bytes] = []
+        self._nonce: bytes | None = None  # the awaited request's, with the space that follows it on a line
+        self._answers = Answers()
+        self._size = 0  # bytes of the observations held, with LINE_COST each
+        self._overflow = False
         self._partial = b""
-        self._size = 0  # bytes of the lines held
+        self._skipping = False  # the rest of a line too long to keep
         self._ended = False
         self._changed = threading.Condition()
         threading.Thread(target=self._read, name="hooklab-observations", daemon=True).start()
@@ -41,6 +59,11 @@ class ObservationChannel:
     def handed(self) -> None:
         """The kernel has its end (or failed to start): this process lets go of it."""
         self.kernel_end.close()
+
+    def expect(self, nonce: str) -> None:
+        """Keep the lines of the request with this nonce from now on (and nothing of any other)."""
+        with self._changed:
+            self._nonce, self._answers, self._size, self._overflow = f"{nonce} ".encode(), Answers(), 0, False
 
     def _read(self) -> None:
         while True:
@@ -53,36 +76,51 @@ class ObservationChannel:
                     self._ended = True
                     self._changed.notify_all()
                     return
+                if self._skipping:
+                    if b"\n" not in data:
+                        continue
+                    data, self._skipping = data.split(b"\n", 1)[1], False
                 *complete, self._partial = (self._partial + data).split(b"\n")
-                if len(self._partial) > self._limit:
-                    complete.append(_DROPPED)
-                    self._partial = b""
                 for line in complete:
-                    self._size += len(line)
-                    if self._size > self._limit and len(line) > MARK_SIZE:
-                        line = _DROPPED
-                    if line is not _DROPPED or self._lines[-1:] != [_DROPPED]:
-                        self._lines.append(line)
+                    self._keep(line)
+                if len(self._partial) > max(self._limit, ANSWER_SIZE):
+                    self._partial, self._skipping = b"", True
+                    self._overflow = self._answers.observed is not None
                 self._changed.notify_all()
 
-    def take(self, start: str, end: str, timeout: float = MARK_WAIT) -> list[str] | None:
-        """The lines the kernel sent between the lines ``start`` and ``end`` (the last ``start`` before it), taken
-        from the channel with those before them; None when ``end`` did not come within ``timeout`` seconds, or
-        ``start`` not before it, or the lines were too many to keep."""
-        first, last = start.encode(), end.encode()
+    def _keep(self, line: bytes) -> None:
+        """One complete line: the awaited request's answer, one of its observations, or dropped."""
+        nonce, answers = self._nonce, self._answers
+        if nonce is None:
+            return
+        if line.startswith(nonce):
+            word, _, value = line[len(nonce):].decode(errors="replace").partition(" ")
+            if word == protocol.START:
+                answers.observed = []
+            elif word == protocol.END:
+                answers.ended, self._nonce = True, None
+                if self._overflow:
+                    answers.observed = None
+            elif len(value) <= ANSWER_SIZE:
+                answers.words[word] = value
+            return
+        if answers.observed is None or self._overflow:
+            return
+        self._size += len(line) + LINE_COST
+        if self._size > self._limit:
+            self._overflow, answers.observed = True, []
+        else:
+            answers.observed.append(line.decode(errors="replace"))
+
+    def take(self, timeout: float = ANSWER_WAIT) -> Answers:
+        """The awaited request's answers, once its END has come (or after ``timeout`` seconds, or once the kernel
+        has closed its end: then without the observations)."""
         with self._changed:
-            if (not self._changed.wait_for(lambda: last in self._lines or self._ended, timeout)
-                or last not in self._lines):
-                return None
-            position = self._lines.index(last)
-            lines, self._lines = self._lines[:position], self._lines[position + 1:]
-            self._size = sum(map(len, self._lines))
-        if first not in lines:
-            return None
-        lines = lines[len(lines) - lines[::-1].index(first):]
-        if _DROPPED in lines:
-            return None
-        return [line.decode(errors="replace") for line in lines]
+            self._changed.wait_for(lambda: self._answers.ended or self._ended, timeout)
+            answers, self._nonce, self._answers = self._answers, None, Answers()
+        if not answers.ended:
+            answers.observed = None
+        return answers
 
     def close(self) -> None:
         """Stop reading (the kernel has ended or is ending)."""
@@ -96,14 +134,24 @@ class ReadyClient(AsyncKernelClient):
     """jupyter_client's asynchronous client, ready as soon as the kernel has answered ``kernel_info`` on
     the shell channel and reported itself idle after it on IOPub: that proves both channels connected
     and leaves nothing of the request on IOPub. jupyter_client's own wait instead reads IOPub until it
-    has been silent for 0.2 s, a fixed cost per kernel. ``expressions``, when set, go with the next execute
-    request as its ``user_expressions`` (hooklab's grader has a cell's request carry its probe)."""
+    has been silent for 0.2 s, a fixed cost per kernel. ``fields``, when set, go with the next execute request
+    in its metadata (:mod:`hooklab.grading.kernels.protocol`)."""
 
-    expressions: dict[str, str] = {}
+    fields: dict[str, Any] | None = None
 
-    def execute(self, code: str, *args: Any, user_expressions: dict[str, str] | None = None, **kwargs: Any) -> str:
-        carried, self.expressions = self.expressions, {}
-        return super().execute(code, *args, user_expressions={**carried, **(user_expressions or {})}, **kwargs)
+    def execute(self, code: str, silent: bool = False, store_history: bool = True,
+                user_expressions: dict[str, str] | None = None, allow_stdin: bool | None = None,
+                stop_on_error: bool = True) -> str:
+        fields, self.fields = self.fields, None
+        if fields is None:
+            return super().execute(code, silent, store_history, user_expressions, allow_stdin, stop_on_error)
+        content = {"code": code, "silent": silent, "store_history": store_history,
+                   "user_expressions": user_expressions or {},
+                   "allow_stdin": self.allow_stdin if allow_stdin is None else allow_stdin,
+                   "stop_on_error": stop_on_error}
+        message = self.session.msg("execute_request", content, metadata={protocol.FIELD: fields})
+        self.shell_channel.send(message)
+        return message["header"]["msg_id"]
 
     async def wait_for_ready(self, timeout: float | None = None) -> None:
         deadline = time.monotonic() + (timeout if timeout is not None else float("inf"))

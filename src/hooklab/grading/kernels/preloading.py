@@ -1,5 +1,5 @@
 """What the kernel server loads before it forks: the modules the notebooks import (:func:`modules_to_preload`,
-:func:`preload`) and the grader's probe, with the expressions that reach the probe in a kernel."""
+:func:`preload`), and the grader's agent (:mod:`hooklab.grading.kernels.agent`), which loads the grader's probe."""
 
 from __future__ import annotations
 
@@ -8,6 +8,8 @@ import importlib
 import os
 import re
 import sys
+
+from hooklab.grading.kernels.protocol import KERNEL_CLASS
 
 # What every kernel would import, imported once by the server; a module imported here is in every kernel as if
 # just imported: torch, hooklab's checkers, then what ipykernel imports as a kernel starts (its debugger, which
@@ -39,21 +41,7 @@ PRELOAD_WHEN_USED = {
     PROFILER: r"\bcheck_backward\b",
 }
 INLINE_BACKEND = "module://matplotlib_inline.backend_inline"  # ipykernel's default for MPLBACKEND
-# The grader's probe in the kernel (hooklab.grading.kernel_probe), loaded by path, not through the import
-# system (which a submission could change), before the notebook's first cell; a kernel forked from the
-# server has it loaded already, its table of module files filled.
-PROBE_FILE = os.path.join(os.path.dirname(os.path.dirname(__file__)), "kernel_probe.py")
-PROBE_MODULE = "_hooklab_probe"  # its name in the kernel's sys.modules
-PROBE = f"__import__('sys').modules[{PROBE_MODULE!r}]"
-LOAD_PROBE = f"""\
-import importlib.util as _u, sys as _s
-if {PROBE_MODULE!r} not in _s.modules:
-    _spec = _u.spec_from_file_location({PROBE_MODULE!r}, {PROBE_FILE!r})
-    _s.modules[{PROBE_MODULE!r}] = _m = _u.module_from_spec(_spec)
-    _spec.loader.exec_module(_m)
-    del _spec, _m
-del _u, _s
-"""
+AGENT = KERNEL_CLASS.rpartition(".")[0]  # the module of graded kernels' class, which loads the grader's probe
 
 
 def modules_to_preload(code: str | None = None) -> list[str]:
@@ -66,7 +54,7 @@ def preload(modules: list[str] | None = None) -> None:
     """What the server does before it forks: import ``modules`` (:func:`modules_to_preload`; one of
     :data:`PRELOAD_WHEN_USED` that is not installed is left to the kernels), draw once if matplotlib's
     renderer is among them (:func:`_draw_once`), start torch's profiler once if it is (:func:`hooklab.checks.warm_up`),
-    load the grader's probe."""
+    import the grader's agent (the kernels' class) with its probe."""
     os.environ.setdefault("MPLBACKEND", INLINE_BACKEND)  # matplotlib reads it once, when it is imported
     # debugpy warns at import that Python's frozen modules may hide breakpoints; nobody debugs a grading kernel
     os.environ.setdefault("PYDEVD_DISABLE_FILE_VALIDATION", "1")
@@ -81,8 +69,7 @@ def preload(modules: list[str] | None = None) -> None:
             _draw_once()
         elif name == PROFILER:
             importlib.import_module("hooklab.checks").warm_up()
-    exec(LOAD_PROBE, {})
-    sys.modules[PROBE_MODULE].prepare()
+    importlib.import_module(AGENT).load_probe().prepare()
     # what is imported now is shared by every kernel: their garbage collector leaves it alone, so it is not
     # walked (and copied, page by page) in each of them
     gc.freeze()

@@ -9,9 +9,6 @@ import stat
 
 from hooklab.grading.kernels.sandbox import FILES, STAGED, WORK
 
-# A kernel's files arrive in its working folder once the snapshot is taken (an expression evaluated after it).
-FILL_WORKING_COPY = "__import__('sys').modules['hooklab.grading.kernels.working_copy'].fill_awaited_working_copy()"
-
 
 def copy_regular_files(source: str, target: str, owner: int | None = None) -> list[str]:
     """Copy the regular files under ``source`` into the folder ``target`` (subfolders made anew, given to

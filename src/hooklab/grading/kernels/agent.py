@@ -1,0 +1,103 @@
+"""The grader's agent in a graded kernel: :class:`GradingKernel`, ipykernel's kernel that runs the grading protocol
+(:mod:`hooklab.grading.kernels.protocol`) around each cell.
+
+It is imported by the kernel server before it forks (or by a kernel of its own as it starts, given
+:data:`~hooklab.grading.kernels.protocol.KERNEL_ARGUMENT`), so everything it calls is bound before any code of a
+notebook runs: the grader's probe (:mod:`hooklab.grading.kernel_probe`, loaded by path, not through the import
+system), :func:`hooklab.observations.begin`, the working copy's filling, the notebooks' error messages, and the
+function that writes on the observation channel (:func:`hooklab.observations.connect`). Each is held in a closure
+of the kernel class, so no name of the notebook's, of a module's or of a class's resolves to them later. The
+request's fields are popped from its metadata before the cell's code runs, so a running cell cannot read the
+nonce that marks the kernel's answers (what stays reachable in any Python process, the frames and memory of the
+interpreter, stays with the scan and the probe).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import sys
+from typing import Any
+
+from ipykernel.ipkernel import IPythonKernel
+
+from hooklab import hints, observations
+from hooklab.grading.kernels import protocol
+from hooklab.grading.kernels.working_copy import fill_awaited_working_copy
+
+PROBE_FILE = os.path.join(os.path.dirname(os.path.dirname(__file__)), "kernel_probe.py")
+
+
+def load_probe() -> Any:
+    """The grader's probe, loaded from its file (once per process) under its name in ``sys.modules``."""
+    probe = sys.modules.get(protocol.PROBE_MODULE)
+    if probe is None:
+        spec = importlib.util.spec_from_file_location(protocol.PROBE_MODULE, PROBE_FILE)
+        probe = sys.modules[protocol.PROBE_MODULE] = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(probe)
+    return probe
+
+
+def _kernel_class() -> type[IPythonKernel]:
+    """The kernel class, its steps bound to the functions they call as this module is imported."""
+    probe = load_probe()
+    snapshot, check = probe.snapshot, probe.check
+    begin, connect, explain_errors = observations.begin, observations.connect, hints.explain_errors
+    fill, run_cell = fill_awaited_working_copy, IPythonKernel.do_execute
+    field, take, text, dictionary, failure = protocol.FIELD, dict.pop, str, dict, Exception
+    snapshot_word, before_word, start_word = protocol.SNAPSHOT, protocol.BEFORE, protocol.START
+    after_word, end_word = protocol.AFTER, protocol.END
+    channel: list[Any] = []  # the function that sends one line on the observation channel, once connected
+
+    def answer(nonce: str, word: str, value: str = "") -> None:
+        if channel[0] is not None:
+            channel[0](f"{nonce} {word} {value}".rstrip())
+
+    def before(kernel: IPythonKernel, nonce: str, fields: dict[str, Any]) -> None:
+        """The steps before the cell; one that fails leaves its answer out, which the grader reads as missing."""
+        try:
+            if "start" in fields:
+                explain_errors(kernel.shell)
+                expected = fields["start"].get("expected")
+                answer(nonce, snapshot_word, snapshot(expected) if expected is not None else "")
+                fill()
+            if fields.get("check"):
+                answer(nonce, before_word, check())
+            if "begin" in fields:
+                begin(*fields["begin"])
+            if fields.get("observe"):
+                answer(nonce, start_word)
+        except failure:
+            pass
+
+    class GradingKernel(IPythonKernel):
+        """ipykernel's kernel with the grading protocol around each cell (:mod:`hooklab.grading.kernels.protocol`)."""
+
+        def __init__(self, **kwargs: Any) -> None:
+            super().__init__(**kwargs)
+            if not channel:
+                channel.append(connect())
+
+        async def do_execute(self, code: str, silent: bool, store_history: bool = True,
+                             user_expressions: dict[str, Any] | None = None, allow_stdin: bool = False, *,
+                             cell_meta: dict[str, Any] | None = None, cell_id: str | None = None) -> dict[str, Any]:
+            fields = take(cell_meta, field, None) if type(cell_meta) is dictionary else None
+            nonce = fields.get("nonce") if type(fields) is dictionary else None
+            if type(nonce) is not text:
+                return await run_cell(self, code, silent, store_history, user_expressions, allow_stdin,
+                                      cell_meta=cell_meta, cell_id=cell_id)
+            before(self, nonce, fields)
+            try:
+                return await run_cell(self, code, silent, store_history, user_expressions, allow_stdin,
+                                      cell_meta=cell_meta, cell_id=cell_id)
+            finally:
+                try:
+                    if "proof" in fields:
+                        answer(nonce, after_word, check(fields["proof"]))
+                finally:
+                    answer(nonce, end_word)
+
+    return GradingKernel
+
+
+GradingKernel = _kernel_class()

@@ -17,6 +17,7 @@ from hooklab.checks import (
     check_equal,
     check_names,
     check_no_hooks_left,
+    check_no_model_run,
     check_parameter,
     check_tensor,
     random_generator,
@@ -230,6 +231,109 @@ def test_check_equal_compares_types_all_the_way_down_as_the_grader_does():
     with fails_with(r"^found should be \('3', 'forward'\), got \('3', None\)$"):  # values that differ: by value
         check_equal(("3", None), ("3", "forward"), "found")
     check_equal(("3", "backward"), ("3", "backward"), "found")
+
+
+# check_no_model_run -----------------------------------------------------------------------
+
+
+def _fires(uses: int) -> dict[str, int]:
+    """A model run that counts hooks, as 09's `fires` does."""
+    layer, counts = nn.Linear(2, 2), {"forward hook": 0, "tensor hook": 0}
+    layer.register_forward_hook(lambda *args: counts.__setitem__("forward hook", counts["forward hook"] + 1))
+    layer.weight.register_hook(lambda grad: counts.__setitem__("tensor hook", counts["tensor hook"] + 1))
+    h = torch.randn(1, 2, requires_grad=True)
+    for _ in range(uses):
+        h = layer(h)
+    h.sum().backward()
+    return counts
+
+
+def _in_map_callback(uses):
+    box, t = [], torch.zeros(1)
+    t.map_(t, lambda a, b: (box.append(_fires(uses)), 0.0)[1])  # a callback from inside an operator: no mode sees it
+    return box[0]
+
+
+def _on_another_thread(uses):
+    box = []
+    thread = threading.Thread(target=lambda: box.append(_fires(uses)))
+    thread.start()
+    thread.join()
+    return box[0]
+
+
+def _extrapolated(uses):
+    one, two = _fires(1), _fires(2)  # small runs, a line through them
+    return {kind: one[kind] + (two[kind] - one[kind]) * (uses - 1) for kind in one}
+
+
+def _identity_modules(uses):
+    module, count = nn.Identity(), []
+    module.register_forward_hook(lambda *args: count.append(1))
+    for _ in range(uses):
+        module(torch.zeros(1))  # no operator at all: the module hook sees it
+    return {"forward hook": len(count), "tensor hook": 1}
+
+
+def _dispatch_mode_popped(uses):
+    from torch.utils._python_dispatch import _pop_mode, _push_mode
+
+    mode = _pop_mode()
+    try:
+        return _fires(uses)
+    finally:
+        _push_mode(mode)
+
+
+def _thread_left_running(uses):
+    counts = {"forward hook": 0, "tensor hook": 0}
+    done = threading.Event()
+    thread = threading.Thread(target=lambda: (done.wait(5), counts.update({"forward hook": uses})))  # fills it later
+    thread.start()
+    _thread_left_running.done, _thread_left_running.thread = done, thread
+    return counts
+
+
+@pytest.mark.parametrize(("run", "message"), [
+    (_fires, r"runs a backward pass \(autograd's engine ran SumBackward0\)"),
+    (_in_map_callback, r"runs a backward pass"),
+    (_on_another_thread, r"runs a backward pass"),
+    (_extrapolated, r"runs a backward pass"),
+    (_identity_modules, r"calls a module \(Identity\)"),
+    (lambda uses: (torch.ones(2, 2) @ torch.ones(2, 2), {})[1], r"runs a matrix product or a convolution \(matmul\)"),
+    (_dispatch_mode_popped, r"runs a backward pass"),
+    (_thread_left_running, r"leaves a thread running when it returns"),
+], ids=["direct", "map_-callback", "thread", "extrapolated", "identity-modules", "matmul", "mode-popped",
+        "thread-left"])
+def test_check_no_model_run_fails_a_model_run_however_it_is_hidden(run, message):
+    with fails_with(rf"^predict\(7\) {message}.*: it must answer without running a model \(no module, matrix "
+                    r"product or backward pass\)$"):
+        with check_no_model_run("predict(7)"):
+            run(7)
+    if hasattr(run, "done"):
+        run.done.set()
+        run.thread.join()
+    assert torch._C._len_torch_dispatch_stack() == 0
+
+
+def test_check_no_model_run_passes_arithmetic_and_observes_that_nothing_ran(monkeypatch):
+    from hooklab import observations
+
+    with check_no_model_run("predict(7)"):
+        counts = {"forward hook": 7, "tensor hook": int(torch.tensor(7) > 0)}  # plain tensor ops are no model
+        torch.ones(2, requires_grad=True) * 2  # nor is a graph that no backward pass runs
+    assert counts == {"forward hook": 7, "tensor hook": 1}
+    monkeypatch.setattr(observations, "active", lambda: True)
+    sent = []
+    monkeypatch.setattr("hooklab.checks.observe", lambda kind, label, value, **options: sent.append((label, value)))
+    with check_no_model_run("predict(7)"):
+        pass
+    with fails_with(r"^predict\(7\) runs a backward pass"):  # observed, and still failed in the kernel
+        with check_no_model_run("predict(7)"):
+            _fires(2)
+    assert [label for label, _ in sent] == ["what predict(7) ran (it must run no model)"] * 2
+    assert sent[0][1]["value"] == "nothing of a model" and sent[1][1]["value"].startswith("runs a backward pass")
+
 
 
 # random_generator -------------------------------------------------------------------------

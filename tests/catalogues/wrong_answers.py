@@ -478,22 +478,17 @@ def _below_the_module() -> list[Wrong]:
                 return dict(TABLE[uses, call])
         '''), "KeyError"),
         Wrong('predict_fires_pops_the_tests_mode', BELOW_THE_MODULE, 'predict_fires', _cell('''
+            from torch.utils._python_dispatch import _pop_mode, _push_mode
+
             measure = fires
 
-            class Plain(TorchFunctionMode):
-                def __torch_function__(self, func, types, args=(), kwargs=None):
-                    return func(*args, **(kwargs or {}))
-
             def predict_fires(uses, call):
-                mode = Plain()
-                mode.__enter__()
-                mode.__exit__(None, None, None)
-                mode.__exit__(None, None, None)      # pops the mode the tests entered
+                mode = _pop_mode()                   # pops the dispatch mode the tests entered
                 try:
                     return measure(uses, call)
                 finally:
-                    Plain().__enter__()
-        '''), "predict_fires changed the modes the tests entered around it"),
+                    _push_mode(mode)
+        '''), "runs a backward pass (autograd's engine ran SumBackward0): it must answer without running a model"),
         Wrong('predict_fires_runs_fires', BELOW_THE_MODULE, 'predict_fires', _cell('''
             def predict_fires(uses, call):
                 return fires(uses, call)     # runs the model: Requirement 4, unchecked
@@ -522,7 +517,7 @@ def _below_the_module() -> list[Wrong]:
                 else:
                     torch.autograd.grad(loss, [x] if call == "grad(x)" else [layer.weight])
                 return counts
-        '''), 'predict_fires called torch.nn.functional.linear: predict the counts without running a model'),
+        '''), "runs a backward pass (autograd's engine ran SumBackward0): it must answer without running a model"),
         Wrong('predict_fires_bool_counts', BELOW_THE_MODULE, 'predict_fires', _cell('''
             def predict_fires(uses, call):
                 input_grad = "x" in call or call == "backward"

@@ -373,15 +373,18 @@ def test_the_protocol_rides_in_each_cells_own_request(tmp_path, monkeypatch, for
         code("import torch\ntorch.allclose = lambda *args, **kwargs: True"), _test_cell("assert True", "second"),
         code("y = 2"), nbformat.v4.new_markdown_cell("between"), _test_cell("assert y == 3", "fails"),
         code("raise ValueError('no answer')"), _test_cell("assert True", "after_an_error"),
+        _test_cell("print(sorted(get_ipython().kernel.get_parent()['metadata']))", "reads_its_request"),
     ])
     config = Config()
     config.AsyncKernelManager.client_class = READY_CLIENT
     GuardedExecute(config=config, kernel_name="python3").preprocess(nb, {"metadata": {"path": str(tmp_path)}})
-    assert len(sent) == 1 + 8 and not any(expressions for _, _, expressions in sent)
+    assert nb.cells[-1].outputs[0]["text"].strip() == "[]", "a running cell read the protocol's fields"
+    assert len(sent) == 1 + 9 and not any(expressions for _, _, expressions in sent)
     assert list(sent[0][1]) == ["start", "nonce"]
-    tests = [fields for code, fields, _ in sent if code.startswith("assert")]
-    assert len(tests) == 4 and all(fields["check"] and fields["proof"] for fields in tests)
-    assert all(fields is None for code, fields, _ in sent[1:] if not code.startswith("assert"))
+    tests = [fields for code, fields, _ in sent[1:] if fields is not None]
+    assert len(tests) == 5 and all(fields["check"] and fields["proof"] for fields in tests)
+    assert [code.startswith(("assert", "print")) for code, fields, _ in sent[1:]] == [
+        fields is not None for code, fields, _ in sent[1:]], "a request that is not a test's carried fields"
     held = nb.metadata["hooklab"]["held"]
     assert any(why.startswith("changed: torch.allclose (before cell 4)") for why in held), held
     assert not any("did not answer" in why for why in held), held

@@ -7,8 +7,10 @@ kernel registered again, pinned randomness with a table of answers for the pinne
 replaced in sys.modules or through builtins, the probe replaced, the observations silenced, a backward written
 with finite differences, which the kernel's own check accepts in float64 but the grader's comparison, tighter
 than finite differences can reach, does not, and 08's backwards that use autograd where the kernel's mode cannot
-see it): every attacked wrong answer still scores 0, because its points come from the grader's comparison with
-the reference run. Unusual honest answers (a seed of their own, given cells edited, no cell ids) keep every point,
+see it; and attacks on the protocol: globals that shadow the builtins the grader's expressions once used, the
+classes on the observations' old way to the socket patched to rewrite them, a flood of short lines): every attacked
+wrong answer still scores 0, because its points come from the grader's comparison with the reference run.
+Unusual honest answers (a seed of their own, given cells edited, no cell ids) keep every point,
 whatever they draw, print or save (each notebook's solutions are graded with the layers on).
 09's plausible wrong answers score 0 on their cell (one that leaves a mode entered, on every cell from its own on;
 the others packed, one per exercise in a submission).

@@ -48,7 +48,8 @@ CAUGHT_BY_CHECKERS = {"list_of_always_equal_objects"}
 # Cheats that ship a file named like a module the kernel server has imported already (torch, hooklab): a forked
 # kernel never imports the file, so they are wrong answers, not held; a kernel started afresh might import it.
 NEVER_IMPORTED = {"shipped_hooklab_package_shadows_real_one", "shipped_torch_py_patches_math_before_capture"}
-# Cheats that break the interpreter so badly that the kernel dies, in the answer cell of this grade_id.
+# Cheats that break the interpreter so badly that the kernel answers no more (ipykernel cannot send the cell's reply),
+# in the answer cell of this grade_id: the grader stops it once the cell's time is up.
 KILL_THEIR_KERNEL = {"state_dict_checker_rebound": "compact_state_dict"}  # builtins.isinstance replaced
 # Every other cheat of tests/catalogues/attacks.py is held, and grading names (first) this technique, in the answer
 # cell of this grade_id, at this line of the student's code: checked exactly as the ledger, the summary, the CSV and
@@ -271,6 +272,12 @@ def from_on(assignment: str, exercise: str) -> dict[str, float]:
     return dict.fromkeys(exercises[exercises.index(exercise):], 0)
 
 
+def stopped(assignment: str, grade_id: str) -> str:
+    """The note of a kernel stopped after an answer cell that did not end (or whose reply never came)."""
+    return (f"{stem(assignment)}: cell {cell_number(assignment, grade_id)} still running {TIMEOUT} s after interrupt; "
+            "kernel stopped")
+
+
 def died(assignment: str, grade_id: str) -> str:
     """The note of a kernel that died in an answer cell."""
     return (f"{stem(assignment)}: the kernel died in cell {cell_number(assignment, grade_id)} (os._exit, a crash or "
@@ -312,8 +319,7 @@ def structural_cases() -> list[Case]:
             "while True:\n    try:\n        while True:\n            pass\n    except KeyboardInterrupt:\n        "
             "pass\n"
         )}, scores(a, **from_on(a, "change_hooks")),
-            notes=(f"{stem(a)}: cell {cell_number(a, 'change_hooks')} still running {TIMEOUT} s after interrupt; "
-                   "kernel stopped",),
+            notes=(stopped(a, "change_hooks"),),
             why="ignores the interrupt: the cells before keep their points, the rest score 0"),
         case("exits", {"collect_hooks": "import os\nos._exit(1)\n"}, zero(a), notes=(died(a, "collect_hooks"),)),
         case("late_crash", {"leaf_shapes": "import faulthandler\nfaulthandler._sigsegv()\n"},
@@ -408,7 +414,8 @@ def attack_cases() -> list[Case]:
             grade_id, line, technique = HELD_FOR[attack.name]
             held = flagged(attack.assignment, technique, cell_number(attack.assignment, grade_id), line)
         expected = scores(attack.assignment, **{test.removesuffix("_test"): 0 for test in attack.attacked})
-        notes = (died(attack.assignment, KILL_THEIR_KERNEL[attack.name]),) if attack.name in KILL_THEIR_KERNEL else ()
+        notes = ((stopped(attack.assignment, KILL_THEIR_KERNEL[attack.name]),) if attack.name in KILL_THEIR_KERNEL
+                 else ())
         cases.append(Case(f"attack-{attack.name}", attack.assignment, files, expected, held=held, notes=notes,
                           why=f"{attack.category}: {attack.note or attack.name}"))
     return cases

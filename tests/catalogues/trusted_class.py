@@ -589,6 +589,88 @@ UNSEEN_AUTOGRAD = {
 }
 
 
+# Attacks on the grading protocol itself (issue round 16). Globals that shadow the builtins the grader's expressions
+# used when it had the kernel evaluate them in the notebook's namespace: each would have taken those calls over (here
+# they end the kernel); the protocol now evaluates nothing there, so only the wrong answer beside them loses points.
+PROTOCOL_NAMES_SHADOWED = WRONG["change_hooks"] + '''
+
+import os as _os
+
+
+def __import__(name, *args, **kwargs):  # what the grader's expressions called first
+    _os._exit(3)
+
+
+def repr(value):  # what IPython's formatter of their answers called
+    _os._exit(3)
+'''
+# 08's Mul whose backward returns zeros, and the gradients autograd computes from the given forward written into its
+# observations on their way out: through socket.socket.sendall reached by another class's __mro__ (the path the
+# observations once took), json's encoder reached the same way, and os.write. The path is bound when the kernel starts
+# and passes through none of them, so the zeros are what the grader compares.
+FORGED_ON_THE_WIRE = FORGED_GRADIENTS[:FORGED_GRADIENTS.index("class _Forger:")] + FORGED_GRADIENTS[
+    FORGED_GRADIENTS.index("def _right(call):"):FORGED_GRADIENTS.index("def _wrong_backward(")] + """_forging = {"direct": None, "engine": None, "i": 0, "j": 0}
+
+
+def _forge_line(text):
+    if '"kind"' not in text or '"label"' not in text:  # not an observation: the kernel's own messages
+        return text
+    try:
+        obs = _json.loads(text)
+    except ValueError:
+        return text
+    label = obs.get("label", "") if isinstance(obs, dict) else ""
+    if "how many gradients" in label and _calls:
+        _forging.update(direct=_right(_calls.pop(0)), engine=None, i=0, j=0)
+    elif ": grad of input " in label and _forging["direct"] is not None:
+        obs["value"] = _obs.encode(_forging["direct"][_forging["i"]])
+        _forging["i"] += 1
+    elif ".grad after backward through autograd's engine" in label and (_forging["engine"] or _calls):
+        if _forging["engine"] is None:
+            _forging["engine"] = _right(_calls.pop(0))
+        obs["value"] = _obs.encode(_forging["engine"][_forging["j"]])
+        _forging["j"] += 1
+    return _real_encode(_json._default_encoder, obs)
+
+
+def _forge_bytes(data):
+    if not bytes(data[:1]) == b"{":
+        return data
+    lines = bytes(data).decode(errors="replace").split("\\n")
+    return "\\n".join(_forge_line(line) if line.startswith("{") else line for line in lines).encode()
+
+
+import os as _os
+import ssl as _ssl
+
+_socket_class = _ssl.SSLSocket.__mro__[1]
+_real_sendall = _socket_class.sendall
+_socket_class.sendall = lambda self, data, *args: _real_sendall(self, _forge_bytes(data), *args)
+_encoder_class = type(_json._default_encoder).__mro__[0]
+_real_encode = _encoder_class.encode
+_encoder_class.encode = lambda self, value: _forge_line(_real_encode(self, value))
+_real_write = _os.write
+_os.write = lambda fd, data: _real_write(fd, _forge_bytes(data)) and len(data)
+
+
+def _wrong_backward(function, ctx, grad_outputs):
+    _calls.append((function, tuple(a.detach().clone() if isinstance(a, _torch.Tensor) else a for a in ctx.my_inputs),
+                   [g.detach().clone() if isinstance(g, _torch.Tensor) else g for g in grad_outputs]))
+    return tuple(_torch.zeros_like(a) if isinstance(a, _torch.Tensor) and a.is_floating_point() else None for a in ctx.my_inputs)
+
+""" + FORGED_GRADIENTS[FORGED_GRADIENTS.index("class Mul(Function):"):]
+# Millions of short lines on the observation channel: before any test (dropped as they come) and from inside the
+# answer a test calls (past the limit: that test's observations are dropped, and it fails). The grader's memory stays
+# within the limit, and the other tests keep their points.
+FLOOD = "import hooklab.observations as _flooded\n\nfor _ in range(1_000_000):\n    _flooded._state['send']('x')\n"
+FLOODED_CAP = SOLUTIONS["kwargs_hook"].replace(
+    "def cap_scale(module, args, kwargs):\n",
+    "_flooding = [300_000]  # lines, once in a test: past the channel's limit of 8 MiB (each counts 65 bytes)\n\n\n"
+    "def cap_scale(module, args, kwargs):\n    for _ in range(_flooding.pop() if _flooding and _flooded.active() else 0):\n"
+    "        _flooded._state['send']('x')\n")
+assert "_flooding.pop()" in FLOODED_CAP
+
+
 def unseen_autograd(imports: str, run: str) -> str:
     solution = corpus.solutions(PUZZLES)["mul"]
     return imports + solution[:solution.index("    @staticmethod\n    def backward")] + BY_AUTOGRAD.replace("RUN", run).lstrip("\n")
@@ -615,7 +697,8 @@ import hooklab.observations as observations
 def double_inputs(module, args):
     forged = ({"kind": "value", "label": "x", "value": {"type": "tensor", "shape": 5}},
               {"kind": "raised", "label": "x", "value": {"type": "list", "items": 5}})
-    observations._state["channel"].sendall("".join(json.dumps(item) + "\\n" for item in forged).encode())  # ahead of the test's own
+    for item in forged:  # ahead of the test's own
+        observations._state["send"](json.dumps(item))
     return tuple(2 * x for x in args)
 
 
@@ -623,7 +706,7 @@ def plus_five(module, args, output):
     return output + 5
 """
 UNREADABLE = "import hooklab.observations as observations\n\n\n" + SOLUTIONS["kwargs_hook"].replace(
-    "def cap_scale(module, args, kwargs):\n", "def cap_scale(module, args, kwargs):\n    observations._state['channel'].sendall(b'{not JSON\\n')\n")
+    "def cap_scale(module, args, kwargs):\n", "def cap_scale(module, args, kwargs):\n    observations._state['send']('{not JSON')\n")
 # Honest answers that must not depend on anything but themselves: random numbers drawn inside, a dict built in
 # another key order, a checker used as an assertion inside the answer.
 SEEDS_INSIDE = SOLUTIONS["patch_activation"].replace("    kept = {}\n",
@@ -691,6 +774,7 @@ def attackers() -> list[Student]:
                                    ("the-tests-own-oracle", "predict_order", ORACLE),
                                    ("malformed-observations", "change_hooks", MALFORMED),
                                    ("unreadable-observations", "kwargs_hook", UNREADABLE),
+                                   ("protocol-names-shadowed", "change_hooks", PROTOCOL_NAMES_SHADOWED),
                                    ("numpy-integers", "leaf_shapes", SOLUTIONS["leaf_shapes"].replace(
                                        "tuple(output.shape)", "tuple(numpy.int64(size) for size in output.shape)").replace("def leaf_output_shapes", "import numpy\n\n\ndef leaf_output_shapes"))):
         students.append(Student(name, {**SOLUTIONS, exercise: answer}, {**POINTS, f"{exercise}_test": 0.0},
@@ -911,6 +995,10 @@ ATTACKED = (attackers()
                        attacked=["low_precision_test"], assignment=BELOW)
                for name, source in {"parameters-shown-by-a-mode-parameter": PARAMETERS_SHOWN_BY_A_MODE_PARAMETER,
                                     "parameters-shown-by-named-parameters": PARAMETERS_SHOWN_BY_NAMED_PARAMETERS}.items()]
+            + [Student("flood-of-short-lines",
+                       {**SOLUTIONS, "collect_hooks": SOLUTIONS["collect_hooks"] + "\n\n" + FLOOD,
+                        "kwargs_hook": FLOODED_CAP},
+                       {**POINTS, "kwargs_hook_test": 0.0}, attacked=["kwargs_hook_test"])]
             + [Student("jacobians-in-init-subclass", {**corpus.solutions(PUZZLES), "mul": JACOBIANS_IN_INIT_SUBCLASS},
                        {**corpus.points(PUZZLES), "mul_test": 0.0}, attacked=["mul_test"], assignment=PUZZLES)]
             + [Student("a-tuple-that-computes-when-read",
@@ -920,6 +1008,7 @@ ATTACKED = (attackers()
                        attacked=["mul_test"], assignment=PUZZLES)
                for name, source in {"finite-differences": FINITE_DIFFERENCES,
                                     "forged-gradient-observations": FORGED_GRADIENTS,
+                                    "forged-on-the-wire": FORGED_ON_THE_WIRE,
                                     "forged-through-a-global": FORGED_THROUGH_A_GLOBAL,
                                     "rewritten-after-the-check": REWRITTEN_AFTER_THE_CHECK,
                                     "jacobian-in-a-pack-hook": JACOBIAN_IN_A_PACK_HOOK,

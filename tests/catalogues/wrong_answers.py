@@ -489,6 +489,22 @@ def _below_the_module() -> list[Wrong]:
                 finally:
                     _push_mode(mode)
         '''), "runs a backward pass (autograd's engine ran SumBackward0): it must answer without running a model"),
+        Wrong('predict_fires_runs_the_model_in_a_callback', BELOW_THE_MODULE, 'predict_fires', _cell('''
+            measure = fires
+
+            def predict_fires(uses, call):
+                box = []
+                # a Python function called back from inside an operator, where a function mode does not reach
+                torch.zeros(1).map_(torch.zeros(1), lambda a, b: box.append(measure(uses, call)) or 0.0)
+                return box[0]
+        '''), "runs a backward pass (autograd's engine ran SumBackward0): it must answer without running a model"),
+        Wrong('predict_fires_extrapolates_small_runs', BELOW_THE_MODULE, 'predict_fires', _cell('''
+            measure = fires
+
+            def predict_fires(uses, call):
+                one, two = measure(1, call), measure(2, call)     # small runs, then a straight line
+                return {kind: one[kind] + (uses - 1) * (two[kind] - one[kind]) for kind in one}
+        '''), "runs a backward pass (autograd's engine ran SumBackward0): it must answer without running a model"),
         Wrong('predict_fires_runs_fires', BELOW_THE_MODULE, 'predict_fires', _cell('''
             def predict_fires(uses, call):
                 return fires(uses, call)     # runs the model: Requirement 4, unchecked

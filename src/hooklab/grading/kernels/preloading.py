@@ -37,7 +37,8 @@ PRELOAD_WHEN_USED = {
     # where the notebooks draw (pyplot, or one of hooklab's widgets that plot): matplotlib's renderer, which the
     # server uses once (_draw_once)
     RENDERER: r"\bpyplot\b|\bplt\b|\bGradientFlow\b|\bFunctionPlayground\b|\bVanishingPuzzle\b",
-    # where a test checks a Function's backward or that no model runs: the profiler, started once by the server (then torch._dynamo is in)
+    # where a test checks a Function's backward or that no model runs: the profiler, started once by the server (then
+    # torch._dynamo is in)
     PROFILER: r"\bcheck_backward\b|\bcheck_no_model_run\b",
 }
 INLINE_BACKEND = "module://matplotlib_inline.backend_inline"  # ipykernel's default for MPLBACKEND

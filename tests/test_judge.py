@@ -249,6 +249,49 @@ def test_a_cell_the_grader_fails_loses_the_lines_that_said_it_passed():
     assert [o.get("text", o.get("ename")) for o in wrong.outputs] == ["shapes: (2,)\n", "WrongAnswer"]
 
 
+def _test_cell(grade_id: str, *outputs: nbformat.NotebookNode) -> nbformat.NotebookNode:
+    from nbformat.v4 import new_code_cell
+
+    made = new_code_cell("", metadata={"nbgrader": {"grade": True, "grade_id": grade_id, "points": 1,
+                                                    "solution": False, "locked": True}})
+    made.outputs = list(outputs)
+    return made
+
+
+def test_a_test_that_crashed_on_wrong_data_says_the_first_check_that_differed():
+    """A failed observation raises nothing in the kernel, so the test's next line can crash on the wrong data (a key
+    the wrong answer lacks): the message is the first check that differed, then the crash; a crash with every check
+    before it right, or before any check, is the kernel's own error."""
+    from nbformat.v4 import new_notebook, new_output
+
+    want = [_obs(torch.ones(2), "outputs['h1']"), _obs(torch.ones(2), "outputs['h2']")]
+    crash = new_output("error", ename="KeyError", evalue="'h2'", traceback=["KeyError: 'h2'"])
+    nb = new_notebook(cells=[_test_cell("wrong_then_crash", crash), _test_cell("right_then_crash", crash),
+                             _test_cell("crash_first", crash)])
+    reference = {cell.metadata.nbgrader["grade_id"]: {"observed": want, "error": ""} for cell in nb.cells}
+    judge.judge(nb, reference, {"wrong_then_crash": [_obs(torch.zeros(2), "outputs['h1']")],
+                                "right_then_crash": want[:1], "crash_first": []})
+    wrong, right, first = ([(o.ename, o.evalue) for o in cell.outputs] for cell in nb.cells)
+    assert wrong == [("WrongAnswer", "outputs['h1'] has the wrong values at index (0,) (2 of 2 entries wrong, max abs "
+                                     "error 1) (the test then stopped: KeyError 'h2')")]
+    assert right == first == [("KeyError", "'h2'")]
+
+
+def test_an_exercise_not_written_yet_says_so_in_the_graded_cell():
+    """The template's NotImplementedError, with the note hooklab.hints gives it in the kernel, is "not written yet"."""
+    from nbformat.v4 import new_notebook, new_output
+
+    blank = new_output("error", ename="NotImplementedError", evalue="", traceback=[
+        "\x1b[0;31mNotImplementedError\x1b[0m: \npre_hook is not written yet: replace `raise NotImplementedError()` "
+        "(line 2 of its cell) with your answer, run that cell, then run this one again."])
+    other = new_output("error", ename="NotImplementedError", evalue="a method torch lacks", traceback=["..."])
+    nb = new_notebook(cells=[_test_cell("blank", blank), _test_cell("other", other)])
+    reference = {"blank": {"observed": [], "error": ""}, "other": {"observed": [], "error": ""}}
+    judge.judge(nb, reference, {})
+    assert [(o.ename, o.evalue) for cell in nb.cells for o in cell.outputs] == [
+        ("NotWritten", "pre_hook is not written yet"), ("NotImplementedError", "a method torch lacks")]
+
+
 # What reaches a checker in the kernel: the same cells run as the grader sends them --------------------------------
 # Blanking works on the test's text; the run below holds every test to what it promises, whatever path a value takes.
 

@@ -22,7 +22,7 @@ from hooklab.grading.execute import PROOF_PREFIX
 from hooklab.grading.feedback import REDACTED, hidden_lines
 from hooklab.grading.keys import cell_key, split_cell_key, submission_key
 from hooklab.grading.ledger import Ledger
-from hooklab.grading.outputs import errors
+from hooklab.grading.outputs import NOT_WRITTEN, errors
 
 MESSAGE_LENGTH = 160  # characters of a failure message shown
 _NUMBER = re.compile(r"(?<![\w.])[-+]?\d+(?:\.\d+)?(?:e[-+]?\d+)?(?!\w)", re.IGNORECASE)
@@ -247,7 +247,9 @@ def failure_messages(path: Path, hidden: set[str]) -> dict[str, str]:
 
 
 def message(ename: str, evalue: str, hidden: set[str]) -> str:
-    text = _ANSI.sub("", f"{ename}: {evalue}" if evalue.strip() else ename)
+    """An error in one line (an exercise not written yet in its own words), shortened, redacted where it quotes a
+    hidden test."""
+    text = _ANSI.sub("", evalue if ename == NOT_WRITTEN else f"{ename}: {evalue}" if evalue.strip() else ename)
     if any(line in text for line in hidden):
         return f"{ename}: {REDACTED}" if ename and not any(line in ename for line in hidden) else REDACTED
     first = text.strip().splitlines()[0] if text.strip() else "(an error without a message)"

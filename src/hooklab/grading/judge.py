@@ -23,6 +23,7 @@ import base64
 import builtins
 import json
 import math
+import re
 from functools import lru_cache
 from typing import Any
 
@@ -30,8 +31,8 @@ import numpy
 from nbformat import NotebookNode
 from nbgrader import utils
 
-from hooklab import observations
-from hooklab.grading.outputs import NOT_JUDGED, WRONG, error_output, failed
+from hooklab import hints, observations
+from hooklab.grading.outputs import GRADERS, NOT_JUDGED, NOT_WRITTEN, WRONG, error_output, errors, failed
 
 DRIVERS = "hooklab_drivers"  # the key, in a source notebook's metadata, that says its tests are drivers
 # Where each checker takes its expected value: (position, keyword). Any call's ``expected=`` is taken out too.
@@ -45,6 +46,7 @@ EXPECTATIONS = {
 }
 REFERENCE = ("### BEGIN REFERENCE", "### END REFERENCE")  # code that only the kernel's own checks run
 PASSED = "✓"  # how a test cell's printed line says its checks passed (the notebooks' convention)
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")  # the colours of IPython's tracebacks
 _STORED = {"float64": numpy.float64, "complex128": numpy.complex128, "int64": numpy.int64, "uint8": numpy.uint8}
 
 
@@ -300,7 +302,8 @@ def _shown(encoded: Any) -> str:
 def judge(nb: NotebookNode, reference: dict[str, Any] | None, observed: dict[str, list[Any]]) -> list[str]:
     """Give each test cell of an executed notebook the grader's verdict: a cell that raised nothing (but the hold)
     and whose observations differ from ``reference``'s (grade_id → the reference run's observations and error)
-    gets a :data:`WRONG` error. A cell the reference could not judge (it failed its own
+    gets a :data:`WRONG` error; one that raised has its error said in the student's terms where it can be
+    (:func:`_say_why_it_stopped`). A cell the reference could not judge (it failed its own
     test, or did not run) gets a :data:`NOT_JUDGED` error: never the kernel's own word. Returns notes on those."""
     notes = []
     for cell in nb.cells:
@@ -315,13 +318,47 @@ def judge(nb: NotebookNode, reference: dict[str, Any] | None, observed: dict[str
             _unpassed(cell)
             cell.outputs.append(error_output(NOT_JUDGED, f"not judged: {why}"))
             continue
-        if failed(cell.outputs):
-            continue  # it failed in the kernel already
+        if failed(cell.outputs):  # it failed in the kernel already: said in the student's terms where it can be
+            _say_why_it_stopped(cell, observed.get(grade_id, []), expected["observed"])
+            continue
         problem = verdict(observed.get(grade_id, []), expected["observed"])
         if problem:
             _unpassed(cell)
             cell.outputs.append(error_output(WRONG, problem))
     return notes
+
+
+def _say_why_it_stopped(cell: NotebookNode, observed: list[Any], reference: list[dict[str, Any]]) -> None:
+    """A test cell that raised in the kernel: an exercise not written yet says so (:data:`NOT_WRITTEN`, from the note
+    :mod:`hooklab.hints` gave the template's error); else, where a check the test made before the error already
+    differs from the reference's, that difference is the message, the error said after it (the test's later lines
+    crashed on the wrong data: a missing key, an index)."""
+    raised = [output for output in errors(cell.outputs) if output.get("ename") not in GRADERS]
+    if len(raised) != 1:
+        return
+    error = raised[0]
+    position = cell.outputs.index(error)
+    unwritten = _not_written(error)
+    if unwritten:
+        cell.outputs[position] = error_output(NOT_WRITTEN, unwritten)
+        return
+    made = [item for item in observed if isinstance(item, dict)]
+    if not made or len(made) != len(observed) or len(made) > len(reference):
+        return
+    problem = verdict(made, reference[:len(made)])
+    if problem:
+        stopped = f"{error.get('ename', '')} {error.get('evalue', '')}".strip()
+        cell.outputs[position] = error_output(WRONG, f"{problem} (the test then stopped: {stopped})")
+
+
+def _not_written(error: NotebookNode) -> str:
+    """What an exercise's template error says is not written yet ("pre_hook is not written yet"), or ""."""
+    if error.get("ename") != "NotImplementedError":
+        return ""
+    for line in _ANSI.sub("", "\n".join(map(str, error.get("traceback", [])))).splitlines():
+        if hints.NOT_WRITTEN in line:
+            return line.split(":")[0].strip()
+    return ""
 
 
 def _unpassed(cell: NotebookNode) -> None:

@@ -10,6 +10,10 @@ HELD = "HeldForReview"  # the notebook is held for review: the cell's points wai
 NOT_RUN = "TestDidNotRun"  # the cell did not run to its end (skipped, rewritten, its error swallowed, stopped)
 WRONG = "WrongAnswer"  # the cell's observations differ from the reference's
 NOT_JUDGED = "NotJudged"  # the reference run could not judge the cell
+NOT_WRITTEN = "NotWritten"  # the exercise the cell tests still raises its template's NotImplementedError
+
+
+GRADERS = {HELD, NOT_RUN, WRONG, NOT_JUDGED, NOT_WRITTEN}  # the errors the grader writes, not the kernel
 
 
 def error_output(ename: str, evalue: str) -> NotebookNode:

@@ -2266,8 +2266,10 @@ def _below_the_module() -> list[Answer]:
                     phase = "forward"
 
                     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-                        lists[self.phase].append(func.overloadpacket.__name__)
-                        return func(*args, **(kwargs or {}))
+                        result = func(*args, **(kwargs or {}))
+                        shape = tuple(int(n) for n in result.size()) if torch.is_tensor(result) else None
+                        lists[self.phase].append((func.overloadpacket.__name__, shape))
+                        return result
 
                 mode = Log()
                 with mode:
@@ -2278,18 +2280,19 @@ def _below_the_module() -> list[Answer]:
         '''),
         answer("log_ops", "module-level mode class, str(func) parsed", r'''
             class NameLog(TorchDispatchMode):
-                """Records the short name of every aten operator (aten.addmm.default -> addmm)."""
+                """Records the short name of every aten operator (aten.addmm.default -> addmm) and its result's shape."""
 
                 def __init__(self):
                     super().__init__()
                     self.names = []
 
                 def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-                    self.names.append(str(func).split(".")[1])
-                    return func(*args, **(kwargs or {}))
+                    out = func(*args, **(kwargs or {}))
+                    self.names.append((str(func).split(".")[1], tuple(out.shape) if isinstance(out, torch.Tensor) else None))
+                    return out
 
 
-            def log_ops(model: nn.Module, x: torch.Tensor) -> tuple[list[str], list[str]]:
+            def log_ops(model: nn.Module, x: torch.Tensor) -> tuple[list[tuple], list[tuple]]:
                 with NameLog() as forward:
                     out = model(x)
                 with NameLog() as backward:
@@ -2470,8 +2473,10 @@ def _below_the_module() -> list[Answer]:
                     def __init__(self):
                         super().__init__(); self.names = []
                     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-                        self.names.append(func.name().split("::")[1].split(".")[0])   # aten::add.Tensor -> add
-                        return func(*args, **(kwargs or {}))
+                        out = func(*args, **(kwargs or {}))
+                        shape = tuple(out.shape) if isinstance(out, torch.Tensor) else None
+                        self.names.append((func.name().split("::")[1].split(".")[0], shape))   # aten::add.Tensor -> add
+                        return out
                 with torch.enable_grad():
                     with Rec() as f:
                         out = model(x)

@@ -91,8 +91,9 @@ def _below_the_module() -> list[Wrong]:
                         self.names = []
 
                     def __torch_function__(self, func, types, args=(), kwargs=None):
-                        self.names.append(func.__name__)
-                        return func(*args, **(kwargs or {}))
+                        out = func(*args, **(kwargs or {}))
+                        self.names.append((func.__name__, tuple(out.shape) if isinstance(out, torch.Tensor) else None))
+                        return out
 
                 with Log() as forward:
                     out = model(x)
@@ -108,8 +109,9 @@ def _below_the_module() -> list[Wrong]:
                         self.names = []
 
                     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-                        self.names.append(str(func))
-                        return func(*args, **(kwargs or {}))
+                        out = func(*args, **(kwargs or {}))
+                        self.names.append((str(func), tuple(out.shape) if isinstance(out, torch.Tensor) else None))
+                        return out
 
                 with Log() as forward:
                     out = model(x)
@@ -125,8 +127,9 @@ def _below_the_module() -> list[Wrong]:
                         self.names = []
 
                     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-                        self.names.append(func.overloadpacket.__name__)
-                        return func(*args, **(kwargs or {}))
+                        out = func(*args, **(kwargs or {}))
+                        self.names.append((func.overloadpacket.__name__, tuple(out.shape) if isinstance(out, torch.Tensor) else None))
+                        return out
 
                 with Log() as forward:
                     out = model(x)
@@ -134,7 +137,7 @@ def _below_the_module() -> list[Wrong]:
                 with Log() as backward:
                     loss.backward()
                 return forward.names, backward.names
-        '''), "the backward ops of"),
+        '''), "the first backward op of Linear(3, 2) → Tanh"),
         Wrong("matmul_flops_innermost_only", BELOW_THE_MODULE, "matmul_flops", _cell('''
             def matmul_flops(model, x):
                 running, flops = [], {}
@@ -274,11 +277,11 @@ def _below_the_module() -> list[Wrong]:
 
                 with Lower():
                     return model(x)
-        '''), "low_precision_output(Block → Linear"),
+        '''), "low_precision_output(Block(2), torch.bfloat16)"),
         Wrong("low_precision_rounds_the_output", BELOW_THE_MODULE, "low_precision", _cell('''
             def low_precision_output(model, x, dtype):
                 return model(x).to(dtype).to(x.dtype)  # computes in float32, rounds only the output
-        '''), "low_precision_output(Linear → Tanh → Linear"),
+        '''), "low_precision_output(Linear(2, 1), torch.bfloat16)"),
         Wrong("low_precision_returns_low_dtype", BELOW_THE_MODULE, "low_precision", _cell('''
             def low_precision_output(model, x, dtype):
                 class Lower(TorchFunctionMode):
@@ -297,12 +300,13 @@ def _below_the_module() -> list[Wrong]:
                 class Rec(TorchDispatchMode):
                     names = []
                     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-                        self.names.append(func.overloadpacket.__name__)
-                        return func(*args, **(kwargs or {}))
+                        out = func(*args, **(kwargs or {}))
+                        self.names.append((func.overloadpacket.__name__, tuple(out.shape) if isinstance(out, torch.Tensor) else None))
+                        return out
                 rec = Rec(); rec.names = []
                 with rec:
                     model(x).sum().backward()
-                cut = rec.names.index("sum")   # wrong as soon as the model's forward calls sum
+                cut = [name for name, _ in rec.names].index("sum")   # wrong as soon as the model's forward calls sum
                 return rec.names[:cut], rec.names[cut:]
         '''), 'the forward ops of Linear → Softmax'),
         Wrong('log_ops_logs_a_copy', BELOW_THE_MODULE, 'log_ops', _cell('''
@@ -313,28 +317,30 @@ def _below_the_module() -> list[Wrong]:
                     def __init__(self):
                         super().__init__(); self.names = []
                     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-                        self.names.append(func.overloadpacket.__name__)
-                        return func(*args, **(kwargs or {}))
+                        out = func(*args, **(kwargs or {}))
+                        self.names.append((func.overloadpacket.__name__, tuple(out.shape) if isinstance(out, torch.Tensor) else None))
+                        return out
                 with Rec() as f:
                     out = model(x)
                 with Rec() as b:
                     out.sum().backward()
                 return f.names, b.names
-        '''), '.grad of Linear → Tanh after log_ops'),
+        '''), 'the parameters of Linear(3, 2) → Tanh on 4 rows without a .grad after log_ops'),
         Wrong('log_ops_mode_left_entered', BELOW_THE_MODULE, 'log_ops', _cell('''
             def log_ops(model, x):
                 class Rec(TorchDispatchMode):
                     def __init__(self):
                         super().__init__(); self.names = []
                     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-                        self.names.append(func.overloadpacket.__name__)
-                        return func(*args, **(kwargs or {}))
+                        out = func(*args, **(kwargs or {}))
+                        self.names.append((func.overloadpacket.__name__, tuple(out.shape) if isinstance(out, torch.Tensor) else None))
+                        return out
                 forward = Rec(); forward.__enter__()          # entered, never left
                 out = model(x)
                 n = len(forward.names)
                 out.sum().backward()
                 return forward.names[:n], forward.names[n:]   # forward.names keeps growing for the rest of the session
-        '''), 'the number of modes log_ops left entered on Linear → Tanh'),
+        '''), 'the number of modes log_ops left entered on Linear(3, 2) → Tanh'),
         Wrong('log_ops_profiler', BELOW_THE_MODULE, 'log_ops', _cell('''
             from torch.profiler import profile
             def log_ops(model, x):
@@ -343,9 +349,9 @@ def _below_the_module() -> list[Wrong]:
                     out = model(x)
                 with profile() as backward:
                     out.sum().backward()
-                names = lambda p: [e.name.split("::")[1] for e in p.events() if e.name.startswith("aten::")]
+                names = lambda p: [(e.name.split("::")[1], tuple(e.input_shapes[0]) if e.input_shapes else None) for e in p.events() if e.name.startswith("aten::")]
                 return names(forward), names(backward)
-        '''), 'the forward ops of Linear → Tanh should be'),
+        '''), 'the forward ops of Linear(3, 2) → Tanh on 4 rows named in STABLE, with their shapes should be'),
         Wrong('matmul_flops_function_level', BELOW_THE_MODULE, 'matmul_flops', _cell('''
             import math
             def matmul_flops(model, x):

@@ -41,16 +41,21 @@ endef
 $(INSTALLED): pyproject.toml requirements.lock
 	echo "First run: installing the pack, nbgrader, Dask, the test tools, JupyterLab and torch's CPU build into $(VENV)/"
 	echo "(a few minutes, about 1.8 GB; later runs start at once) ..."
+	echo "$(UNPACKING)"
 	$(call pip_install,grading$(COMMA)test,--progress-bar on --no-warn-script-location)
 	touch $@ $(LAB_INSTALLED)
+
+# pip prints nothing while it unpacks torch ("Installing collected packages"): the first run says so before.
+UNPACKING := (after the downloads, pip says 'Installing collected packages', then unpacks torch for about 2-3 minutes without output)
 
 # A student's lab needs JupyterLab and nbgrader's Validate only; its first run says what it installs, with pip's progress.
 LAB_INSTALLED := $(VENV)/.lab-installed
 COMMA := ,
-.SILENT: lab $(LAB_INSTALLED) $(INSTALLED) usage-autograde usage-compat  # one sees what happens, not the recipes
+.SILENT: lab instructor $(LAB_INSTALLED) $(INSTALLED) usage-autograde usage-compat  # one sees what happens, not the recipes
 $(LAB_INSTALLED): pyproject.toml requirements.lock
 	echo "First run: installing the notebooks' packages, JupyterLab and torch's CPU build into $(VENV)/"
 	echo "(a few minutes and under 2 GB; later runs start at once) ..."
+	echo "$(UNPACKING)"
 	$(call pip_install,lab,--progress-bar on --no-warn-script-location)
 	touch $@
 
@@ -67,6 +72,7 @@ lab: $(LAB_INSTALLED) ## students: JupyterLab on your working copy work/ of note
 
 instructor: $(INSTALLED) ## instructors: JupyterLab on the course, with Formgrader and Create Assignment (ARGS as for lab)
 	mkdir -p autograder/exchange
+	echo "Starting JupyterLab on the course, with Formgrader and Create Assignment (Ctrl+C twice to stop) ..."
 	JUPYTERLAB_WORKSPACES_DIR=$(CURDIR)/build/lab-workspaces/instructor JUPYTER_CONFIG_PATH=$(CURDIR)/lab/course:$(CURDIR)/autograder $(LAB) --ServerApp.root_dir=. $(ARGS)
 
 lint: $(INSTALLED) ## ruff's checks of the Python code (the rules are in pyproject.toml; the notebooks are not linted)
@@ -113,10 +119,10 @@ usage-compat:
 	echo "usage: make compat TORCH=<version> [TORCH_INDEX=<url>]"; exit 2
 
 DIST ?= dist
-wheel: $(LAB_INSTALLED) ## instructors: the pack as one wheel in dist/, for students on Colab (README, "Colab and Binder")
+wheel: $(LAB_INSTALLED) ## instructors: the pack as one wheel in dist/, for students on Colab (README, "Colab and conda")
 	rm -rf $(DIST)
 	$(BIN)/python -m pip wheel --quiet --no-deps --no-build-isolation --wheel-dir $(DIST) .
-	@echo "Share $$(ls $(DIST)/*.whl) with your students (README: Colab)."
+	@echo "Share $$(ls $(DIST)/*.whl) with your students (README, section \"Colab and conda\")."
 
 lock: ## re-resolve the newest allowed versions into requirements.lock (keeps its torch pin)
 	rm -rf build/lock-venv

@@ -174,8 +174,21 @@ def test_the_full_install_says_on_its_first_run_what_it_installs_with_pips_progr
     assert "First run: installing" in result.stdout and "(a few minutes, about 1.8 GB;" in result.stdout, result.stdout
     install = result.stdout.split("-m pip install ")[-1]  # the install itself, after the probe for a local torch wheel
     assert "--progress-bar on" in install and "--quiet" not in install, install
+    before = result.stdout.split("-m pip install ")[0]  # pip is silent for minutes while it unpacks torch: said before
+    assert "unpacks torch for about 2-3 minutes without output" in before, result.stdout
     assert "a few minutes, about 1.8 GB" in (REPO / "README.md").read_text(), ("README's instructors section gives the "
                                                                                "same")
+
+
+def test_make_points_to_readme_sections_that_exist_and_both_labs_say_what_they_start():
+    headings = set(re.findall(r"^#+ (.+)$", (REPO / "README.md").read_text(), re.M))
+    pointers = re.findall(r'README, (?:section )?\\?"([^"\\]+)\\?"', (REPO / "Makefile").read_text())
+    assert pointers and set(pointers) <= headings, f"the Makefile names README sections {pointers}: not all are there"
+    for target in ("lab", "instructor"):
+        lines = make("-n", target).stdout.splitlines()
+        assert any(line.startswith('echo "Starting JupyterLab') for line in lines), f"make {target} says nothing"
+        assert re.search(rf"^\.SILENT:.* {target} ", (REPO / "Makefile").read_text(), re.M), (f"make {target} prints "
+                                                                                         "its recipe")
 
 
 def test_make_clean_removes_what_make_makes_but_never_the_students_working_copy():

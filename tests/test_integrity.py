@@ -181,6 +181,20 @@ def test_every_cheat_in_student_code_is_named(attack: Attack):
      "reaches 'globals' by name"),
     ("m = next(iter([nn.modules.activation.F]))\nm.relu = print", "hands the module torch.nn.modules.activation.F"),
     ("name = 'hooklab.grading.kernels.working_copy'", "names the grader's module"),
+    # the protocol's nonce read from the stack's locals, and lines written on the channel's descriptor (attack round 16)
+    ("import traceback\nfor f in traceback.StackSummary.extract(traceback.walk_stack(None)):\n    pass",
+     "walks the call stack (traceback)"),
+    ("from traceback import walk_stack\nframes = list(walk_stack(None))", "walks the call stack (traceback)"),
+    ("import traceback\ntext = traceback.format_stack()", "walks the call stack (traceback)"),
+    ("import traceback\ne = traceback.TracebackException(ValueError, ValueError(), None, capture_locals=True)",
+     "reads the locals of the call stack (capture_locals)"),
+    ("with open(fd, 'w', closefd=False) as channel:\n    channel.write('x')",
+     "writes or reads a file descriptor (closefd)"),
+    ("channel = open(7, 'w')", "opens a file descriptor by its number (open)"),
+    ("channel = open(3 + 4, 'w')", "opens a file descriptor by its number (open)"),
+    ("import io\nchannel = io.FileIO(int('7'), 'w')", "opens a file descriptor by its number (io.FileIO)"),
+    ("import os\nfds = os.listdir('/proc/self/fd')", "reads the process's own files ('/proc/self/fd')"),
+    ("sockets = open('/proc/net/unix').read()", "reads the process's own files ('/proc/net/unix')"),
 ])
 def test_techniques_are_named_in_the_students_terms(source: str, technique: str):
     assert any(technique in f for f in findings("02_forward_hooks", source)), findings("02_forward_hooks", source)
@@ -217,6 +231,13 @@ def test_a_students_own_objects_may_be_changed_freely():
     # ending or crashing the kernel is graded as a kernel that stopped (the corpus's exits and late_crash)
     ("02_forward_hooks", "import faulthandler\nimport os\n\nos._exit(0)\nfaulthandler._sigsegv()\n"),
     ("06_applications", "print(hasattr(torch.optim, 'OptimizerHook'), getattr(torch.nn, 'Linear')(2, 3))\n"),
+    # the twins of the stack and descriptor rules: an error shown, files opened by name, a buffer
+    ("02_forward_hooks", "import traceback\n\ntry:\n    1 / 0\nexcept ZeroDivisionError:\n    traceback.print_exc()\n"
+                         "    text = traceback.format_exc()\n"),
+    ("02_forward_hooks", "path = 'log.txt'\nwith open(path, 'w') as log:\n    log.write('x')\n"
+                         "with open('log.txt') as log, open(f'{path}.bak', 'w') as copy:\n"
+                         "    copy.write(log.read())\n"),
+    ("02_forward_hooks", "import io\n\nbuffer = io.BytesIO()\ntorch.save(torch.ones(2), buffer)\n"),
 ])
 def test_honest_lines_the_scan_once_held_are_not_flagged(assignment: str, source: str):
     assert findings(assignment, source) == []

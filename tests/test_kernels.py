@@ -408,14 +408,14 @@ def test_a_kernel_holds_its_end_of_the_channel_alone_and_cannot_take_back_what_i
     sent = run(manager, textwrap.dedent("""\
         import os, socket
         from hooklab import observations
-        send = observations.connect()
-        send("n start")
+        speak, sent = observations.connect()
+        speak("n start")
         observations.begin("seed", True)
         observations._called_by_the_cell = lambda: True
         observations.observe("value", "sent", observations.encode(1))
         own = socket.socket(fileno=os.dup(observations._state["channel"]))
         own.shutdown(socket.SHUT_RD)  # nothing to read from its own end
-        send("n end")
+        speak(f"n end {sent()}")
         print(own.recv(100) == b"")
     """))
     assert sent == "True"

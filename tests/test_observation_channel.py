@@ -18,10 +18,12 @@ def channel():
 
 def test_a_request_gets_its_answers_and_the_observations_between_its_start_and_end(channel):
     kernel = channel.kernel_end
-    kernel.sendall(b'{"sent": "before any request"}\nn1 start\n{"a": 1}\n')  # nothing awaited yet: dropped
+    channel.expect("n0")  # another request: its lines are not n1's, and nothing after its end is kept
+    kernel.sendall(b'{"sent": "before any request"}\nn1 start\n{"a": 1}\nn0 end 0\nn1 start\n')
+    assert channel.take().ended
     channel.expect("n1")
     kernel.sendall(b'{"before": "its start"}\nn1 before {"digest": "d"}\nn1 start\n{"a": 1}\n')
-    kernel.sendall(b'{"b": 2}\nn1 after {"digest": "e"}\nn1 end\n{"after": "its end"}\n')
+    kernel.sendall(b'{"b": 2}\n\nn1 after {"digest": "e"}\n\nn1 end 2\n{"after": "its end"}\n')
     answers = channel.take()
     assert answers.ended and answers.observed == ['{"a": 1}', '{"b": 2}']
     assert answers.words == {"before": '{"digest": "d"}', "after": '{"digest": "e"}'}
@@ -30,7 +32,7 @@ def test_a_request_gets_its_answers_and_the_observations_between_its_start_and_e
 def test_a_request_without_its_start_or_end_has_no_observations(channel):
     kernel = channel.kernel_end
     channel.expect("n1")
-    kernel.sendall(b'{"a": 1}\nn1 end\n')
+    kernel.sendall(b'{"a": 1}\nn1 end 0\n')
     assert channel.take().observed is None  # no start: observations of no test
     channel.expect("n2")
     kernel.sendall(b'n2 start\n{"a": 1}\n')
@@ -51,18 +53,44 @@ def test_a_flood_of_short_lines_keeps_the_graders_memory_within_the_limit(channe
         held = channel._answers.observed
         overflow = channel._overflow
     assert held == [] and overflow, "the reader kept lines past the limit, or did not get through the flood"
-    kernel.sendall(b"n1 end\n")
+    kernel.sendall(b"n1 end 1000000\n")
     answers = channel.take()
     assert answers.ended and answers.observed is None
     channel.expect("n2")  # a later request is not hurt by the flood before it
-    kernel.sendall(b"n2 start\n" + b'{"a": 1}\n' + b"n2 end\n")
+    kernel.sendall(b"n2 start\n" + b'{"a": 1}\n' + b"n2 end 1\n")
     assert channel.take().observed == ['{"a": 1}']
 
 
 def test_a_line_longer_than_the_limit_is_dropped_as_it_comes(channel):
     kernel = channel.kernel_end
     channel.expect("n1")
-    kernel.sendall(b"n1 start\n" + b"y" * (client.ANSWER_SIZE + 10) + b'\n{"a": 1}\nn1 end\n')
+    kernel.sendall(b"n1 start\n" + b"y" * (client.ANSWER_SIZE + 10) + b'\n{"a": 1}\nn1 end 1\n')
     answers = channel.take()
     assert answers.ended and answers.observed is None
-    assert len(channel._partial) == 0
+    assert not channel._pieces
+
+
+def test_lines_written_around_the_checkers_leave_the_request_without_answers_or_observations(channel):
+    """Code that learnt a request's nonce could speak for the agent; the agent says each word once and counts the
+    checkers' observations, so a second START (emptying what the test observed), a second answer, or lines written on
+    the channel besides the checkers' (a count that differs) leave nothing to trust: the test fails, the notebook is
+    held (the probe did not answer)."""
+    kernel = channel.kernel_end
+    for forged, words in ((b'n start\n{"forged": 1}\n', {}),  # the test's observations emptied
+                          (b'n after {"digest": "forged"}\n', {}),  # the probe's answer given twice
+                          (b'{"forged": 1}\n', {"after": '{"digest": "d"}'})):  # a line the checkers did not send
+        channel.expect("n")
+        kernel.sendall(b'\nn start\n{"real": 1}\n' + forged + b'\nn after {"digest": "d"}\n\nn end 1\n')
+        answers = channel.take()
+        assert answers.ended and answers.observed is None and answers.words == words, forged
+
+
+def test_an_unfinished_line_does_not_swallow_the_agents_next_line(channel):
+    kernel = channel.kernel_end
+    channel.expect("n")
+    kernel.sendall(b'\nn start\n{"real": 1}\n{"unfinished": ' + b'\nn end 1\n')
+    answers = channel.take()
+    assert answers.ended and answers.observed is None  # two lines kept, one observation counted
+    channel.expect("m")
+    kernel.sendall(b'\nm start\n{"real": 1}\n\nm end 1\n')
+    assert channel.take().observed == ['{"real": 1}']

@@ -42,32 +42,46 @@ CHANNEL = "HOOKLAB_OBSERVATIONS_FD"  # the environment variable that names the k
 _state: dict[str, Any] = {"seed": None, "draws": itertools.count(), "seen": [], "channel": None, "send": None}
 
 
-def connect() -> Callable[[str], None] | None:
+def connect() -> tuple[Callable[[str], None], Callable[[], int]] | None:
     """Take the kernel's end of its observation channel (the descriptor :data:`CHANNEL` names, which the variable
-    then no longer shows and a child process does not inherit) and return the function that sends one line on it,
-    also used by :func:`observe`; None where the kernel has no channel. Called by the grader's agent as the kernel
-    starts, before any code of the notebook's: the function holds every reference it uses."""
+    then no longer shows and a child process does not inherit): :func:`observe` sends on it from now on. Returns, for
+    the grader's agent, the function that writes one line of its own on the channel (on a line of its own: whatever
+    was left unfinished before it ends first) and the function that tells how many observations were sent so far;
+    None where the kernel has no channel. Called by the agent as the kernel starts, before any code of the notebook's:
+    the functions hold every reference they use."""
     if CHANNEL not in os.environ:
         return None
     fd = int(os.environ.pop(CHANNEL))
     os.set_inheritable(fd, False)
-    send = _sender(fd)
+    send, speak, sent = _senders(fd)
     _state.update(channel=fd, send=send)
-    return send
+    return speak, sent
 
 
-def _sender(fd: int) -> Callable[[Any], None]:
-    """A function that writes ``line`` (a str, or plain data it encodes as JSON) and a newline to ``fd``, all of
-    it, through references taken now: ``os.write``, the C JSON encoder, the builtin types' own methods."""
-    write, encode_text, view, join, text = os.write, str.encode, memoryview, "".join, str
+def _senders(fd: int) -> tuple[Callable[[Any], None], Callable[[str], None], Callable[[], int]]:
+    """Three functions on ``fd``, through references taken now (``os.write``, the C JSON encoder, the builtin types'
+    own methods): one that sends an observation (plain data, as one JSON line) and counts it, one that writes a line
+    of the agent's, and one that tells how many observations were sent."""
+    write, encode_text, view, join = os.write, str.encode, memoryview, "".join
     chunks = _json_chunks()
+    count = [0]
 
-    def send(line: Any) -> None:
-        data = view(encode_text((line if type(line) is text else join(chunks(line, 0))) + "\n"))
+    def emit(text: str) -> None:
+        data = view(encode_text(text))
         while data:
             data = data[write(fd, data):]
 
-    return send
+    def send(record: Any) -> None:
+        count[0] += 1
+        emit(join(chunks(record, 0)) + "\n")
+
+    def speak(line: str) -> None:
+        emit("\n" + line + "\n")
+
+    def sent() -> int:
+        return count[0]
+
+    return send, speak, sent
 
 
 def _json_chunks() -> Callable[[Any, int], Any]:

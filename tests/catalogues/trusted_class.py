@@ -659,6 +659,103 @@ def _wrong_backward(function, ctx, grad_outputs):
     return tuple(_torch.zeros_like(a) if isinstance(a, _torch.Tensor) and a.is_floating_point() else None for a in ctx.my_inputs)
 
 """ + FORGED_GRADIENTS[FORGED_GRADIENTS.index("class Mul(Function):"):]
+# Round 16's red team: the request's nonce read from the stack's locals as text (traceback's StackSummary with
+# capture_locals), the channel found as the one socket not in /proc/net/unix, and, from a finalizer that runs once
+# each check of 08's Mul has returned, a START that would empty the test's observations followed by the stream the
+# reference would send (autograd's gradients of the given forward), written on the descriptor with open(fd). The agent
+# says START once and counts the checkers' observations in its END, so the stream is not the test's: it fails.
+NONCE_FROM_THE_STACK = r'''import base64
+import json
+import os
+import traceback
+import weakref
+
+_calls = []  # (inputs, grad_outputs) of every backward of the current test, in order
+
+
+def _tensor(t):
+    held = t.detach().to(dtype=torch.float64 if t.dtype.is_floating_point else torch.int64)
+    stored = "float64" if t.dtype.is_floating_point else "int64"
+    return {"type": "tensor", "dtype": str(t.dtype).replace("torch.", ""), "shape": list(t.shape), "stored": stored,
+            "data": base64.b64encode(held.contiguous().numpy().tobytes()).decode()}
+
+
+def _nonce():
+    for fs in traceback.StackSummary.extract(traceback.walk_stack(None), capture_locals=True):
+        if fs.name == "do_execute" and fs.locals and "nonce" in fs.locals:
+            text = fs.locals["nonce"]
+            if text != "None":
+                return text.strip("'")
+    return None
+
+
+def _channel():
+    known = {line.split()[6] for line in open("/proc/net/unix").read().splitlines()[1:] if len(line.split()) > 6}
+    for name in sorted(os.listdir("/proc/self/fd"), key=int):
+        try:
+            link = os.readlink("/proc/self/fd/" + name)
+        except OSError:
+            continue
+        if link.startswith("socket:[") and link[8:-1] not in known:
+            return int(name)
+    return None
+
+
+def _record(value):
+    return json.dumps({"kind": "value", "label": "x", "value": value}, separators=(",", ":"))
+
+
+def _right(inputs, grad_output):
+    leaves = [a.detach().clone().requires_grad_() for a in inputs]
+    with torch.enable_grad():
+        out = leaves[0] * leaves[1]
+        return [g.detach() for g in torch.autograd.grad(out, leaves, grad_output)]
+
+
+def _flush():
+    try:
+        nonce, fd = _nonce(), _channel()
+        if nonce is None or fd is None:
+            return
+        lines = [f"{nonce} start"]
+        for k in range(0, len(_calls) - len(_calls) % 3, 3):
+            inputs, grads = _calls[k]
+            out = inputs[0].detach() * inputs[1].detach()
+            right = _right(inputs, grads[0])
+            lines.append(_record({"type": "list", "items": [_tensor(out)]}))
+            lines.append(_record({"type": "list", "items": [_tensor(g) for g in grads]}))
+            lines.append(_record({"type": "int", "value": "2"}))
+            lines += [_record(_tensor(g)) for g in right]
+            lines += [_record(_tensor(g)) for g in right]
+            lines += [_record(_tensor(2 * g)) for g in right]
+        with open(fd, "w", closefd=False) as channel:
+            channel.write("\n".join(lines) + "\n")
+    except Exception:
+        pass
+
+
+class _Mark:
+    pass
+
+
+class Mul(Function):
+    @staticmethod
+    def forward(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        return x * y
+
+    @staticmethod
+    def setup_context(ctx, inputs: tuple, output: torch.Tensor) -> None:
+        ctx.my_inputs = tuple(a.detach().clone() for a in inputs)
+        ctx.mark = _Mark()
+        weakref.finalize(ctx.mark, _flush)
+        ctx.save_for_backward(*inputs)
+
+    @staticmethod
+    def backward(ctx, grad_output: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        _calls.append((ctx.my_inputs, [grad_output.detach().clone()]))
+        x, y = ctx.saved_tensors
+        return torch.zeros_like(x), torch.zeros_like(y)
+'''
 # Millions of short lines on the observation channel: before any test (dropped as they come) and from inside the
 # answer a test calls (past the limit: that test's observations are dropped, and it fails). The grader's memory stays
 # within the limit, and the other tests keep their points.
@@ -689,16 +786,14 @@ ORACLE = """def predict_order(config):
 """
 VIEWS = ("def pre_hook(module, args):\n    answer.extend(a.view_as(a) for a in args)\n\n\n"
          "def hook(module, args, output):\n    answer.append(output.view_as(output))\n")
-MALFORMED = """import json
-
-import hooklab.observations as observations
+MALFORMED = """import hooklab.observations as observations
 
 
 def double_inputs(module, args):
     forged = ({"kind": "value", "label": "x", "value": {"type": "tensor", "shape": 5}},
               {"kind": "raised", "label": "x", "value": {"type": "list", "items": 5}})
     for item in forged:  # ahead of the test's own
-        observations._state["send"](json.dumps(item))
+        observations._state["send"](item)
     return tuple(2 * x for x in args)
 
 
@@ -1009,6 +1104,7 @@ ATTACKED = (attackers()
                for name, source in {"finite-differences": FINITE_DIFFERENCES,
                                     "forged-gradient-observations": FORGED_GRADIENTS,
                                     "forged-on-the-wire": FORGED_ON_THE_WIRE,
+                                    "nonce-from-the-stack": NONCE_FROM_THE_STACK,
                                     "forged-through-a-global": FORGED_THROUGH_A_GLOBAL,
                                     "rewritten-after-the-check": REWRITTEN_AFTER_THE_CHECK,
                                     "jacobian-in-a-pack-hook": JACOBIAN_IN_A_PACK_HOOK,

@@ -205,6 +205,8 @@ class GuardedExecute(Execute):
         else:
             if fields is not None and channel is not None:
                 self._answers = channel.take()
+                if not self._answers.ended:  # its agent no longer ends its answers: no later request waits for them
+                    self._channel = None
         finally:
             if isinstance(self.kc, client.ReadyClient):
                 self.kc.fields = None  # not sent (an empty cell is not executed): not for another cell

@@ -290,7 +290,9 @@ class Checker(Magics, ast.NodeVisitor):
             self.flag(node, technique)
 
     def visit_Constant(self, node: ast.Constant) -> None:
-        if isinstance(node.value, str) and node.value in FORBIDDEN_ATTRIBUTES:
+        if isinstance(node.value, str) and node.value.startswith(rules.PROCESS_FILES):
+            self.flag(node, f"reads the process's own files ({node.value[:24]!r}), its connections among them")
+        elif isinstance(node.value, str) and node.value in FORBIDDEN_ATTRIBUTES:
             self.flag(node, f"names {node.value!r} ({FORBIDDEN_ATTRIBUTES[node.value]})")
         elif isinstance(node.value, str) and node.value in SPECIAL_METHODS:
             self.flag(node, f"names {node.value!r} ({SPECIAL_METHODS[node.value]})")
@@ -351,6 +353,12 @@ class Checker(Magics, ast.NodeVisitor):
                                                       and keyword.value.value == 0)
                 for keyword in node.keywords):
             self.flag(node, "runs code outside its cell (a DataLoader's worker processes)")
+        for keyword in node.keywords:
+            if keyword.arg in rules.FORBIDDEN_KEYWORDS:
+                self.flag(node, rules.FORBIDDEN_KEYWORDS[keyword.arg])
+        opener = func.id if isinstance(func, ast.Name) and func.id not in self.imported else self.origin(func)
+        if opener in rules.OPENERS and node.args and not _may_be_a_path(node.args[0]):
+            self.flag(node, f"opens a file descriptor by its number ({opener}), the kernel's connections among them")
         if isinstance(func, ast.Name):
             name = func.id
             if name in self.shown:  # print(torch), dir(F): a module shown, not handed on
@@ -392,3 +400,15 @@ class Checker(Magics, ast.NodeVisitor):
                 self.flag(node, f"reaches an attribute of {target} by a computed name")
             else:
                 self.check_module(node, f"{target}.{text}")
+
+
+def _may_be_a_path(argument: ast.expr) -> bool:
+    """Whether an opener's first argument can be a file's name rather than a descriptor's number: anything but a
+    number written out or computed from numbers alone (``7``, ``3 + 4``, ``int('7')``)."""
+    if isinstance(argument, ast.Constant):
+        return not isinstance(argument.value, int)
+    if isinstance(argument, (ast.BinOp, ast.UnaryOp)):
+        return any(_may_be_a_path(part) for part in ast.iter_child_nodes(argument) if isinstance(part, ast.expr))
+    if isinstance(argument, ast.Call) and isinstance(argument.func, ast.Name) and argument.func.id == "int":
+        return False
+    return True

@@ -74,6 +74,10 @@ FORBIDDEN_MODULES = {
        for name in ("timeit", "repeat", "Timer", "main")},
     "torch.utils.benchmark": "runs code from a string (torch.utils.benchmark; time a line with %timeit)",
     "torch.hub": "loads code from a folder or a repository (torch.hub)",
+    # the frames of the stack, or their locals as text: the grader's agent runs below every cell
+    **{f"traceback.{name}": "walks the call stack (traceback)"
+       for name in ("walk_stack", "walk_tb", "extract_stack", "extract_tb", "format_stack", "print_stack",
+                    "StackSummary", "FrameSummary", "TracebackException")},
     "logging.config": "imports objects by their names (logging.config)",
     "typing.ForwardRef": "runs code from strings (typing.ForwardRef)",
     "cProfile.runctx": "runs code from a string (cProfile.runctx)",
@@ -98,6 +102,16 @@ OS_DESCRIPTORS = {"dup", "dup2", "close", "closerange", "open", "openpty", "writ
 INSPECT_ALLOWED = {"signature", "Signature", "Parameter", "getsource", "getsourcelines", "getdoc", "cleandoc", "getmro",
                    "getfullargspec", "isclass", "isfunction", "ismethod", "isbuiltin", "isroutine", "ismodule",
                    "isgeneratorfunction", "iscoroutinefunction", "isabstract", "isgenerator"}
+
+# Keyword arguments that only code working on the interpreter's stack or on file descriptors passes.
+FORBIDDEN_KEYWORDS = {
+    "capture_locals": "reads the locals of the call stack (capture_locals)",
+    "closefd": "writes or reads a file descriptor (closefd), the kernel's connections among them",
+}
+# Builtins and modules' functions that open a file, or a file descriptor when given a number.
+OPENERS = {"open", "io.open", "io.FileIO", "_io.open", "_io.FileIO", "codecs.open"}
+# The process's own files: its descriptors, its sockets, its memory.
+PROCESS_FILES = ("/proc/", "/dev/fd", "/dev/stdout", "/dev/stderr")
 
 # Attribute names that lead to functions' internals, frames or the object graph.
 FORBIDDEN_ATTRIBUTES = {

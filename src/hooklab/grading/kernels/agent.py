@@ -47,14 +47,21 @@ def _kernel_class() -> type[IPythonKernel]:
     field, take, text, dictionary, failure = protocol.FIELD, dict.pop, str, dict, Exception
     snapshot_word, before_word, start_word = protocol.SNAPSHOT, protocol.BEFORE, protocol.START
     after_word, end_word = protocol.AFTER, protocol.END
-    channel: list[Any] = []  # the function that sends one line on the observation channel, once connected
+    channel: list[Any] = []  # once connected: the agent's writer of a line on the observation channel, and its count
+    # of the observations sent so far (both None without a channel)
 
     def answer(nonce: str, word: str, value: str = "") -> None:
-        if channel[0] is not None:
-            channel[0](f"{nonce} {word} {value}".rstrip())
+        speak = channel[0][0]
+        if speak is not None:
+            speak(f"{nonce} {word} {value}".rstrip())
 
-    def before(kernel: IPythonKernel, nonce: str, fields: dict[str, Any]) -> None:
-        """The steps before the cell; one that fails leaves its answer out, which the grader reads as missing."""
+    def sent() -> int:
+        count = channel[0][1]
+        return count() if count is not None else 0
+
+    def before(kernel: IPythonKernel, nonce: str, fields: dict[str, Any]) -> int:
+        """The steps before the cell; one that fails leaves its answer out, which the grader reads as missing. Returns
+        how many observations were sent before the cell."""
         try:
             if "start" in fields:
                 explain_errors(kernel.shell)
@@ -69,6 +76,7 @@ def _kernel_class() -> type[IPythonKernel]:
                 answer(nonce, start_word)
         except failure:
             pass
+        return sent()
 
     class GradingKernel(IPythonKernel):
         """ipykernel's kernel with the grading protocol around each cell (:mod:`hooklab.grading.kernels.protocol`)."""
@@ -76,7 +84,7 @@ def _kernel_class() -> type[IPythonKernel]:
         def __init__(self, **kwargs: Any) -> None:
             super().__init__(**kwargs)
             if not channel:
-                channel.append(connect())
+                channel.append(connect() or (None, None))
 
         async def do_execute(self, code: str, silent: bool, store_history: bool = True,
                              user_expressions: dict[str, Any] | None = None, allow_stdin: bool = False, *,
@@ -86,16 +94,17 @@ def _kernel_class() -> type[IPythonKernel]:
             if type(nonce) is not text:
                 return await run_cell(self, code, silent, store_history, user_expressions, allow_stdin,
                                       cell_meta=cell_meta, cell_id=cell_id)
-            before(self, nonce, fields)
+            already = before(self, nonce, fields)
             try:
                 return await run_cell(self, code, silent, store_history, user_expressions, allow_stdin,
                                       cell_meta=cell_meta, cell_id=cell_id)
             finally:
+                observed = sent() - already
                 try:
                     if "proof" in fields:
                         answer(nonce, after_word, check(fields["proof"]))
                 finally:
-                    answer(nonce, end_word)
+                    answer(nonce, end_word, text(observed))
 
     return GradingKernel
 

@@ -41,7 +41,10 @@ class ObservationChannel:
     (lines that begin with its nonce) and the observations sent between its START and END. Anything else, before,
     between or after requests, is read and dropped, so a kernel cannot grow the grader's memory: past ``limit``
     bytes of observations (each line counting :data:`LINE_COST` more) or :data:`ANSWER_SIZE` for an answer, the
-    request's observations are dropped and :meth:`take` says so."""
+    request's observations are dropped and :meth:`take` says so. The agent says each word once, and its END tells
+    how many observations its checkers sent: a word said twice (code that learnt the nonce speaking for the agent),
+    or another count of observations than the lines kept (lines written on the channel around the checkers), leaves
+    the request without answers nor observations."""
 
     def __init__(self, limit: int) -> None:
         self._ours, self.kernel_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -50,8 +53,9 @@ class ObservationChannel:
         self._answers = Answers()
         self._size = 0  # bytes of the observations held, with LINE_COST each
         self._overflow = False
-        self._partial = b""
-        self._skipping = False  # the rest of a line too long to keep
+        self._forged = False
+        self._pieces: list[bytes] = []  # the line being read, in the pieces it came in
+        self._pending = 0  # their length
         self._ended = False
         self._changed = threading.Condition()
         threading.Thread(target=self._read, name="hooklab-observations", daemon=True).start()
@@ -63,7 +67,8 @@ class ObservationChannel:
     def expect(self, nonce: str) -> None:
         """Keep the lines of the request with this nonce from now on (and nothing of any other)."""
         with self._changed:
-            self._nonce, self._answers, self._size, self._overflow = f"{nonce} ".encode(), Answers(), 0, False
+            self._nonce, self._answers, self._size = f"{nonce} ".encode(), Answers(), 0
+            self._overflow = self._forged = False
 
     def _read(self) -> None:
         while True:
@@ -76,31 +81,35 @@ class ObservationChannel:
                     self._ended = True
                     self._changed.notify_all()
                     return
-                if self._skipping:
-                    if b"\n" not in data:
-                        continue
-                    data, self._skipping = data.split(b"\n", 1)[1], False
-                *complete, self._partial = (self._partial + data).split(b"\n")
-                for line in complete:
-                    self._keep(line)
-                if len(self._partial) > max(self._limit, ANSWER_SIZE):
-                    self._partial, self._skipping = b"", True
-                    self._overflow = self._answers.observed is not None
+                *complete, rest = data.split(b"\n")
+                for piece in complete:
+                    if self._pending <= max(self._limit, ANSWER_SIZE):
+                        self._keep(b"".join([*self._pieces, piece]))
+                    elif self._answers.observed is not None:  # a line too long to keep, in a test
+                        self._overflow = True
+                    self._pieces, self._pending = [], 0
+                if rest and self._pending <= max(self._limit, ANSWER_SIZE):
+                    self._pieces.append(rest)
+                self._pending += len(rest)
                 self._changed.notify_all()
 
     def _keep(self, line: bytes) -> None:
         """One complete line: the awaited request's answer, one of its observations, or dropped."""
         nonce, answers = self._nonce, self._answers
-        if nonce is None:
+        if nonce is None or not line:
             return
         if line.startswith(nonce):
             word, _, value = line[len(nonce):].decode(errors="replace").partition(" ")
-            if word == protocol.START:
+            if word in answers.words or (word == protocol.START and answers.observed is not None):
+                self._forged = True  # the agent says each word once
+            elif word == protocol.START:
                 answers.observed = []
             elif word == protocol.END:
                 answers.ended, self._nonce = True, None
-                if self._overflow:
+                if self._overflow or answers.observed is None or value != str(len(answers.observed)):
                     answers.observed = None
+                if self._forged:
+                    answers.words, answers.observed = {}, None
             elif len(value) <= ANSWER_SIZE:
                 answers.words[word] = value
             return

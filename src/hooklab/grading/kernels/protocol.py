@@ -18,7 +18,11 @@ optional:
 - ``proof``: once the cell has run (whatever it raised), ask the probe what changed and whether the test set
   that name, and answer it (:data:`AFTER`).
 
-Every request with a ``nonce`` ends with the line :data:`END`, sent last, once the cell has run.
+Every request with a ``nonce`` ends with the line :data:`END`, sent last, once the cell has run, with the number of
+observations the checkers sent since :data:`START` (0 in a cell that observes nothing). The agent writes each of its
+lines on a line of its own (a newline first) and says each word once: the grader takes a word said twice, or a count
+that is not the number of lines it kept, for lines written on the channel by code other than the agent and the
+checkers, and keeps nothing of that request.
 """
 
 from __future__ import annotations

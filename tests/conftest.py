@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
+import signal
 import subprocess
 import sys
+import time
+import warnings
 from pathlib import Path
 
 import nbformat
@@ -27,6 +31,66 @@ os.environ["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), os.envir
 # which prints "Entering directory" around its output.
 for variable in ("MAKELEVEL", "MAKEFLAGS", "MFLAGS"):
     os.environ.pop(variable, None)
+
+
+def _descendants(pid: int) -> set[tuple[int, float]]:
+    """(pid, start time) of every process below ``pid`` now, from /proc (a kernel sits in a session of its own, so
+    its process group is not the server's)."""
+    children: dict[int, list[tuple[int, float]]] = {}
+    for entry in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            fields = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue  # ended meanwhile
+        children.setdefault(int(fields[1]), []).append((int(entry), float(fields[19])))
+    found, frontier = set(), [pid]
+    while frontier:
+        for child in children.get(frontier.pop(), []):
+            found.add(child)
+            frontier.append(child[0])
+    return found
+
+
+def _alive(pid: int, started: float) -> bool:
+    try:
+        return float(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19]) == started
+    except (OSError, IndexError, ValueError):
+        return False
+
+
+def stop_server(server: subprocess.Popen, grace: float = 30.0, log: Path | None = None) -> float:
+    """Stop a server started with ``start_new_session=True`` and leave no process of it behind; returns the seconds it
+    took. SIGTERM first (the server shuts its kernels down itself); a server still there after ``grace`` seconds gets
+    SIGABRT, which makes Python print every thread's stack into its stderr (``log``) when it runs with
+    PYTHONFAULTHANDLER=1, then SIGKILL, with its whole process group and every process it started. Slowness is no
+    failure: a server that had to be killed is reported as a warning (with the end of ``log``)."""
+    begun = time.monotonic()
+    below = _descendants(server.pid)
+    if server.poll() is None:
+        server.send_signal(signal.SIGTERM)
+        try:
+            server.wait(timeout=grace)
+        except subprocess.TimeoutExpired:
+            server.send_signal(signal.SIGABRT)  # the threads' stacks, if faulthandler is on
+            try:
+                server.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                pass
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(server.pid, signal.SIGKILL)
+            server.wait()
+            tail = log.read_text(errors="replace")[-6000:] if log and log.exists() else ""
+            warnings.warn(f"{server.args[:3]} did not stop within {grace:g} s of SIGTERM and was killed; the end of "
+                          f"its log:\n{tail}", stacklevel=2)
+    # what it started and left (a kernel it had no time to shut down) and what remains in its group
+    below |= {process for process in _descendants(server.pid)}
+    for pid, started in below:
+        if _alive(pid, started):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(server.pid, signal.SIGKILL)
+    return time.monotonic() - begun
 
 
 def solution_notebooks() -> list[Path]:

@@ -30,7 +30,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from conftest import COURSE_CONFIG, REPO, make_course
+from conftest import COURSE_CONFIG, REPO, make_course, stop_server
 from lab import working_copy
 
 pytestmark = pytest.mark.slow  # starts kernels or a grader (conftest: the fast tier)
@@ -74,6 +74,11 @@ def config_path(mode: str, course_config: Path) -> str:
     return os.pathsep.join(str(course_config) if folder == str(COURSE_CONFIG.parent) else folder for folder in folders)
 
 
+# Seconds JupyterLab may take to answer, and to stop on SIGTERM before stop_server kills it (a warning, not a failure):
+# limits for a stuck server, far above what a slow machine needs (here it starts in 5-15 s and stops in under 1 s).
+STARTING, STOPPING = 300, 30
+
+
 @contextlib.contextmanager
 def jupyterlab(scratch: Path, root: Path, mode: str, course_config: Path) -> Iterator[str]:
     """JupyterLab on loopback with a token, in ``mode``, serving ``root`` with private settings and state;
@@ -90,19 +95,21 @@ def jupyterlab(scratch: Path, root: Path, mode: str, course_config: Path) -> Ite
         "JUPYTERLAB_SETTINGS_DIR": str(scratch / "settings"),
         "JUPYTERLAB_WORKSPACES_DIR": str(scratch / "workspaces"),
         "JUPYTER_RUNTIME_DIR": str(scratch / "runtime"),
+        "PYTHONFAULTHANDLER": "1",  # a server that does not stop prints its threads' stacks when stop_server aborts it
     }
     server = subprocess.Popen(
         [sys.executable, "-m", "jupyterlab", "--no-browser", "--allow-root", "--ServerApp.ip=127.0.0.1",
          f"--ServerApp.port={port}", "--ServerApp.port_retries=0", f"--IdentityProvider.token={token}",
          f"--ServerApp.root_dir={root}", "--LabApp.expose_app_in_browser=True"],
-        env=env, stdout=subprocess.DEVNULL, stderr=log.open("w"),
+        env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=log.open("w"),
+        start_new_session=True,  # its own process group: stop_server can kill all of it, and nothing of pytest's
     )
     base = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + STARTING
         while True:
             try:
-                urllib.request.urlopen(f"{base}/api/status?token={token}", timeout=2)
+                urllib.request.urlopen(f"{base}/api/status?token={token}", timeout=10)
                 break
             except OSError:
                 if server.poll() is not None or time.monotonic() > deadline:
@@ -110,8 +117,9 @@ def jupyterlab(scratch: Path, root: Path, mode: str, course_config: Path) -> Ite
                 time.sleep(0.5)
         yield base, token
     finally:
-        server.terminate()
-        server.wait(timeout=30)
+        took = stop_server(server, STOPPING, log)
+        with log.open("a") as end:
+            end.write(f"[test_browser] the server and what it started ended {took:.1f} s after SIGTERM\n")
 
 
 @pytest.fixture(scope="module")

@@ -195,6 +195,7 @@ def test_every_cheat_in_student_code_is_named(attack: Attack):
     ("import io\nchannel = io.FileIO(int('7'), 'w')", "opens a file descriptor by its number (io.FileIO)"),
     ("import os\nfds = os.listdir('/proc/self/fd')", "reads the process's own files ('/proc/self/fd')"),
     ("sockets = open('/proc/net/unix').read()", "reads the process's own files ('/proc/net/unix')"),
+    ("import os\nfds = os.listdir('/proc/' + str(os.getpid()) + '/fd')", "reads the process's own files ('/proc/')"),
 ])
 def test_techniques_are_named_in_the_students_terms(source: str, technique: str):
     assert any(technique in f for f in findings("02_forward_hooks", source)), findings("02_forward_hooks", source)
@@ -238,6 +239,7 @@ def test_a_students_own_objects_may_be_changed_freely():
                          "with open('log.txt') as log, open(f'{path}.bak', 'w') as copy:\n"
                          "    copy.write(log.read())\n"),
     ("02_forward_hooks", "import io\n\nbuffer = io.BytesIO()\ntorch.save(torch.ones(2), buffer)\n"),
+    ("02_forward_hooks", "with open('/proc/self/comm', 'w') as name:\n    name.write('busy')\n"),
 ])
 def test_honest_lines_the_scan_once_held_are_not_flagged(assignment: str, source: str):
     assert findings(assignment, source) == []

@@ -71,14 +71,15 @@ def test_a_line_longer_than_the_limit_is_dropped_as_it_comes(channel):
 
 
 def test_lines_written_around_the_checkers_leave_the_request_without_answers_or_observations(channel):
-    """Code that learnt a request's nonce could speak for the agent; the agent says each word once and counts the
-    checkers' observations, so a second START (emptying what the test observed), a second answer, or lines written on
-    the channel besides the checkers' (a count that differs) leave nothing to trust: the test fails, the notebook is
-    held (the probe did not answer)."""
+    """Code that learnt a request's nonce could speak for the agent; the agent says each word once, END last, and
+    counts the checkers' observations, so a second START (emptying what the test observed), a second answer, an END
+    before the agent's, or lines written on the channel besides the checkers' (a count that differs) leave nothing to
+    trust: the test fails, the notebook is held (the probe did not answer)."""
     kernel = channel.kernel_end
     for forged, words in ((b'n start\n{"forged": 1}\n', {}),  # the test's observations emptied
                           (b'n after {"digest": "forged"}\n', {}),  # the probe's answer given twice
-                          (b'{"forged": 1}\n', {"after": '{"digest": "d"}'})):  # a line the checkers did not send
+                          (b'{"forged": 1}\n', {"after": '{"digest": "d"}'}),  # a line the checkers did not send
+                          (b'n end 1\n', {})):  # an END before the agent's: the agent's words come after it
         channel.expect("n")
         kernel.sendall(b'\nn start\n{"real": 1}\n' + forged + b'\nn after {"digest": "d"}\n\nn end 1\n')
         answers = channel.take()

@@ -98,6 +98,12 @@ class GuardedExecute(Execute):
         "observed and judged by the grader (hooklab.grading.judge), their inputs drawn from it."
     ).tag(config=True)
 
+    def create_kernel_manager(self) -> Any:
+        """nbclient's kernel manager, whose clients send the grading protocol's fields (also under plain nbgrader)."""
+        manager = super().create_kernel_manager()
+        manager.client_class = client.READY_CLIENT
+        return manager
+
     async def async_start_new_kernel(self, **kwargs: Any) -> None:
         """This notebook's kernel: the spare started while the previous notebook ran, given a copy of this
         notebook's folder, or one started now; then the next notebook's spare is started. Every kernel is of the
@@ -144,6 +150,8 @@ class GuardedExecute(Execute):
         self._notebook = resources.get("nbgrader", {}).get("notebook", "")
         self._answers = client.Answers()  # what the kernel's agent sent about the last request
         self._channel: client.ObservationChannel | None = None  # where the agent answers: None if it did not
+        self._by_reply = False  # the agent answers in the replies: a kernel without a channel (plain nbgrader)
+        self._reply: dict[str, Any] | None = None  # the last execute reply
         self._observed: dict[str, list[Any]] = {}
         self._observed_size = 0
         self._code = [i for i, cell in enumerate(nb.cells) if cell.cell_type == "code" and cell.source.strip()]
@@ -207,6 +215,8 @@ class GuardedExecute(Execute):
                 self._answers = channel.take()
                 if not self._answers.ended:  # its agent no longer ends its answers: no later request waits for them
                     self._channel = None
+            elif fields is not None and self._by_reply:
+                self._answers = _replied(self._reply)
         finally:
             if isinstance(self.kc, client.ReadyClient):
                 self.kc.fields = None  # not sent (an empty cell is not executed): not for another cell
@@ -249,6 +259,7 @@ class GuardedExecute(Execute):
             self._limits.fit("error", reply["content"], self._limits.size)
         if kwargs["cell_index"] not in self._limits.dropped_errors:
             super().on_cell_executed(**kwargs)
+        self._reply = reply
 
     def _keep_observations(self, cell: NotebookNode, lines: list[str] | None) -> None:
         """Keep what a test cell observed: the lines its kernel sent on the observation channel between the agent's
@@ -282,12 +293,12 @@ class GuardedExecute(Execute):
             self.kc.fields = fields
             if channel is not None:
                 channel.expect(fields["nonce"])
-            self.wait_for_reply(self.kc.execute("", silent=True, store_history=False))
-            if channel is not None:
-                answers = channel.take()
-                answer = probe_answer(answers.words.get(protocol.SNAPSHOT))
-                # an agent that did not end its first request speaks no protocol: no later request waits for it
-                self._channel = channel if answers.ended else None
+            reply = self.wait_for_reply(self.kc.execute("", silent=True, store_history=False))
+            # an agent that did not end its first request speaks no protocol: no later request waits for it
+            answers = channel.take() if channel is not None else _replied(reply)
+            answer = probe_answer(answers.words.get(protocol.SNAPSHOT))
+            self._channel = channel if channel is not None and answers.ended else None
+            self._by_reply = channel is None and answers.ended
         if not self.integrity:
             self._baseline = "not taken"
             return
@@ -345,3 +356,10 @@ class GuardedExecute(Execute):
                 cell.outputs.append(error_output(HELD, reason))
 
 
+def _replied(reply: dict[str, Any] | None) -> client.Answers:
+    """What the agent of a kernel without a channel answered in an execute reply (its words; no observations)."""
+    words = ((reply or {}).get("content") or {}).get(protocol.FIELD)
+    if not isinstance(words, dict):
+        return client.Answers()
+    return client.Answers(words={str(k): v for k, v in words.items() if isinstance(v, str)},
+                          ended=protocol.END in words)

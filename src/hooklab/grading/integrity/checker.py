@@ -290,7 +290,7 @@ class Checker(Magics, ast.NodeVisitor):
             self.flag(node, technique)
 
     def visit_Constant(self, node: ast.Constant) -> None:
-        if isinstance(node.value, str) and node.value.startswith(rules.PROCESS_FILES):
+        if isinstance(node.value, str) and rules.PROCESS_FILES.match(node.value):
             self.flag(node, f"reads the process's own files ({node.value[:24]!r}), its connections among them")
         elif isinstance(node.value, str) and node.value in FORBIDDEN_ATTRIBUTES:
             self.flag(node, f"names {node.value!r} ({FORBIDDEN_ATTRIBUTES[node.value]})")

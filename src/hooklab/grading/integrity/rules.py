@@ -110,8 +110,9 @@ FORBIDDEN_KEYWORDS = {
 }
 # Builtins and modules' functions that open a file, or a file descriptor when given a number.
 OPENERS = {"open", "io.open", "io.FileIO", "_io.open", "_io.FileIO", "codecs.open"}
-# The process's own files: its descriptors, its sockets, its memory.
-PROCESS_FILES = ("/proc/", "/dev/fd", "/dev/stdout", "/dev/stderr")
+# The process's own files that reach its connections or its memory: its descriptors, its sockets, its memory (a path
+# of /proc built at run time starts with "/proc/" alone, or a process's number).
+PROCESS_FILES = re.compile(r"^(/proc/?$|/proc/\d|/proc/(self|thread-self)/(fd|fdinfo|mem|net|task)|/proc/net|/dev/fd)")
 
 # Attribute names that lead to functions' internals, frames or the object graph.
 FORBIDDEN_ATTRIBUTES = {

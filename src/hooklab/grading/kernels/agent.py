@@ -50,30 +50,33 @@ def _kernel_class() -> type[IPythonKernel]:
     channel: list[Any] = []  # once connected: the agent's writer of a line on the observation channel, and its count
     # of the observations sent so far (both None without a channel)
 
-    def answer(nonce: str, word: str, value: str = "") -> None:
+    def answer(nonce: str, word: str, value: str = "", replied: dict[str, str] | None = None) -> None:
+        """Say ``word`` (and ``value``) about the request on the channel; without one, in ``replied``."""
         speak = channel[0][0]
         if speak is not None:
             speak(f"{nonce} {word} {value}".rstrip())
+        elif replied is not None:
+            replied[word] = value
 
     def sent() -> int:
         count = channel[0][1]
         return count() if count is not None else 0
 
-    def before(kernel: IPythonKernel, nonce: str, fields: dict[str, Any]) -> int:
+    def before(kernel: IPythonKernel, nonce: str, fields: dict[str, Any], replied: dict[str, str] | None) -> int:
         """The steps before the cell; one that fails leaves its answer out, which the grader reads as missing. Returns
         how many observations were sent before the cell."""
         try:
             if "start" in fields:
                 explain_errors(kernel.shell)
                 expected = fields["start"].get("expected")
-                answer(nonce, snapshot_word, snapshot(expected) if expected is not None else "")
+                answer(nonce, snapshot_word, snapshot(expected) if expected is not None else "", replied)
                 fill()
             if fields.get("check"):
-                answer(nonce, before_word, check())
+                answer(nonce, before_word, check(), replied)
             if "begin" in fields:
                 begin(*fields["begin"])
             if fields.get("observe"):
-                answer(nonce, start_word)
+                answer(nonce, start_word, "", replied)
         except failure:
             pass
         return sent()
@@ -94,17 +97,23 @@ def _kernel_class() -> type[IPythonKernel]:
             if type(nonce) is not text:
                 return await run_cell(self, code, silent, store_history, user_expressions, allow_stdin,
                                       cell_meta=cell_meta, cell_id=cell_id)
-            already = before(self, nonce, fields)
+            # without a channel (a kernel nbgrader started itself), the answers go in the reply
+            replied = {} if channel[0][0] is None else None
+            already = before(self, nonce, fields, replied)
+            reply = None
             try:
-                return await run_cell(self, code, silent, store_history, user_expressions, allow_stdin,
-                                      cell_meta=cell_meta, cell_id=cell_id)
+                reply = await run_cell(self, code, silent, store_history, user_expressions, allow_stdin,
+                                       cell_meta=cell_meta, cell_id=cell_id)
+                return reply
             finally:
                 observed = sent() - already
                 try:
                     if "proof" in fields:
-                        answer(nonce, after_word, check(fields["proof"]))
+                        answer(nonce, after_word, check(fields["proof"]), replied)
                 finally:
-                    answer(nonce, end_word, text(observed))
+                    answer(nonce, end_word, text(observed), replied)
+                    if replied is not None and type(reply) is dictionary:
+                        reply[field] = replied
 
     return GradingKernel
 

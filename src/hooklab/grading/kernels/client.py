@@ -5,6 +5,7 @@ answers them and sends what it observes."""
 from __future__ import annotations
 
 import contextlib
+import select
 import socket
 import threading
 import time
@@ -41,10 +42,12 @@ class ObservationChannel:
     (lines that begin with its nonce) and the observations sent between its START and END. Anything else, before,
     between or after requests, is read and dropped, so a kernel cannot grow the grader's memory: past ``limit``
     bytes of observations (each line counting :data:`LINE_COST` more) or :data:`ANSWER_SIZE` for an answer, the
-    request's observations are dropped and :meth:`take` says so. The agent says each word once, and its END tells
-    how many observations its checkers sent: a word said twice (code that learnt the nonce speaking for the agent),
-    or another count of observations than the lines kept (lines written on the channel around the checkers), leaves
-    the request without answers nor observations."""
+    request's observations are dropped and :meth:`take` says so. The agent says each word once, END last, and its
+    END tells how many observations its checkers sent: a word said twice or after END (code that learnt the nonce
+    speaking for the agent: the agent always speaks after it), or another count of observations than the lines kept
+    (lines written on the channel around the checkers), leaves the request without answers nor observations. So
+    that a word after END is seen, :meth:`take` returns once the reader has read everything the kernel sent before
+    its reply (which it sends after its agent's last word)."""
 
     def __init__(self, limit: int) -> None:
         self._ours, self.kernel_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -57,6 +60,8 @@ class ObservationChannel:
         self._pieces: list[bytes] = []  # the line being read, in the pieces it came in
         self._pending = 0  # their length
         self._ended = False
+        self._waker, self._woken = socket.socketpair()  # take() wakes the reader, which then says it has read all
+        self._drained = 0  # how often the reader, woken, found nothing more to read
         self._changed = threading.Condition()
         threading.Thread(target=self._read, name="hooklab-observations", daemon=True).start()
 
@@ -73,8 +78,15 @@ class ObservationChannel:
     def _read(self) -> None:
         while True:
             try:
+                readable = select.select([self._ours, self._woken], [], [])[0]
+                if self._ours not in readable:  # woken, and nothing left to read
+                    self._woken.recv(1 << 10)
+                    with self._changed:
+                        self._drained += 1
+                        self._changed.notify_all()
+                    continue
                 data = self._ours.recv(1 << 16)
-            except OSError:
+            except (OSError, ValueError):  # closed
                 data = b""
             with self._changed:
                 if not data:
@@ -100,20 +112,18 @@ class ObservationChannel:
             return
         if line.startswith(nonce):
             word, _, value = line[len(nonce):].decode(errors="replace").partition(" ")
-            if word in answers.words or (word == protocol.START and answers.observed is not None):
-                self._forged = True  # the agent says each word once
+            if answers.ended or word in answers.words or (word == protocol.START and answers.observed is not None):
+                self._forged = True  # the agent says each word once, END last
             elif word == protocol.START:
                 answers.observed = []
             elif word == protocol.END:
-                answers.ended, self._nonce = True, None
+                answers.ended = True
                 if self._overflow or answers.observed is None or value != str(len(answers.observed)):
                     answers.observed = None
-                if self._forged:
-                    answers.words, answers.observed = {}, None
             elif len(value) <= ANSWER_SIZE:
                 answers.words[word] = value
             return
-        if answers.observed is None or self._overflow:
+        if answers.observed is None or self._overflow or answers.ended:
             return
         self._size += len(line) + LINE_COST
         if self._size > self._limit:
@@ -122,11 +132,18 @@ class ObservationChannel:
             answers.observed.append(line.decode(errors="replace"))
 
     def take(self, timeout: float = ANSWER_WAIT) -> Answers:
-        """The awaited request's answers, once its END has come (or after ``timeout`` seconds, or once the kernel
-        has closed its end: then without the observations)."""
+        """The awaited request's answers, once its END has come and everything sent before it has been read (or after
+        ``timeout`` seconds, or once the kernel has closed its end: then without the observations). Call it once the
+        request's reply has come."""
         with self._changed:
             self._changed.wait_for(lambda: self._answers.ended or self._ended, timeout)
-            answers, self._nonce, self._answers = self._answers, None, Answers()
+            drained = self._drained
+            with contextlib.suppress(OSError):
+                self._waker.send(b"?")
+            self._changed.wait_for(lambda: self._drained > drained or self._ended, timeout)
+            answers, forged, self._nonce, self._answers = self._answers, self._forged, None, Answers()
+        if forged:
+            return Answers(ended=answers.ended)
         if not answers.ended:
             answers.observed = None
         return answers
@@ -137,6 +154,8 @@ class ObservationChannel:
             self._ours.shutdown(socket.SHUT_RDWR)
         self._ours.close()
         self.kernel_end.close()
+        self._waker.close()
+        self._woken.close()
 
 
 class ReadyClient(AsyncKernelClient):

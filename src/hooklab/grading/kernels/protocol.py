@@ -22,7 +22,9 @@ Every request with a ``nonce`` ends with the line :data:`END`, sent last, once t
 observations the checkers sent since :data:`START` (0 in a cell that observes nothing). The agent writes each of its
 lines on a line of its own (a newline first) and says each word once: the grader takes a word said twice, or a count
 that is not the number of lines it kept, for lines written on the channel by code other than the agent and the
-checkers, and keeps nothing of that request.
+checkers, and keeps nothing of that request. A kernel without a channel (one ``nbgrader autograde`` started with
+jupyter_client's own provisioner, where the checkers assert in the kernel) gives its answers in the execute reply's
+content, under :data:`FIELD`, instead.
 """
 
 from __future__ import annotations

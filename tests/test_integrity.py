@@ -195,6 +195,8 @@ def test_every_cheat_in_student_code_is_named(attack: Attack):
     ("import io\nchannel = io.FileIO(int('7'), 'w')", "opens a file descriptor by its number (io.FileIO)"),
     ("import os\nfds = os.listdir('/proc/self/fd')", "reads the process's own files ('/proc/self/fd')"),
     ("sockets = open('/proc/net/unix').read()", "reads the process's own files ('/proc/net/unix')"),
+    ("def f():\n    pass\n\nf.__closure__[0].cell_contents = None", "reads a function's closure"),
+    ("def f(cell):\n    cell.cell_contents = None", "reads or changes a closure's variables (cell_contents)"),
     ("import os\nfds = os.listdir('/proc/' + str(os.getpid()) + '/fd')", "reads the process's own files ('/proc/')"),
 ])
 def test_techniques_are_named_in_the_students_terms(source: str, technique: str):

@@ -119,6 +119,7 @@ FORBIDDEN_ATTRIBUTES = {
     "__globals__": "reads a function's globals",
     "__code__": "reads or replaces a function's code",
     "__closure__": "reads a function's closure",
+    "cell_contents": "reads or changes a closure's variables (cell_contents)",
     "__defaults__": "changes a function's default arguments",
     "__kwdefaults__": "changes a function's default arguments",
     "__builtins__": "reaches the builtins",

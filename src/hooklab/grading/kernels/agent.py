@@ -47,19 +47,20 @@ def _kernel_class() -> type[IPythonKernel]:
     field, take, text, dictionary, failure = protocol.FIELD, dict.pop, str, dict, Exception
     snapshot_word, before_word, start_word = protocol.SNAPSHOT, protocol.BEFORE, protocol.START
     after_word, end_word = protocol.AFTER, protocol.END
-    channel: list[Any] = []  # once connected: the agent's writer of a line on the observation channel, and its count
-    # of the observations sent so far (both None without a channel)
+    # once connected (each set once, as the kernel starts): the agent's writer of a line on the observation channel,
+    # and its count of the observations sent so far; None without a channel
+    speak: Any = None
+    count: Any = None
+    connected = False
 
     def answer(nonce: str, word: str, value: str = "", replied: dict[str, str] | None = None) -> None:
         """Say ``word`` (and ``value``) about the request on the channel; without one, in ``replied``."""
-        speak = channel[0][0]
         if speak is not None:
             speak(f"{nonce} {word} {value}".rstrip())
         elif replied is not None:
             replied[word] = value
 
     def sent() -> int:
-        count = channel[0][1]
         return count() if count is not None else 0
 
     def before(kernel: IPythonKernel, nonce: str, fields: dict[str, Any], replied: dict[str, str] | None) -> int:
@@ -85,9 +86,11 @@ def _kernel_class() -> type[IPythonKernel]:
         """ipykernel's kernel with the grading protocol around each cell (:mod:`hooklab.grading.kernels.protocol`)."""
 
         def __init__(self, **kwargs: Any) -> None:
+            nonlocal speak, count, connected
             super().__init__(**kwargs)
-            if not channel:
-                channel.append(connect() or (None, None))
+            if not connected:
+                speak, count = connect() or (None, None)
+                connected = True
 
         async def do_execute(self, code: str, silent: bool, store_history: bool = True,
                              user_expressions: dict[str, Any] | None = None, allow_stdin: bool = False, *,
@@ -98,7 +101,7 @@ def _kernel_class() -> type[IPythonKernel]:
                 return await run_cell(self, code, silent, store_history, user_expressions, allow_stdin,
                                       cell_meta=cell_meta, cell_id=cell_id)
             # without a channel (a kernel nbgrader started itself), the answers go in the reply
-            replied = {} if channel[0][0] is None else None
+            replied = {} if speak is None else None
             already = before(self, nonce, fields, replied)
             reply = None
             try:

@@ -15,7 +15,8 @@ One submission's way from ``hooklab autograde`` to the gradebook, its feedback, 
     recorders, its preprocessors named in autograder/nbgrader_config.py: repair.RepairCells (the source's shape),
     integrity.preprocessor.ScanSubmission (integrity.scan.scan's findings), execute.GuardedExecute (the cells, in a
     kernel from kernels.provisioner: a spare, or one the KernelServer forks and kernels.supervise.spawn confines;
-    kernel_probe checks around each test cell; hooklab.observations reports on a kernels.client.ObservationChannel);
+    each cell's request carries the protocol's fields, which the kernel's kernels.agent.GradingKernel runs: begin,
+    kernel_probe's checks around each test cell; hooklab.observations reports on a kernels.client.ObservationChannel);
     each writes its part of notes.Notes, the one record the parent reads of a worker's;
   record.ResultRecorder → record.record_submission, in this process: judge.judge compares the observations with
     the reference run's, then Course.recorders (scores.SaveAutoGradesByErrors, nbgrader's AssignLatePenalties) write

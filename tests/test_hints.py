@@ -38,6 +38,7 @@ def test_every_unwritten_exercise_a_test_meets_is_named_in_one_line_and_the_summ
         text = "\n".join(error.traceback)
         assert EXPLAINED in text, f"a blank exercise raised NotImplementedError without saying which: {text[-500:]}"
         assert len(error.traceback) <= 3, f"a long traceback for a blank exercise: {len(error.traceback)} entries"
+        assert "%tb" not in text, f"IPython's '%tb' line before a blank exercise's message: {text[:300]}"
     if release.parent.name != "08_backward_puzzles":  # 08's check_backward names the unwritten backward itself
         assert unwritten, f"no test cell of the blank {release.name} met an unwritten exercise"
     summary = "".join(output.get("text", "") for output in nb.cells[-1].outputs)

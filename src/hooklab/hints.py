@@ -88,7 +88,8 @@ def _show(shell: Any, etype: type, value: BaseException, tb: TracebackType | Non
                        "with it, and run the cell again." if function == "<module>" else
                        f"{function} is not written yet: replace `raise NotImplementedError()` (line {line} of its "
                        "cell) with your answer, run that cell, then run this one again.")
-        shell.showtraceback((etype, value, tb), exception_only=True)
+        # the error and its note alone (showtraceback's exception_only would add IPython's "use %tb" line first)
+        shell._showtraceback(etype, value, shell.InteractiveTB.get_exception_only(etype, value))
         return
     if etype is NameError and getattr(value, "name", None):
         value.add_note(f"If {value.name!r} is defined in a cell above, run that cell first (or Run All Above), "

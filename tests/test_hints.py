@@ -70,6 +70,24 @@ def test_other_errors_are_shown_as_ipython_shows_them(forked_kernels, tmp_path):
             and "run that cell" not in "\n".join(other.traceback))
 
 
+def test_a_wrong_answer_shows_the_checkers_sentence_alone_and_a_students_own_error_its_frames(forked_kernels,
+                                                                                               tmp_path):
+    """In the lab a check that fails shows its sentence, no frame of the test or of the checkers and no '%tb' line;
+    an error raised in the student's own function keeps the student's frames."""
+    cells = [
+        "from hooklab.checks import check_equal\n\n\ndef answer():\n    return 14",
+        "check_equal(answer(), 11, 'output with both hooks')",
+        "def hook(module, args, output):\n    return output.view(3, 3)",
+        "import torch\n\nhook(None, (), torch.ones(4))",
+    ]
+    nb = executed(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(source) for source in cells]), tmp_path)
+    wrong, own = errors(nb.cells[1])[0], errors(nb.cells[3])[0]
+    shown = re.sub(r"\x1b\[[0-9;]*m", "", "\n".join(wrong.traceback)).strip()
+    assert shown == "AnswerError: output with both hooks should be 11, got 14", shown
+    assert "return output.view(3, 3)" in re.sub(r"\x1b\[[0-9;]*m", "", "\n".join(own.traceback)), (
+        "the student's own error lost the line that raised it")
+
+
 def test_readme_quotes_what_the_notebooks_print(forked_kernels, tmp_path):
     """The messages README's students section quotes are the ones a student sees."""
     import torch

@@ -74,26 +74,15 @@ class AnswerError(AssertionError):
     """A student's answer is wrong; the message says how."""
 
     def _render_traceback_(self) -> list[str]:
-        """IPython's hook for showing an error: the traceback up to the checker's call, then the
-        message, without the frames inside this module (they say nothing about the answer)."""
+        """IPython's hook for showing an error: the checker's sentence alone. The frames of the test that called the
+        checker, and the checker's own, say nothing about the answer (an error raised in the student's own code is
+        not an AnswerError, and keeps its traceback)."""
         from IPython import get_ipython  # here, not at import: the checkers work outside IPython
 
         shell = get_ipython()
-        tb = _outside_checks(self.__traceback__)
         if shell is None:
             return [f"{type(self).__name__}: {self}"]
-        return shell.InteractiveTB.structured_traceback(type(self), self, tb)
-
-
-def _outside_checks(tb: TracebackType | None) -> TracebackType | None:
-    """The traceback cut before its first frame in this module."""
-    head, last = tb, None
-    while tb is not None and tb.tb_frame.f_code.co_filename != __file__:
-        last, tb = tb, tb.tb_next
-    if last is None:
-        return None
-    last.tb_next = None
-    return head
+        return shell.InteractiveTB.get_exception_only(type(self), self)
 
 
 def _describe_type(value: Any) -> str:

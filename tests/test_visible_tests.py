@@ -194,7 +194,6 @@ def similarities(source: Path) -> list[tuple[float, str]]:
 NOT_YET = {
     "03_backward_hooks": "fused_sgd_test (torch.optim.SGD's twin), multi_grad_test (autograd.grad, no hooks)",
     "05_autograd_function": "linear_function_test (F.linear's gradients), stable_softplus_test (F.softplus's gradient)",
-    "06_applications": "skip_nonfinite_test (a twin model and Adam stepped without the hook)",
 }
 
 

@@ -125,7 +125,10 @@ def test_held_for_review_exactly_when_it_tampers(case: corpus.Case, graded: dict
         assert case.held in entry["held"], f"{key(case)} held for {reasons!r}, expected (exactly) {case.held!r}"
     else:
         assert not entry["held"], f"{key(case)} ({case.why or 'honest'}) was held for review: {reasons}"
-    assert entry["notes"] == list(case.notes), f"{key(case)}: notes {entry['notes']}, expected {list(case.notes)}"
+    notes, expected = entry["notes"], list(case.notes)
+    if case.student.removeprefix("attack-") in corpus.KILL_THEIR_KERNEL:  # dead or deaf: lost either way
+        notes, expected = list(map(corpus.kernel_lost, notes)), list(map(corpus.kernel_lost, expected))
+    assert notes == expected, f"{key(case)}: notes {entry['notes']}, expected {list(case.notes)}"
 
 
 RESTORED = re.compile(r"(?P<notebook>\w+): restored (?P<grade_id>\w+) \(cell (?P<number>\d+)\)")

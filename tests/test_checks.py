@@ -348,7 +348,7 @@ def test_random_generator_is_fresh_each_time():
 
 
 @pytest.mark.slow  # runs the check in a kernel
-def test_a_failed_check_shows_the_students_call_and_the_message_not_hooklabs_frames():
+def test_a_failed_check_shows_the_message_alone_not_the_calls_that_led_to_it():
     nbclient = pytest.importorskip("nbclient")
     import nbformat
 
@@ -360,8 +360,8 @@ def test_a_failed_check_shows_the_students_call_and_the_message_not_hooklabs_fra
     nbclient.NotebookClient(nb, allow_errors=True, timeout=120).execute()
     (error,) = [o for o in nb.cells[0].outputs if o.output_type == "error"]
     shown = re.sub(r"\x1b\[[0-9;]*m", "", "\n".join(error.traceback))  # without the colours
-    assert error.ename == "AnswerError" and "answer has 1 item, expected 2: [x1, x2]" in shown
-    assert "my_test()" in shown and "check_answer([torch.ones(1)]" in shown, "the student's calls are shown"
+    assert error.ename == "AnswerError" and shown.strip() == "AnswerError: answer has 1 item, expected 2: [x1, x2]", (
+        f"more than the checker's sentence: {shown}")
     assert "checks.py" not in shown, f"hooklab's own frames are shown:\n{shown}"
 
 

@@ -15,6 +15,7 @@ restored cell and where it was put, a kernel that stopped and in which cell). Th
 from __future__ import annotations
 
 import itertools
+import re
 from collections import defaultdict
 from dataclasses import dataclass, field
 from functools import cache
@@ -48,8 +49,9 @@ CAUGHT_BY_CHECKERS = {"list_of_always_equal_objects"}
 # Cheats that ship a file named like a module the kernel server has imported already (torch, hooklab): a forked
 # kernel never imports the file, so they are wrong answers, not held; a kernel started afresh might import it.
 NEVER_IMPORTED = {"shipped_hooklab_package_shadows_real_one", "shipped_torch_py_patches_math_before_capture"}
-# Cheats that break the interpreter so badly that the kernel answers no more (ipykernel cannot send the cell's reply),
-# in the answer cell of this grade_id: the grader stops it once the cell's time is up.
+# Cheats that break the interpreter so badly that the kernel is lost in the answer cell of this grade_id: ipykernel
+# cannot send the cell's reply, and the kernel either dies as it is interrupted or is stopped once the cell's time is
+# up, as the timing falls (:func:`kernel_lost` reads both notes alike).
 KILL_THEIR_KERNEL = {"state_dict_checker_rebound": "compact_state_dict"}  # builtins.isinstance replaced
 # Every other cheat of tests/catalogues/attacks.py is held, and grading names (first) this technique, in the answer
 # cell of this grade_id, at this line of the student's code: checked exactly as the ledger, the summary, the CSV and
@@ -276,6 +278,13 @@ def stopped(assignment: str, grade_id: str) -> str:
     """The note of a kernel stopped after an answer cell that did not end (or whose reply never came)."""
     return (f"{stem(assignment)}: cell {cell_number(assignment, grade_id)} still running {TIMEOUT} s after interrupt; "
             "kernel stopped")
+
+
+def kernel_lost(note: str) -> str:
+    """A note of a kernel that died in a cell or was stopped after it, in one form: where it was lost."""
+    found = re.fullmatch(r"(.+): (?:the kernel died in cell (\d+) \(.*\)|cell (\d+) still running \d+ s after "
+                         r"interrupt; kernel stopped)", note)
+    return f"{found[1]}: the kernel was lost in cell {found[2] or found[3]}" if found else note
 
 
 def died(assignment: str, grade_id: str) -> str:

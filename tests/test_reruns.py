@@ -4,7 +4,6 @@ the grader's side (hidden tests, configuration), the gradebook, and a run that w
 from __future__ import annotations
 
 import json
-import os
 import signal
 import stat
 import subprocess
@@ -19,6 +18,7 @@ from catalogues import corpus
 from conftest import make_course
 from hooklab.grading.ledger import Entry, Ledger
 from test_autograde import GRADE, grade, tree_digest
+from test_ledger_notes_keys import before_file_operation as interleaved
 
 pytestmark = pytest.mark.slow  # starts kernels or a grader (conftest: the fast tier)
 
@@ -177,41 +177,6 @@ def ledger_with_a_journal(folder: Path) -> Ledger:
     ledger.set("bo/hw", Entry("d2", True, "", 1.0, 3.0))
     ledger.set("cy/hw", Entry("d3", False, "no notebook submitted", 0.0, 3.0))
     return ledger
-
-
-def interleaved(monkeypatch: pytest.MonkeyPatch, folder: Path, step: int, action) -> list[bool]:
-    """From now on, run ``action`` once, just before the ``step``-th operation on a file in ``folder`` (read,
-    exists, write, rename, remove), as another process could; returns a list that holds True once it ran."""
-    count, ran, busy = [0], [], [False]
-
-    def before(path) -> None:
-        if busy[0] or folder not in Path(path).parents:
-            return
-        count[0] += 1
-        if count[0] == step:
-            busy[0] = True
-            try:
-                action()
-            finally:
-                busy[0] = False
-            ran.append(True)
-
-    def wrap(original):
-        def operation(self, *args, **kwargs):
-            before(self)
-            return original(self, *args, **kwargs)
-        return operation
-
-    for name in ("read_text", "write_text", "exists", "unlink"):
-        monkeypatch.setattr(Path, name, wrap(getattr(Path, name)))
-    replace = os.replace
-
-    def replaced(source, target, *args, **kwargs):
-        before(target)
-        return replace(source, target, *args, **kwargs)
-
-    monkeypatch.setattr(os, "replace", replaced)
-    return ran
 
 
 def test_a_save_while_the_ledger_is_read_loses_no_finished_result(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):

@@ -95,3 +95,17 @@ def test_an_unfinished_line_does_not_swallow_the_agents_next_line(channel):
     channel.expect("m")
     kernel.sendall(b'\nm start\n{"real": 1}\n\nm end 1\n')
     assert channel.take().observed == ['{"real": 1}']
+
+
+def test_the_graders_clients_receive_no_kernel_message_over_the_limit():
+    """One kernel message cannot take the grading process's memory: ZeroMQ drops one over MESSAGE_SIZE (the output
+    limits cut outputs far below it). Measured: a kernel displaying 40 outputs of 100 MB left the grading processes
+    at 150 MiB, its neighbour graded in full."""
+    import zmq
+
+    grader = client.ReadyClient()  # held: it closes its context when it goes
+    socket = grader.context.socket(zmq.SUB)
+    try:
+        assert socket.getsockopt(zmq.MAXMSGSIZE) == client.MESSAGE_SIZE == 64 << 20
+    finally:
+        socket.close()

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from queue import Empty
 from typing import Any
 
+import zmq
 from jupyter_client.asynchronous import AsyncKernelClient
 
 from hooklab.grading.kernels import protocol
@@ -20,6 +21,7 @@ from hooklab.grading.kernels import protocol
 ANSWER_WAIT = 10.0  # seconds the grader waits for the end of a request's answers, once its reply has come
 ANSWER_SIZE = 1 << 20  # bytes of one of the agent's answers (the probe's), at most
 LINE_COST = 64  # bytes a kept line costs besides its text, counted against the limit
+MESSAGE_SIZE = 64 << 20  # bytes of one message from a kernel, at most: ZeroMQ drops a larger one before it is received
 READY_CLIENT = "hooklab.grading.kernels.client.ReadyClient"
 
 
@@ -166,6 +168,13 @@ class ReadyClient(AsyncKernelClient):
     in its metadata (:mod:`hooklab.grading.kernels.protocol`)."""
 
     fields: dict[str, Any] | None = None
+
+    def _context_default(self) -> Any:
+        """jupyter_client's context, whose sockets receive no message over :data:`MESSAGE_SIZE` (the output limits cut
+        outputs far below it): what one kernel sends cannot take the grading process's memory."""
+        context = super()._context_default()
+        context.setsockopt(zmq.MAXMSGSIZE, MESSAGE_SIZE)
+        return context
 
     def execute(self, code: str, silent: bool = False, store_history: bool = True,
                 user_expressions: dict[str, str] | None = None, allow_stdin: bool | None = None,

@@ -54,6 +54,7 @@ class ObservationChannel:
     def __init__(self, limit: int) -> None:
         self._ours, self.kernel_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         self._limit = limit
+        self._longest = max(limit, ANSWER_SIZE)  # bytes of a line kept, at most (past it, read and dropped)
         self._nonce: bytes | None = None  # the awaited request's, with the space that follows it on a line
         self._answers = Answers()
         self._size = 0  # bytes of the observations held, with LINE_COST each
@@ -97,12 +98,12 @@ class ObservationChannel:
                     return
                 *complete, rest = data.split(b"\n")
                 for piece in complete:
-                    if self._pending <= max(self._limit, ANSWER_SIZE):
+                    if self._pending <= self._longest:
                         self._keep(b"".join([*self._pieces, piece]))
                     elif self._answers.observed is not None:  # a line too long to keep, in a test
                         self._overflow = True
                     self._pieces, self._pending = [], 0
-                if rest and self._pending <= max(self._limit, ANSWER_SIZE):
+                if rest and self._pending <= self._longest:
                     self._pieces.append(rest)
                 self._pending += len(rest)
                 self._changed.notify_all()

@@ -12,7 +12,7 @@ export PATH := $(CURDIR)/$(BIN):$(PATH)
 export JUPYTER_CONFIG_PATH := $(CURDIR)/autograder
 export JUPYTER_PREFER_ENV_PATH := 1
 
-.PHONY: help install lab instructor lint test test-browser test-fast release execute autograde bench mutants compat wheel lock clean usage-autograde usage-compat
+.PHONY: help install lab instructor lint test test-browser test-fast release execute autograde bench mutants compat labextension wheel lock clean usage-autograde usage-compat
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "} {printf "  make %-13s %s\n", $$1, $$2}'
@@ -36,7 +36,14 @@ define pip_install
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(call torch_index,$(BIN)/python,$(LOCKED_TORCH)) \
 	$(BIN)/python -m pip install $(2) --constraint requirements.lock $${index:+--extra-index-url "$$index"} --editable '.[$(1)]'
+	$(LINK_LABEXTENSION)
 endef
+# The student lab's Validate button, prebuilt (src/hooklab/lab_validate/labextension/): a wheel installs it where
+# JupyterLab finds it (pyproject.toml's data-files), an editable install does not, so it is linked there.
+LABEXTENSION := src/hooklab/lab_validate/labextension
+LABEXTENSIONS := $(VENV)/share/jupyter/labextensions
+LINK_LABEXTENSION = mkdir -p $(LABEXTENSIONS) && rm -rf $(LABEXTENSIONS)/hooklab-validate \
+	&& ln -s $(CURDIR)/$(LABEXTENSION) $(LABEXTENSIONS)/hooklab-validate
 # The full environment (make instructor, autograde, test, ...); its first run says what it installs, with pip's progress.
 $(INSTALLED): pyproject.toml requirements.lock
 	echo "First run: installing the pack, nbgrader, Dask, the test tools, JupyterLab and torch's CPU build into $(VENV)/"
@@ -118,6 +125,13 @@ compat: $(if $(TORCH),$(INSTALLED),usage-compat) ## the pack on another torch, n
 usage-compat:
 	echo "usage: make compat TORCH=<version> [TORCH_INDEX=<url>]"; exit 2
 
+# Only when src/hooklab/lab_validate/js/ changes, with node and npm: the bundle is committed, students never build it.
+JUPYTERLAB_CORE := import jupyterlab, os; print(os.path.join(os.path.dirname(jupyterlab.__file__), "staging"))
+labextension: $(LAB_INSTALLED) ## rebuild the student lab's Validate button (src/hooklab/lab_validate/labextension/) with npm
+	cd src/hooklab/lab_validate/js && npm ci --no-audit --no-fund && rm -rf ../labextension \
+		&& npx build-labextension --core-path "$$($(CURDIR)/$(BIN)/python -c '$(JUPYTERLAB_CORE)')" .
+	$(LINK_LABEXTENSION)
+
 DIST ?= dist
 wheel: $(LAB_INSTALLED) ## instructors: the pack as one wheel in dist/, for students on Colab (README, "Colab and conda")
 	rm -rf $(DIST)
@@ -134,7 +148,7 @@ lock: ## re-resolve the newest allowed versions into requirements.lock (keeps it
 	rm -rf build/lock-venv
 
 clean: ## remove what make made: the virtual environment, build/, dist/, nbgrader's working files and exchange (never work/)
-	rm -rf $(VENV) build $(DIST) src/hooklab.egg-info autograder/exchange autograder/gradebook.db autograder/submitted autograder/autograded autograder/feedback \
+	rm -rf $(VENV) build $(DIST) src/hooklab.egg-info src/hooklab/lab_validate/js/node_modules autograder/exchange autograder/gradebook.db autograder/submitted autograder/autograded autograder/feedback \
 		autograder/release autograder/grading.json autograder/grading.json.journal autograder/grading.tmp autograder/grading.log \
 		autograder/grading-run.json autograder/grading-run.tmp \
 		autograder/grades.csv autograder/report.html autograder/report-*.csv

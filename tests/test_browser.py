@@ -31,6 +31,7 @@ import nbformat
 import pytest
 
 from conftest import COURSE_CONFIG, REPO, make_course, stop_server
+from hooklab import exercises
 from lab import working_copy
 
 pytestmark = pytest.mark.slow  # starts kernels or a grader (conftest: the fast tier)
@@ -333,6 +334,40 @@ def test_the_student_lab_shows_validate_and_nothing_of_the_instructor_or_exchang
     assert refused.value.code == 404
 
 
+def test_the_student_labs_validate_sums_up_the_visible_tests_without_source_or_traceback(browser: Browser,
+                                                                                        lab: Callable[[Path], str]):
+    """The pack's Validate (hooklab.lab_validate) in place of nbgrader's: a summary, one line per failing exercise."""
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    errors = console_errors(page)
+    page.goto(lab(BLANK))
+    page.wait_for_selector(".jp-NotebookPanel .jp-Cell", timeout=60_000)
+    assert page.locator(".validate-button").count() == 0, "nbgrader's own Validate button is in the student lab"
+    button = page.get_by_role("button", name="Validate")
+    expect(button).to_have_count(1)
+    button.click()
+    dialog = page.locator(".jp-Dialog")
+    tests = [cell for _, cell in exercises.test_cells(nbformat.read(BLANK, as_version=4).cells)]
+    expect(dialog).to_contain_text(f"0 of {len(tests)} exercises pass their visible tests", timeout=180_000)
+    text = dialog.inner_text()
+    assert "is not written yet" in text and "Exercise 1 — " in text, text
+    assert "Traceback" not in text and "NotImplementedError" not in text, text
+    for cell in tests:
+        assert cell.source.strip().splitlines()[0] not in text, f"a test's source in the summary: {text}"
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=SCREENSHOTS / "validate_summary.png")
+    dialog.get_by_role("button", name="Ok").click()
+    expect(dialog).to_have_count(0)
+    assert not errors, f"console errors: {errors}"
+    base, token = lab(BLANK).split("/lab/")[0], lab(BLANK).rsplit("token=", 1)[1]
+    outside = urllib.request.Request(f"{base}/hooklab/validate", data=json.dumps({"path": "../../etc/passwd"}).encode(),
+                                     headers={"Authorization": f"token {token}"}, method="POST")
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        urllib.request.urlopen(outside, timeout=10)
+    assert refused.value.code == 403
+    assert json.load(refused.value)["message"] == ("Validate checks notebooks in the lab's folder only: this one is "
+                                                   "outside it")
+
+
 def test_the_instructor_lab_opens_formgrader_on_the_course(browser: Browser, tmp_path: Path):
     course = make_course(tmp_path / "course")
     with jupyterlab(tmp_path, course, "instructor", course) as (base, token):
@@ -348,6 +383,8 @@ def test_the_instructor_lab_opens_formgrader_on_the_course(browser: Browser, tmp
         page.wait_for_function("() => window.jupyterapp && "
                                "window.jupyterapp.commands.hasCommand('nbgrader:open-formgrader')",
                                timeout=60_000)
+        assert not page.evaluate("() => window.jupyterapp.commands.hasCommand('hooklab:validate')"), (
+            "the student lab's Validate in the instructor lab (lab/course turns it off)")
         page.wait_for_timeout(2000)
         assert page.locator(".jp-Dialog").count() == 0, page.locator(".jp-Dialog").all_inner_texts()
 

@@ -70,6 +70,7 @@ async function validate(panel, button) {
   } catch (error) {
     lines = [`Validate could not save the notebook: ${error.message || error}`];
   }
+  label('Validate');
   try {
     await showDialog({
       title: 'Validate',
@@ -77,7 +78,6 @@ async function validate(panel, button) {
       buttons: [Dialog.okButton()]
     });
   } finally {
-    label('Validate');
     running.delete(panel);
   }
 }

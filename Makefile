@@ -36,14 +36,7 @@ define pip_install
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(call torch_index,$(BIN)/python,$(LOCKED_TORCH)) \
 	$(BIN)/python -m pip install $(2) --constraint requirements.lock $${index:+--extra-index-url "$$index"} --editable '.[$(1)]'
-	$(LINK_LABEXTENSION)
 endef
-# The student lab's Validate button, prebuilt (src/hooklab/lab_validate/labextension/): a wheel installs it where
-# JupyterLab finds it (pyproject.toml's data-files), an editable install does not, so it is linked there.
-LABEXTENSION := src/hooklab/lab_validate/labextension
-LABEXTENSIONS := $(VENV)/share/jupyter/labextensions
-LINK_LABEXTENSION = mkdir -p $(LABEXTENSIONS) && rm -rf $(LABEXTENSIONS)/hooklab-validate \
-	&& ln -s $(CURDIR)/$(LABEXTENSION) $(LABEXTENSIONS)/hooklab-validate
 # The full environment (make instructor, autograde, test, ...); its first run says what it installs, with pip's progress.
 $(INSTALLED): pyproject.toml requirements.lock
 	echo "First run: installing the pack, nbgrader, Dask, the test tools, JupyterLab and torch's CPU build into $(VENV)/"
@@ -127,10 +120,9 @@ usage-compat:
 
 # Only when src/hooklab/lab_validate/js/ changes, with node and npm: the bundle is committed, students never build it.
 JUPYTERLAB_CORE := import jupyterlab, os; print(os.path.join(os.path.dirname(jupyterlab.__file__), "staging"))
-labextension: $(LAB_INSTALLED) ## rebuild the student lab's Validate button (src/hooklab/lab_validate/labextension/) with npm
-	cd src/hooklab/lab_validate/js && npm ci --no-audit --no-fund && rm -rf ../labextension \
+labextension: $(LAB_INSTALLED) ## rebuild the student lab's Validate button (src/hooklab/lab_validate/labextensions/) with npm
+	cd src/hooklab/lab_validate/js && npm ci --no-audit --no-fund && rm -rf ../labextensions/hooklab-validate \
 		&& npx build-labextension --core-path "$$($(CURDIR)/$(BIN)/python -c '$(JUPYTERLAB_CORE)')" .
-	$(LINK_LABEXTENSION)
 
 DIST ?= dist
 wheel: $(LAB_INSTALLED) ## instructors: the pack as one wheel in dist/, for students on Colab (README, "Colab and conda")

@@ -1,17 +1,19 @@
 """hooklab's Validate for the student lab (lab/student): a Jupyter server extension whose handler
 (:mod:`.handler`) runs nbgrader's validator and answers a summary (:mod:`.summary`), and a prebuilt JupyterLab
-extension (``labextension/``, built from ``js/`` by ``make labextension``) whose toolbar button shows it.
+extension (``labextensions/hooklab-validate/``, built from ``js/`` by ``make labextension``) whose toolbar button shows
+it.
 
-The wheel puts ``labextension/`` where JupyterLab finds prebuilt extensions, ``share/jupyter/labextensions/
-hooklab-validate`` (pyproject.toml's data-files); the student lab enables the server extension
-(``lab/student/jupyter_server_config.json``) in place of nbgrader's validate extension.
+The student lab turns both on, in place of nbgrader's Validate: ``lab/student/jupyter_server_config.json`` the server
+extension, ``lab/student/jupyter_server_config.py`` adds :data:`LABEXTENSIONS` to the folders where JupyterLab looks for
+prebuilt extensions (so that an editable install, a wheel and conda's environment all find it, and other labs don't).
 """
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
-LABEXTENSION = "hooklab-validate"  # the JavaScript package's name (js/package.json)
+LABEXTENSIONS = Path(__file__).resolve().parent / "labextensions"  # holds hooklab-validate/ (package.json, static/)
 
 
 def _jupyter_server_extension_points() -> list[dict[str, str]]:
@@ -19,7 +21,7 @@ def _jupyter_server_extension_points() -> list[dict[str, str]]:
 
 
 def _jupyter_labextension_paths() -> list[dict[str, str]]:
-    return [{"src": "labextension", "dest": LABEXTENSION}]
+    return [{"src": "labextensions/hooklab-validate", "dest": "hooklab-validate"}]
 
 
 def _load_jupyter_server_extension(server_app: Any) -> None:

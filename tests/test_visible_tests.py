@@ -189,20 +189,7 @@ def similarities(source: Path) -> list[tuple[float, str]]:
     return found
 
 
-# Notebooks whose visible tests still hold a REFERENCE block (issue 47, not yet moved): strict, so the mark must go
-# as soon as one is fixed. Each block there is an oracle or formula that the hidden tests also need.
-NOT_YET = {
-    "03_backward_hooks": "fused_sgd_test (torch.optim.SGD's twin), multi_grad_test (autograd.grad, no hooks)",
-    "05_autograd_function": "linear_function_test (F.linear's gradients), stable_softplus_test (F.softplus's gradient)",
-}
-
-
-def _not_yet(path: Path):
-    reason = NOT_YET.get(path.parent.name)
-    return pytest.param(path, marks=pytest.mark.xfail(strict=True, reason=reason)) if reason else path
-
-
-@pytest.mark.parametrize("source", [_not_yet(path) for path in SOLUTIONS], ids=notebook_id)
+@pytest.mark.parametrize("source", SOLUTIONS, ids=notebook_id)
 def test_no_visible_test_holds_a_reference_or_an_answer(source: Path):
     problems = visible_test_problems(source)
     assert problems == [], "\n".join(problems)

@@ -45,7 +45,7 @@ def test_every_unwritten_exercise_a_test_meets_is_named_in_one_line_and_the_summ
     tests = len(nbgrader_cells(nb, "grade"))
     assert summary.startswith(f"0 of {tests} exercises pass their visible tests"), ("the last cell's summary: "
                                                                                     f"{summary[:300]}")
-    assert summary.count(": not written yet") == tests, f"each blank exercise is listed as not written yet: {summary}"
+    assert summary.count(" is not written yet") == tests, f"each blank exercise is listed as not written yet: {summary}"
 
 
 def test_other_errors_are_shown_as_ipython_shows_them(forked_kernels, tmp_path):
@@ -124,7 +124,7 @@ def test_the_progress_summary_lists_each_exercise_with_its_last_outcome(tmp_path
         nbformat.v4.new_markdown_cell("### Exercise 1 — collect the inputs (2 points)"),
         test_cell("collect_test", "print('✓ collect passes the visible tests')"),
         nbformat.v4.new_markdown_cell("### Exercise 2 — change the output (1 point)"),
-        test_cell("change_test", "raise AssertionError('answer[1] should be x2; got x1')"),
+        test_cell("change_test", "raise AssertionError('answer[1] should be x2; got a tensor equal to x1')"),
         nbformat.v4.new_markdown_cell("### Exercise 3 — not reached (1 point)"),
         test_cell("later_test", "print('never run here')"),
         nbformat.v4.new_markdown_cell("### Exercise 4 — blank (1 point)"),
@@ -138,15 +138,18 @@ def test_the_progress_summary_lists_each_exercise_with_its_last_outcome(tmp_path
     summary = "".join(output.get("text", "") for output in executed(runnable, tmp_path).cells[-1].outputs)
     assert summary == ("1 of 4 exercises pass their visible tests (hidden tests run when it is graded).\n"
                        "✓ Exercise 1 — collect the inputs\n"
-                       "✗ Exercise 2 — change the output: answer[1] should be x2; got x1\n"
+                       "✗ Exercise 2 — change the output: answer[1] should be x2; got a tensor equal to x1\n"
                        "· Exercise 3 — not reached: not run yet\n"
-                       "· Exercise 4 — blank: not written yet\n"), summary
+                       "· Exercise 4 — blank: blank is not written yet\n"), summary
     shown = summary.splitlines()[1:]
     quoted = re.findall(r"`([✓✗·]) Exercise \d+ — …([^`]*)`", (REPO / "README.md").read_text())
-    assert len(quoted) == 4, f"README quotes each state of the summary: {quoted}"
+    def state(text: str) -> str:  # the function an unwritten exercise names is the notebook's
+        return re.sub(r"[\w.]+ is not written yet$", "<function> is not written yet", text)
+
+    assert len(set(quoted)) == 4, f"README quotes each state of the summary: {quoted}"
     for mark, end in quoted:
-        assert any(line.startswith(mark) and line.endswith(end) for line in shown), (f"README quotes {mark} … {end!r}; "
-                                                                                     f"the summary: {shown}")
+        assert any(line.startswith(mark) and state(line).endswith(state(end)) for line in shown), (
+            f"README quotes {mark} … {end!r}; the summary: {shown}")
 
 
 def test_the_progress_summary_says_what_to_do_when_the_notebook_is_not_beside_the_kernel(tmp_path, capsys, monkeypatch):

@@ -411,7 +411,7 @@ def test_a_kernel_holds_its_end_of_the_channel_alone_and_cannot_take_back_what_i
         speak, sent = observations.connect()
         speak("n start")
         observations.begin("seed", True)
-        observations._called_by_the_cell = lambda: True
+        observations._line_of_the_cell = lambda: 1
         observations.observe("value", "sent", observations.encode(1))
         own = socket.socket(fileno=os.dup(observations._state["channel"]))
         own.shutdown(socket.SHUT_RD)  # nothing to read from its own end

@@ -31,8 +31,8 @@ from typing import Any
 import torch
 from torch.overrides import TorchFunctionMode
 
-from hooklab import observations
-from hooklab.observations import NUMPY_INTEGERS, PLAIN_SCALARS, encode, observe
+from hooklab import messages, observations
+from hooklab.observations import PLAIN_SCALARS, encode, observe
 
 __all__ = [
     "AnswerError",
@@ -126,23 +126,6 @@ def _is_one_of(value: Any, kinds: tuple[type, ...]) -> bool:
     return any(kind is plain for plain in kinds)
 
 
-def _require_plain(value: Any, what: str) -> None:
-    """Plain Python data all the way down, so comparing it runs no code of the student's."""
-    if _is_one_of(value, PLAIN_SCALARS):
-        return
-    if _is_one_of(value, (list, tuple)):
-        for item in value:
-            _require_plain(item, what)
-        return
-    if _is_one_of(value, (dict,)):
-        for key, item in value.items():
-            _require_plain(key, what)
-            _require_plain(item, what)
-        return
-    raise AnswerError(f"{what} holds {_describe_type(value)}; expected plain Python values (str, numbers, lists, "
-                      "tuples, dicts)")
-
-
 def _require_tensor(value: Any, name: str) -> None:
     if _is_one_of(value, _PLAIN_TENSOR_TYPES):
         return
@@ -178,21 +161,10 @@ def check_tensor(
     if observations.active():
         return observe("value", name, encode(actual), atol=atol, rtol=rtol, check_dtype=check_dtype,
                        **({"equal_nan": True} if equal_nan else {}))
-    _require_tensor(value=actual, name=name)
-    if _shape(actual) != _shape(expected):
-        raise AnswerError(f"{name}: shape {_shape(expected)} expected, got {_shape(actual)}")
-    if check_dtype and actual.dtype != expected.dtype:
-        raise AnswerError(f"{name} has dtype {actual.dtype}, expected {expected.dtype}")
-    mismatch = _first_mismatch(_values(actual), _values(expected), atol, rtol, equal_nan)
-    if mismatch is not None:
-        index, got, want = mismatch
-        if _isnan(got):
-            raise AnswerError(f"{name} is nan{_index_text(_shape(expected), index)}, where a number is expected "
-                              "(are the parameters and inputs it is computed from finite?)")
-        raise AnswerError(
-            f"{name} has the wrong values: {got:.6g} instead of {want:.6g}"
-            f"{_index_text(_shape(expected), index)}"
-        )
+    problem = messages.compare(encode(actual), encode(expected), name, atol=atol, rtol=rtol, check_dtype=check_dtype,
+                               equal_nan=equal_nan)
+    if problem:
+        raise AnswerError(problem)
 
 
 def check_answer(
@@ -211,99 +183,54 @@ def check_answer(
     With ``same_object=True`` every item must be the reference tensor itself, not a copy.
     ``name`` is what the answer is called in messages.
     """
+    names = [str(key) for key in expected] if type(expected) is dict else None  # the grader keeps an inline dict's keys
+    answer = list(answer) if type(answer) is tuple else answer  # a tuple is as good a list of items
     if observations.active():  # identity is observed as behaviour by the test (an input changed in place)
-        return observe("value", name, encode(answer), atol=atol, rtol=rtol, check_dtype=check_dtype)
-    names = list(expected)
-    listing = f"[{', '.join(names)}]"
-    if not isinstance(answer, (list, tuple)):
-        raise AnswerError(f"{name} is {_describe_type(answer)}, expected a list {listing}")
-    if len(answer) != len(names):
-        raise AnswerError(
-            f"{name} has {len(answer)} item{'s' if len(answer) != 1 else ''}, "
-            f"expected {len(names)}: {listing}"
-        )
-    for position, (key, item) in enumerate(zip(names, answer)):
-        label = f"{name}[{position}]"
+        return observe("value", name, encode(answer), atol=atol, rtol=rtol, check_dtype=check_dtype,
+                       **({"names": names} if names else {}))
+    problem = messages.compare(encode(answer), encode(list(expected.values())), name, atol=atol, rtol=rtol,
+                               check_dtype=check_dtype, names=list(expected))
+    if problem:
+        raise AnswerError(problem)
+    for position, (key, item) in enumerate(zip(expected, answer)):
         reference = expected[key]
-        if same_object:
-            if item is reference:
-                continue
-            _require_tensor(item, label)
-            twin = _matching_name(item, expected, key, atol, rtol, by_identity=True)
-            if twin is not None:
-                raise AnswerError(f"{label} should be {key}; got {twin}")
-            if _same_values(item, reference, atol, rtol):
-                raise AnswerError(
-                    f"{label} should be {key} itself; got a copy with the same values "
-                    "(append the tensor you received, not a clone)"
-                )
-            raise AnswerError(f"{label} should be {key} itself; got a different tensor")
-        _require_tensor(item, label)
-        if not _same_values(item, reference, atol, rtol):
-            twin = _matching_name(item, expected, key, atol, rtol, by_identity=False)
-            if twin is not None:
-                raise AnswerError(f"{label} should equal {key}; got a tensor equal to {twin}")
-        check_tensor(item, reference, f"{label} ({key})", atol=atol, rtol=rtol, check_dtype=check_dtype)
-
-
-def _matching_name(
-    item: torch.Tensor,
-    expected: Mapping[str, torch.Tensor],
-    skip: str,
-    atol: float,
-    rtol: float,
-    *,
-    by_identity: bool,
-) -> str | None:
-    for other, tensor in expected.items():
-        if other == skip:
+        if not same_object or item is reference:
             continue
-        if by_identity and item is tensor:
-            return other
-        if not by_identity and _same_values(item, tensor, atol, rtol):
-            return other
-    return None
+        twin = _matching_name(item, expected, key)
+        if twin is not None:
+            raise AnswerError(f"{name}[{position}] should be {key}; got {twin}")
+        raise AnswerError(f"{name}[{position}] should be {key} itself; got a copy with the same values (append the "
+                          "tensor you received, not a clone)")
+
+
+def _matching_name(item: torch.Tensor, expected: Mapping[str, torch.Tensor], skip: str) -> str | None:
+    """The name of another expected tensor that ``item`` is (by identity)."""
+    return next((other for other, tensor in expected.items() if other != skip and item is tensor), None)
 
 
 def check_names(actual: Iterable[Any], expected: Sequence[str], what: str) -> None:
     """Check a sequence of names (e.g. from ``named_parameters()``) against the expected order."""
+    got = encode(list(actual))
     if observations.active():
-        return observe("value", what, encode(list(actual)))
-    got = list(actual)
-    for name in got:
-        if not _is_one_of(name, (str,)):
-            raise AnswerError(f"{what} holds {_describe_type(name)}; expected names (str)")
-    missing = [name for name in expected if name not in got]
-    if missing:
-        raise AnswerError(f"{what} is missing {', '.join(map(repr, missing))}; got {got}")
-    unexpected = [name for name in got if name not in expected]
-    if unexpected:
-        raise AnswerError(f"{what} has unexpected {', '.join(map(repr, unexpected))}; expected {list(expected)}")
-    if got != list(expected):
-        raise AnswerError(f"{what} has the right names in the wrong order: expected {list(expected)}, got {got}")
+        return observe("names", what, got)
+    problem = messages.names_problem(got, encode(list(expected)), what)
+    if problem:
+        raise AnswerError(problem)
 
 
 def check_parameter(module: torch.nn.Module, name: str, shape: Sequence[int]) -> None:
     """Check that ``module.<name>`` is a registered ``nn.Parameter`` of the given shape."""
-    owner = type(module).__name__
+    label = f"{type(module).__name__}.{name}"
+    value = getattr(module, name, messages.MISSING)
+    found = encode(["nn.Parameter" if type(value) is torch.nn.Parameter else
+                    messages.MISSING if value is messages.MISSING else _describe_type(value),
+                    name in dict(module.named_parameters(recurse=False)),
+                    list(_shape(value)) if isinstance(value, torch.Tensor) else None])
     if observations.active():
-        value = getattr(module, name, None)
-        registered = name in dict(module.named_parameters(recurse=False))
-        found = (type(value) is torch.nn.Parameter, registered,
-                 _shape(value) if isinstance(value, torch.Tensor) else None)
-        return observe("value", f"{owner}.{name} (a registered nn.Parameter, its shape)", encode(found))
-    if not hasattr(module, name):
-        raise AnswerError(f"{owner} has no attribute {name!r}")
-    value = getattr(module, name)
-    if type(value) is not torch.nn.Parameter:
-        raise AnswerError(
-            f"{owner}.{name} is {_describe_type(value)}, not an nn.Parameter: "
-            "parameters() does not list it, so no optimizer trains it"
-        )
-    if name not in dict(module.named_parameters(recurse=False)):
-        raise AnswerError(f"{owner}.{name} is a Parameter but is not registered on the module")
-    if _shape(value) != tuple(shape):
-        raise AnswerError(f"{owner}.{name}: shape {tuple(shape)} expected, got {_shape(value)}")
+        return observe("parameter", label, found)
+    problem = messages.parameter_problem(found, encode(["nn.Parameter", True, list(shape)]), label)
+    if problem:
+        raise AnswerError(problem)
 
 
 def check_equal(actual: Any, expected: Any, what: str) -> None:
@@ -312,39 +239,9 @@ def check_equal(actual: Any, expected: Any, what: str) -> None:
     A NumPy integer counts as the int it holds (``np.prod`` of a shape is an honest count)."""
     if observations.active():
         return observe("value", what, encode(actual))
-    if type(expected) is int and _is_one_of(actual, NUMPY_INTEGERS):
-        actual = int(actual)
-    if type(actual) is not type(expected):
-        raise AnswerError(f"{what} is {_describe_type(actual)}, expected {_describe_type(expected)}")
-    _require_plain(actual, what)
-    if actual != expected:
-        if isinstance(expected, str) and "\n" in expected + actual:
-            raise AnswerError(f"{what} differs.\nexpected:\n{expected}\ngot:\n{actual}")
-        raise AnswerError(f"{what} should be {expected!r}, got {actual!r}")
-    _require_same_types(actual, expected, what)
-
-
-def _kind(value: Any) -> str:
-    """A plain value's type as the grader names it ("a bool", "an int", "a tuple", "None")."""
-    if value is None:
-        return "None"
-    name = type(value).__name__
-    return f"an {name}" if name == "int" else f"a {name}"
-
-
-def _require_same_types(actual: Any, expected: Any, what: str) -> None:
-    """Equal plain values (``actual == expected``) whose types also match all the way down, as the grader compares
-    them: ``True == 1`` and ``(1,) != [1]`` aside, a bool is not an int, a float not an int, a tuple not a list."""
-    if type(actual) is not type(expected):
-        raise AnswerError(f"{what} is {_kind(actual)}, expected {_kind(expected)}")
-    if _is_one_of(expected, (list, tuple)):
-        for position, (item, expected_item) in enumerate(zip(actual, expected)):
-            _require_same_types(item, expected_item, f"{what}[{position}]")
-    elif _is_one_of(expected, (dict,)):
-        keys = {key: key for key in actual}  # equal keys of other types (True and 1) find each other here
-        for key, expected_item in expected.items():
-            _require_same_types(keys[key], key, f"{what}: the key {keys[key]!r}")
-            _require_same_types(actual[key], expected_item, f"{what}[{key!r}]")
+    problem = messages.compare(encode(actual), encode(expected), what)
+    if problem:
+        raise AnswerError(problem)
 
 
 # Hooks are read from the modules' own dicts, by functions captured at import: an answer can set attributes on the
@@ -853,6 +750,8 @@ def check_backward(
     checked, notes, window = _guarded(function)
 
     def failing(stage: str, error: Exception) -> AnswerError:
+        if type(error) is NotImplementedError:  # the template's
+            return AnswerError(messages.not_written(stage))
         said = f": {error}" if str(error) else ""
         return AnswerError(f"{call}: {stage} raised {type(error).__name__}{said}{_student_line(error)}")
 

@@ -17,10 +17,10 @@ from typing import Any
 import nbformat
 
 from hooklab.exercises import test_cells
+from hooklab.messages import NOT_WRITTEN
 
 _installed: dict[str, Any] = {}  # the handler IPython made of _show, once installed
 _outcomes: dict[str, str] = {}  # a cell's source → "" when its last run ended well, else its error in one line
-NOT_WRITTEN = "not written yet"
 MESSAGE = 160  # characters of an error shown in the summary
 
 
@@ -46,9 +46,10 @@ def _note_outcome(result: Any) -> None:
     error = result.error_before_exec or result.error_in_exec
     if error is None:
         _outcomes[result.info.raw_cell] = ""
-    elif _installed.get("unwritten") == id(error) or any(words in str(error)
-                                                         for words in (NOT_WRITTEN, "raised NotImplementedError")):
-        _outcomes[result.info.raw_cell] = NOT_WRITTEN
+    elif _installed.get("unwritten", (None,))[0] == id(error):  # "pre_hook is not written yet"
+        _outcomes[result.info.raw_cell] = _installed["unwritten"][1]
+    elif NOT_WRITTEN in str(error):  # a checker's sentence: "Mul.backward is not written yet: …"
+        _outcomes[result.info.raw_cell] = str(error).split(NOT_WRITTEN)[0] + NOT_WRITTEN
     else:
         text = str(error).strip().splitlines()
         _outcomes[result.info.raw_cell] = (text[0] if text else type(error).__name__)[:MESSAGE]
@@ -56,8 +57,8 @@ def _note_outcome(result: Any) -> None:
 
 def progress(notebook: str) -> None:
     """Print how the test cells of ``notebook`` (a file beside the kernel's folder) ended when they last ran in this
-    kernel: how many exercises pass, then each exercise with ✓, ✗ and its first failure, or · and "not written yet" or
-    "not run yet". Without the file, one line says where to put it."""
+    kernel: how many exercises pass, then each exercise with ✓, ✗ and its first failure, or · and "<function> is not
+    written yet" or "not run yet". Without the file, one line says where to put it."""
     path = Path(notebook)
     if not path.is_file():
         print(f"{notebook} is not in this folder ({Path.cwd()}), and the summary reads the notebook's tests from it: "
@@ -69,7 +70,7 @@ def progress(notebook: str) -> None:
     for title, cell in tests:
         outcome = _outcomes.get(cell.source)
         passed += outcome == ""
-        mark = "✓" if outcome == "" else "·" if outcome in (None, NOT_WRITTEN) else "✗"
+        mark = "✓" if outcome == "" else "·" if outcome is None or outcome.endswith(NOT_WRITTEN) else "✗"
         lines.append(f"{mark} {title or cell.metadata.nbgrader.grade_id}" + ("" if outcome == "" else
                      ": not run yet" if outcome is None else f": {outcome}"))
     print(f"{passed} of {len(tests)} exercises pass their visible tests (hidden tests run when it is graded).")
@@ -80,10 +81,10 @@ def _show(shell: Any, etype: type, value: BaseException, tb: TracebackType | Non
           tb_offset: int | None = None) -> None:
     where = _unwritten(tb) if etype is NotImplementedError else None
     if where is not None:
-        _installed["unwritten"] = id(value)
         function, line = where
         outer, nested, inner = function.rpartition(".<locals>.")
         function = f"{inner} (inside {outer})" if nested else function
+        _installed["unwritten"] = (id(value), NOT_WRITTEN if function == "<module>" else f"{function} is {NOT_WRITTEN}")
         value.add_note(f"This cell's answer is not written yet: replace `raise NotImplementedError()` (line {line}) "
                        "with it, and run the cell again." if function == "<module>" else
                        f"{function} is not written yet: replace `raise NotImplementedError()` (line {line} of its "

@@ -144,12 +144,13 @@ def next_seed() -> int:
 
 def observe(kind: str, label: str, value: dict[str, Any], **options: Any) -> None:
     """Send the grader one observation: ``kind`` says how it is compared, ``label`` names it in messages,
-    ``value`` is an encoded value (:func:`encode`), ``options`` are the comparison's (tolerances). Only a check
-    made by the test cell's own code counts: a checker an answer calls for itself, inside a function the test
-    calls, observes nothing."""
-    if not _called_by_the_cell():
+    ``value`` is an encoded value (:func:`encode`), ``options`` are the comparison's (tolerances); the record also
+    says which line of the cell made the check. Only a check made by the test cell's own code counts: a checker an
+    answer calls for itself, inside a function the test calls, observes nothing."""
+    line = _line_of_the_cell()
+    if line is None:
         return
-    record = {"kind": kind, "label": str(label), "value": value, **options}
+    record = {"kind": kind, "label": str(label), "value": value, "line": line, **options}
     if _state["send"] is None:
         _state["seen"].append(json.dumps(record))
     else:
@@ -162,15 +163,19 @@ def collected() -> str:
     return "[" + ",".join(seen) + "]"
 
 
-def _called_by_the_cell() -> bool:
-    """Whether the checker's caller is code of the cell being run: the cell itself or a function it defines."""
+def _line_of_the_cell() -> int | None:
+    """Where in the cell being run the check was made: the line of the cell's own statement that led to it (a call
+    of a function the cell defines counts where the cell calls it, so that a check of a hidden test's line is
+    known as one). None where the checker's caller is not code of that cell."""
     frame = sys._getframe(1)
     while frame is not None and frame.f_code.co_filename in _OWN_FILES:
         frame = frame.f_back
     caller = frame
     while frame is not None and frame.f_code.co_name != "<module>":
         frame = frame.f_back
-    return caller is not None and frame is not None and caller.f_code.co_filename == frame.f_code.co_filename
+    if caller is None or frame is None or caller.f_code.co_filename != frame.f_code.co_filename:
+        return None
+    return frame.f_lineno
 
 
 def encode(value: Any) -> dict[str, Any]:

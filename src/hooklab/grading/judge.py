@@ -19,19 +19,16 @@ The scan and the runtime probe still hold a notebook for review; the scores do n
 from __future__ import annotations
 
 import ast
-import base64
 import builtins
-import json
 import math
 import re
 from functools import lru_cache
 from typing import Any
 
-import numpy
 from nbformat import NotebookNode
 from nbgrader import utils
 
-from hooklab import hints, observations
+from hooklab import hints, messages, observations
 from hooklab.grading.outputs import GRADERS, NOT_JUDGED, NOT_WRITTEN, WRONG, error_output, errors, failed
 
 DRIVERS = "hooklab_drivers"  # the key, in a source notebook's metadata, that says its tests are drivers
@@ -47,7 +44,6 @@ EXPECTATIONS = {
 REFERENCE = ("### BEGIN REFERENCE", "### END REFERENCE")  # code that only the kernel's own checks run
 PASSED = "✓"  # how a test cell's printed line says its checks passed (the notebooks' convention)
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")  # the colours of IPython's tracebacks
-_STORED = {"float64": numpy.float64, "complex128": numpy.complex128, "int64": numpy.int64, "uint8": numpy.uint8}
 
 
 def has_drivers(source: NotebookNode) -> bool:
@@ -69,8 +65,9 @@ def builtins_read(source: str) -> tuple[str, ...]:
 
 @lru_cache(maxsize=256)  # a class's test cells are the source's: the same few sources, every submission
 def without_expectations(source: str) -> str:
-    """A test cell's code with its :data:`REFERENCE` blocks blank and every expected value replaced by ``None``
-    (lines kept, so that tracebacks point at the cell's own lines); the rest unchanged if it is not Python."""
+    """A test cell's code with its :data:`REFERENCE` blocks blank and every expected value replaced by ``None`` (but
+    the string keys of ``check_answer``'s inline dict: the items' names, not values), lines kept so that tracebacks
+    point at the cell's own lines; the rest unchanged if it is not Python."""
     source = _without_reference(source)
     try:
         tree = ast.parse(source)
@@ -85,7 +82,10 @@ def without_expectations(source: str) -> str:
         position, keyword = EXPECTATIONS.get(name, (None, "expected"))
         if (position is not None and len(node.args) > position
             and not any(isinstance(a, ast.Starred) for a in node.args[: position + 1])):
-            spans.append(node.args[position])
+            given = node.args[position]
+            named = name == "check_answer" and isinstance(given, ast.Dict) and all(
+                isinstance(key, ast.Constant) and isinstance(key.value, str) for key in given.keys)
+            spans += given.values if named else [given]  # an inline dict's keys name the items in messages
         spans += [k.value for k in node.keywords if k.arg in (keyword, "expected")]
     lines = source.splitlines(keepends=True)
     encoded = [line.encode() for line in lines]
@@ -115,17 +115,18 @@ def _outermost(nodes: list[ast.AST]) -> list[ast.AST]:
     return [n for n in nodes if not any(inside(n, other) for other in nodes)]
 
 
-def verdict(observed: list[Any], reference: list[dict[str, Any]]) -> str:
-    """Why the student's observations are not the reference's ("" when they match). The student's are whatever
-    its kernel sent: anything that is not an observation as the checkers make them fails the test, never the
-    grader."""
+def verdict(observed: list[Any], reference: list[dict[str, Any]], hidden: frozenset[int] = frozenset()) -> str:
+    """Why the student's observations are not the reference's ("" when they match), in the words of
+    :mod:`hooklab.messages`; a check made on one of the test's ``hidden`` lines (the reference's record says which
+    line of the cell it came from) names no expected value. The student's are whatever its kernel sent: anything that
+    is not an observation as the checkers make them fails the test, never the grader."""
     try:
-        return _verdict(observed, reference)
+        return _verdict(observed, reference, hidden)
     except Exception:  # a payload shaped to break the comparison
         return "the test's observations are not readable"
 
 
-def _verdict(observed: list[Any], reference: list[dict[str, Any]]) -> str:
+def _verdict(observed: list[Any], reference: list[dict[str, Any]], hidden: frozenset[int]) -> str:
     for index, expected in enumerate(reference):
         label = str(expected.get("label", f"check {index + 1}"))
         if index >= len(observed):
@@ -134,19 +135,18 @@ def _verdict(observed: list[Any], reference: list[dict[str, Any]]) -> str:
         got = observed[index]
         if not isinstance(got, dict):
             return f"{label}: the test's observation is not readable"
-        if got.get("kind") == "raised" and expected.get("kind") != "raised":
-            return f"{label}: raised {_plain(got.get('value'))}"
+        if got.get("kind") == "raised" and expected.get("kind") != "raised":  # said where it was raised
+            where = (got.get("label") if isinstance(got.get("label"), str) else label)[:messages.SHOWN]
+            if _error_type(got.get("value")) == "NotImplementedError":  # "Mul.apply(…): Mul.backward"
+                return messages.not_written(where.rsplit(": ", 1)[-1])
+            return f"{where}: raised {_error(got)}"
         if expected.get("kind") == "raised":
             if got.get("kind") != "raised":
                 return f"{label}: expected an error, but it ran"
             if _error_type(got.get("value")) != _error_type(expected.get("value")):
-                return f"{label}: raised {_plain(got.get('value'))}, expected another kind of error"
+                return f"{label}: raised {_error(got)}, expected another kind of error"
             continue
-        if expected.get("kind") == "distribution":  # the reference's targets, the student's values
-            problem = _compare_distribution(got.get("value"), expected, label)
-        else:
-            options = {k: expected[k] for k in ("atol", "rtol", "check_dtype", "equal_nan") if k in expected}
-            problem = _compare(got.get("value"), expected.get("value"), label, **options)
+        problem = _problem(got.get("value"), expected, label, expected.get("line") in hidden or "line" not in expected)
         if problem and got.get("label") != expected.get("label"):
             return (f"{label}: this check was not made (the test's checks differ from the reference's from check "
                     f"{index + 1} on)")
@@ -157,15 +157,38 @@ def _verdict(observed: list[Any], reference: list[dict[str, Any]]) -> str:
     return ""
 
 
+def _problem(got: Any, expected: dict[str, Any], label: str, withheld: bool) -> str:
+    """One check's difference, by its kind (how the checker that made it compares)."""
+    kind = expected.get("kind")
+    if kind == "distribution":  # the reference's targets, the student's values
+        return _compare_distribution(got, expected, label)
+    if kind == "names":
+        return messages.names_problem(got, expected.get("value"), label)
+    if kind == "parameter":
+        return messages.parameter_problem(got, expected.get("value"), label)
+    options = {k: expected[k] for k in ("atol", "rtol", "check_dtype", "equal_nan") if k in expected}
+    names = expected.get("names")
+    names = [str(name) for name in names] if isinstance(names, list) else None
+    return messages.compare(got, expected.get("value"), label, names=names, withheld=withheld, **options)
+
+
+def _error(observation: dict[str, Any]) -> str:
+    """What a "raised" observation says was raised ("TypeError: message")."""
+    value = observation.get("value")
+    text = value.get("value") if isinstance(value, dict) else None
+    return text[:messages.SHOWN] if isinstance(text, str) else "?"
+
+
 def _compare_distribution(got: Any, expected: dict[str, Any], label: str) -> str:
     """The statistics of the values a test observed (``check_distribution``), computed here, against the targets the
     reference's test gave."""
     want = expected.get("value") or {}
     if not isinstance(got, dict) or got.get("type") != "tensor":
-        return f"{label} is {_describe(got) if isinstance(got, dict) else '?'}, expected {_describe(want)}"
+        return (f"{label} is {messages.describe(got) if isinstance(got, dict) else '?'}, expected "
+                f"{messages.describe(want)}")
     if got.get("shape") != want.get("shape"):
         return f"{label}: shape {tuple(want.get('shape') or ())} expected, got {tuple(got.get('shape') or ())}"
-    values = _array(got)
+    values = messages.array(got)
     if values is None or values.size != math.prod(want.get("shape") or ()):
         return f"{label}: the test's observation is not readable"
     return observations.distribution_problem(values, label,
@@ -179,124 +202,18 @@ def _error_type(encoded: Any) -> str:
     return text.split(":", 1)[0] if isinstance(text, str) else "?"
 
 
-def _compare(got: Any, want: Any, label: str, atol: float = 1e-6, rtol: float = 1e-5, check_dtype: bool = True,
-             equal_nan: bool = False) -> str:
-    if not isinstance(got, dict) or not isinstance(want, dict):
-        return f"{label}: the test's observation is not readable"
-    kind, expected_kind = got.get("type"), want.get("type")
-    if kind != expected_kind:
-        return f"{label} is {_describe(got)}, expected {_describe(want)}"
-    if kind == "tensor":
-        return _compare_tensors(got, want, label, atol, rtol, check_dtype, equal_nan)
-    if kind == "too large":
-        return f"{label} is too large to compare"
-    if kind == "dict":  # by key, as == compares dicts
-        return _compare_dicts(got, want, label, atol, rtol, check_dtype, equal_nan)
-    if kind in ("list", "tuple"):
-        items, expected_items = got.get("items"), want.get("items")
-        if not isinstance(items, list) or len(items) != len(expected_items):
-            return f"{label} has {len(items) if isinstance(items, list) else '?'} items, expected {len(expected_items)}"
-        for position, (item, expected) in enumerate(zip(items, expected_items)):
-            problem = _compare(item, expected, f"{label}[{position}]", atol, rtol, check_dtype, equal_nan)
-            if problem:
-                return problem
-        return ""
-    if kind == "other":
-        return "" if got.get("name") == want.get("name") else f"{label} is {_describe(got)}, expected {_describe(want)}"
-    if got.get("value") != want.get("value"):
-        return f"{label} is not the expected value: got {_plain(got)}"
-    return ""
-
-
-def _compare_dicts(got: dict[str, Any], want: dict[str, Any], label: str, atol: float, rtol: float, check_dtype: bool,
-                   equal_nan: bool = False) -> str:
-    items, expected_items = got.get("items"), want["items"]
-    if not isinstance(items, list) or not all(isinstance(i, list) and len(i) == 2 for i in items):
-        return f"{label}: the test's observation is not readable"
-    keyed = {json.dumps(k, sort_keys=True): v for k, v in items}
-    expected_keys = {json.dumps(k, sort_keys=True): (k, v) for k, v in expected_items}
-    if len(keyed) != len(items) or set(keyed) != set(expected_keys):
-        missing = [_plain(k) for key, (k, _) in expected_keys.items() if key not in keyed]
-        return f"{label} is missing the key {missing[0]}" if missing else (f"{label} has keys it should not have: got "
-                                                                           f"{_plain(got)}")
-    for key, (shown, expected) in expected_keys.items():
-        problem = _compare(keyed[key], expected, f"{label}[{_plain(shown)}]", atol, rtol, check_dtype, equal_nan)
-        if problem:
-            return problem
-    return ""
-
-
-def _compare_tensors(got: dict[str, Any], want: dict[str, Any], label: str, atol: float, rtol: float, check_dtype: bool,
-                     equal_nan: bool = False) -> str:
-    shape = got.get("shape")
-    if not (isinstance(shape, list) and all(type(size) is int for size in shape)):
-        return f"{label}: the test's observation is not readable"
-    if shape != want["shape"]:
-        return f"{label}: shape {tuple(want['shape'])} expected, got {tuple(shape)}"
-    if check_dtype and got.get("dtype") != want["dtype"]:
-        return f"{label} has dtype torch.{got.get('dtype')}, expected torch.{want['dtype']}"
-    actual, expected = _array(got), _array(want)
-    if actual is None or expected is None or actual.size != expected.size:
-        return f"{label}: the test's observation is not readable"
-    if actual.dtype.kind == "c" or expected.dtype.kind == "c":
-        actual, expected = actual.astype(numpy.complex128), expected.astype(numpy.complex128)
-    else:
-        actual, expected = actual.astype(numpy.float64), expected.astype(numpy.float64)
-    with numpy.errstate(all="ignore"):
-        close = numpy.isclose(actual, expected, rtol=rtol, atol=atol) & ~numpy.isnan(actual)  # nan matches nothing,
-        close |= (actual == expected)  # infinities of one sign
-        if equal_nan:  # unless the reference's test expects one there
-            close |= numpy.isnan(actual) & numpy.isnan(expected)
-    if close.all():
-        return ""
-    wrong = numpy.flatnonzero(~close)
-    with numpy.errstate(all="ignore"):
-        errors = numpy.abs(actual[wrong] - expected[wrong])
-        errors = errors[~numpy.isnan(errors)]
-        worst = float(errors.max()) if errors.size else math.nan
-    index = numpy.unravel_index(int(wrong[0]), tuple(want["shape"])) if want["shape"] else ()
-    where = f" at index {tuple(int(i) for i in index)}" if index else ""
-    return (f"{label} has the wrong values{where} ({len(wrong)} of {actual.size} entries wrong, max abs error "
-            f"{worst:.3g})")
-
-
-def _array(encoded: dict[str, Any]) -> numpy.ndarray | None:
-    stored = _STORED.get(encoded.get("stored")) if isinstance(encoded.get("stored"), str) else None
-    try:
-        return numpy.frombuffer(base64.b64decode(encoded["data"], validate=True), dtype=stored) if stored else None
-    except (KeyError, ValueError, TypeError):
-        return None
-
-
-def _describe(encoded: dict[str, Any]) -> str:
-    kind = encoded.get("type")
-    if kind == "tensor":
-        return f"a tensor of shape {tuple(encoded.get('shape') or ())}"
-    if kind == "other":
-        return str(encoded.get("name"))[:100]
-    return "None" if kind == "None" else f"an {kind}" if kind == "int" else f"a {kind}"
-
-
-def _plain(encoded: Any, room: int = 200) -> str:
-    """An encoded value as Python would show it (cut to ``room`` characters)."""
-    text = _shown(encoded)
-    return text if len(text) <= room else text[:room] + "…"
-
-
-def _shown(encoded: Any) -> str:
-    if not isinstance(encoded, dict):
-        return "?"
-    kind = encoded.get("type")
-    if kind in ("int", "float", "complex", "bool", "None"):
-        return str(encoded.get("value"))
-    if kind == "str":
-        return repr(encoded.get("value"))
-    if kind in ("list", "tuple"):
-        inner = ", ".join(_shown(item) for item in encoded.get("items", []))
-        return f"[{inner}]" if kind == "list" else f"({inner}{',' if len(encoded.get('items', [])) == 1 else ''})"
-    if kind == "dict":
-        return "{" + ", ".join(f"{_shown(k)}: {_shown(v)}" for k, v in encoded.get("items", [])) + "}"
-    return _describe(encoded)
+def hidden_lines(source: str) -> frozenset[int]:
+    """The lines of a test cell (numbered from 1, as its code runs) between nbgrader's hidden-test delimiters."""
+    lines, inside = set(), False
+    for number, line in enumerate(source.splitlines(), start=1):
+        marker = line.strip()
+        if marker.startswith("### BEGIN HIDDEN TESTS"):
+            inside = True
+        elif marker.startswith("### END HIDDEN TESTS"):
+            inside = False
+        elif inside:
+            lines.add(number)
+    return frozenset(lines)
 
 
 def judge(nb: NotebookNode, reference: dict[str, Any] | None, observed: dict[str, list[Any]]) -> list[str]:
@@ -321,10 +238,10 @@ def judge(nb: NotebookNode, reference: dict[str, Any] | None, observed: dict[str
         if failed(cell.outputs):  # it failed in the kernel already: said in the student's terms where it can be
             _say_why_it_stopped(cell, observed.get(grade_id, []), expected["observed"])
             continue
-        problem = verdict(observed.get(grade_id, []), expected["observed"])
+        problem = verdict(observed.get(grade_id, []), expected["observed"], hidden_lines(cell.source))
         if problem:
             _unpassed(cell)
-            cell.outputs.append(error_output(WRONG, problem))
+            cell.outputs.append(error_output(NOT_WRITTEN if _unwritten(problem) else WRONG, problem))
     return notes
 
 
@@ -332,7 +249,7 @@ def _say_why_it_stopped(cell: NotebookNode, observed: list[Any], reference: list
     """A test cell that raised in the kernel: an exercise not written yet says so (:data:`NOT_WRITTEN`, from the note
     :mod:`hooklab.hints` gave the template's error); else, where a check the test made before the error already
     differs from the reference's, that difference is the message, the error said after it (the test's later lines
-    crashed on the wrong data: a missing key, an index)."""
+    crashed on the wrong data: a missing key, an index). A checker's own AnswerError keeps its sentence."""
     raised = [output for output in errors(cell.outputs) if output.get("ename") not in GRADERS]
     if len(raised) != 1:
         return
@@ -343,12 +260,19 @@ def _say_why_it_stopped(cell: NotebookNode, observed: list[Any], reference: list
         cell.outputs[position] = error_output(NOT_WRITTEN, unwritten)
         return
     made = [item for item in observed if isinstance(item, dict)]
-    if not made or len(made) != len(observed) or len(made) > len(reference):
+    if error.get("ename") == "AnswerError":  # a rule the checkers judge in the kernel (no model run, no autograd in a
+        made = made[:-1]  # Function), observed as it raised: its own sentence stands, unless an earlier check differed
+    if not made or len(made) != len(observed) - (error.get("ename") == "AnswerError") or len(made) > len(reference):
         return
-    problem = verdict(made, reference[:len(made)])
+    problem = verdict(made, reference[:len(made)], hidden_lines(cell.source))
     if problem:
         stopped = f"{error.get('ename', '')} {error.get('evalue', '')}".strip()
         cell.outputs[position] = error_output(WRONG, f"{problem} (the test then stopped: {stopped})")
+
+
+def _unwritten(sentence: str) -> bool:
+    """Whether a verdict says that the exercise is not written yet."""
+    return f" is {messages.NOT_WRITTEN}:" in sentence.split("(the test then stopped", 1)[0]
 
 
 def _not_written(error: NotebookNode) -> str:

@@ -12,16 +12,10 @@ The screenshot goes to build/browser/.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import re
-import secrets
 import shutil
-import socket
-import subprocess
-import sys
-import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable, Iterator
@@ -30,7 +24,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from conftest import COURSE_CONFIG, REPO, make_course, stop_server
+from conftest import COURSE_CONFIG, REPO, jupyterlab as conftest_jupyterlab, make_course
 from hooklab import exercises
 from lab import working_copy
 
@@ -59,68 +53,9 @@ if not CHROMIUM.exists():
 from playwright.sync_api import Browser, Page, expect, sync_playwright  # noqa: E402 (imported only where Chromium is)
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
-MODES = {"student": "lab", "instructor": "instructor"}  # make target of each JupyterLab mode
-
-
-def config_path(mode: str, course_config: Path) -> str:
-    """JUPYTER_CONFIG_PATH as the mode's make target sets it, with ``course_config`` for the course's folder."""
-    command = subprocess.run(["make", "-n", MODES[mode]], cwd=REPO, capture_output=True, text=True, check=True).stdout
-    folders = re.search(r"JUPYTER_CONFIG_PATH=(\S+) \S*jupyter lab", command)[1].split(os.pathsep)
-    return os.pathsep.join(str(course_config) if folder == str(COURSE_CONFIG.parent) else folder for folder in folders)
-
-
-# Seconds JupyterLab may take to answer, and to stop on SIGTERM before stop_server kills it (a warning, not a failure):
-# limits for a stuck server, far above what a slow machine needs (here it starts in 5-15 s and stops in under 1 s).
-STARTING, STOPPING = 300, 30
-
-
-@contextlib.contextmanager
-def jupyterlab(scratch: Path, root: Path, mode: str, course_config: Path) -> Iterator[str]:
-    """JupyterLab on loopback with a token, in ``mode``, serving ``root`` with private settings and state;
-    yields its base URL with the token as ``{base}?token=...`` parts: (base, token)."""
-    log = scratch / "lab.log"
-    for plugin, values in SETTINGS.items():
-        path = scratch / "settings" / f"{plugin.replace(':', '/')}.jupyterlab-settings"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(values))
-    port, token = free_port(), secrets.token_hex(16)
-    env = {
-        **os.environ,
-        "JUPYTER_CONFIG_PATH": config_path(mode, course_config),
-        "JUPYTERLAB_SETTINGS_DIR": str(scratch / "settings"),
-        "JUPYTERLAB_WORKSPACES_DIR": str(scratch / "workspaces"),
-        "JUPYTER_RUNTIME_DIR": str(scratch / "runtime"),
-        "PYTHONFAULTHANDLER": "1",  # a server that does not stop prints its threads' stacks when stop_server aborts it
-    }
-    server = subprocess.Popen(
-        [sys.executable, "-m", "jupyterlab", "--no-browser", "--allow-root", "--ServerApp.ip=127.0.0.1",
-         f"--ServerApp.port={port}", "--ServerApp.port_retries=0", f"--IdentityProvider.token={token}",
-         f"--ServerApp.root_dir={root}", "--LabApp.expose_app_in_browser=True"],
-        env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=log.open("w"),
-        start_new_session=True,  # its own process group: stop_server can kill all of it, and nothing of pytest's
-    )
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + STARTING
-        while True:
-            try:
-                urllib.request.urlopen(f"{base}/api/status?token={token}", timeout=10)
-                break
-            except OSError:
-                if server.poll() is not None or time.monotonic() > deadline:
-                    pytest.fail(f"JupyterLab did not start:\n{log.read_text()[-3000:]}")
-                time.sleep(0.5)
-        yield base, token
-    finally:
-        took = stop_server(server, STOPPING, log)
-        with log.open("a") as end:
-            end.write(f"[test_browser] the server and what it started ended {took:.1f} s after SIGTERM\n")
+def jupyterlab(scratch: Path, root: Path, mode: str, course_config: Path):
+    """conftest's JupyterLab in ``mode`` (stopped by stop_server) with these private settings; yields (base, token)."""
+    return conftest_jupyterlab(scratch, root, mode, course_config, SETTINGS)
 
 
 @pytest.fixture(scope="module")

@@ -94,11 +94,11 @@ def test_messages_say_what_differs_without_the_reference_values():
     assert verdict([_obs(["b"], "another check")], [_obs(["a"], "order")]).startswith("order: this check was not made")
     assert "observed nothing" in verdict([], [want]) and "made 2 checks" in verdict([want, want], [want])
     raised = {"kind": "raised", "label": "Mul.backward", "value": observations.encode("ValueError: no")}
-    assert verdict([raised], [want]) == "Mul.backward: raised ValueError: no"  # where it was raised
+    assert verdict([raised], [want]) == "Mul.backward raised ValueError: no"  # where it was raised
     # where the reference raised too, the kind of error counts, and so does every check after it
     other = {"kind": "raised", "label": "Mul.backward", "value": observations.encode("TypeError: no")}
     assert verdict([raised, want], [raised, want]) == ""
-    assert verdict([other, want], [raised, want]) == ("Mul.backward: raised TypeError: no, expected another kind of "
+    assert verdict([other, want], [raised, want]) == ("Mul.backward raised TypeError: no, expected another kind of "
                                                       "error")
     assert verdict([raised, _obs(torch.zeros(1, 2), "grad of x")], [raised, want]).startswith("grad of x has the wrong "
                                                                                               "values")

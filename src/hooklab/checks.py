@@ -136,16 +136,6 @@ def _require_tensor(value: Any, name: str) -> None:
     raise AnswerError(f"{name} is {_describe_type(value)}, expected a tensor")
 
 
-def _index_text(shape: tuple[int, ...], flat_index: int) -> str:
-    if not shape:
-        return ""
-    index = []
-    for size in reversed(shape):
-        index.append(flat_index % size)
-        flat_index //= size
-    return f" at index {tuple(reversed(index))}"
-
-
 def check_tensor(
     actual: Any,
     expected: torch.Tensor,
@@ -666,18 +656,20 @@ def _tracked(outputs: Iterable[Any], grad_outputs: Iterable[Any]) -> list[tuple[
             and o.requires_grad]
 
 
+def _raised(error: Exception) -> str:
+    """What the student's code raised, with its line: "IndexError: index 7 is out of bounds … (line 3: …)"."""
+    said = f": {error}" if str(error) else ""
+    return f"{type(error).__name__}{said}{_student_line(error)}"
+
+
+def _changed_grad_output(call: str, name: str) -> str:
+    return f"{call}: {name}.backward changed grad_output in place ({GRAD_OUTPUT_KEPT})"
+
+
 def _compare_gradient(label: str, got: torch.Tensor, want: torch.Tensor, atol: float, rtol: float) -> None:
-    actual, expected = _values(got), _values(want)
-    wrong = [i for i, (a, e) in enumerate(zip(actual, expected))
-             if _isnan(a) or not _isclose(a, e, rel_tol=rtol, abs_tol=atol)]
-    if not wrong:
-        return
-    first = wrong[0]
-    worst = max(abs(actual[i] - expected[i]) for i in wrong)
-    raise AnswerError(
-        f"{label} is wrong{_index_text(_shape(want), first)}: expected {expected[first]:.6g}, got {actual[first]:.6g} "
-        f"({len(wrong)} of {len(expected)} entries wrong, max abs error {worst:.3g})"
-    )
+    problem = messages.compare(encode(got), encode(want), label, atol=atol, rtol=rtol, check_dtype=False)
+    if problem:
+        raise AnswerError(problem)
 
 
 def _numeric_gradients(function: type, args: list[Any], positions: list[int], grad_outputs: list[torch.Tensor | None],
@@ -752,8 +744,7 @@ def check_backward(
     def failing(stage: str, error: Exception) -> AnswerError:
         if type(error) is NotImplementedError:  # the template's
             return AnswerError(messages.not_written(stage))
-        said = f": {error}" if str(error) else ""
-        return AnswerError(f"{call}: {stage} raised {type(error).__name__}{said}{_student_line(error)}")
+        return AnswerError(f"{call}: {stage} raised {_raised(error)}")
 
     try:
         with window(APPLY_STAGE):
@@ -790,10 +781,9 @@ def check_backward(
         raise failing(f"{name}.backward", error) from None
     if notes():
         raise _autograd_used(call, name, notes())
-    for index, (kept, original) in enumerate(zip(given, grad_outputs)):
+    for kept, original in zip(given, grad_outputs):
         if original is not None and not (kept.shape == original.shape and _equal(kept, original)):
-            raise AnswerError(f"{call}: {name}.backward changed grad_output{f' {index}' if len(given) > 1 else ''} in "
-                              f"place ({GRAD_OUTPUT_KEPT})")
+            raise AnswerError(_changed_grad_output(call, name))
 
     gradients = list(returned) if isinstance(returned, (tuple, list)) else [returned]
     if len(gradients) != len(args):
@@ -814,11 +804,8 @@ def check_backward(
             raise AnswerError(f"{call}: the gradient of input {arg_name} is None, expected a tensor of shape "
                               f"{_shape(arg)}")
         _require_tensor(gradient, f"{call}: the gradient of input {arg_name}")
-        if _shape(gradient) != _shape(arg):
-            raise AnswerError(
-                f"{call}: the gradient of input {arg_name} has shape {_shape(gradient)}, expected {_shape(arg)} (the "
-                f"shape of {arg_name} itself)"
-            )
+        if _shape(gradient) != _shape(arg):  # the shape of the input itself
+            raise AnswerError(messages.wrong_shape(f"{call}: grad of input {arg_name}", _shape(arg), _shape(gradient)))
         if gradient.dtype != arg.dtype:
             raise AnswerError(f"{call}: the gradient of input {arg_name} has dtype {gradient.dtype}, expected "
                               f"{arg.dtype} (the dtype of {arg_name})")
@@ -900,7 +887,7 @@ def _observe_backward(function: type, args: tuple[Any, ...], generator: torch.Ge
         except Exception as error:  # the student's code: what it raised is the observation
             if notes():
                 raise _autograd_used(call, name, notes()) from None
-            observe("raised", f"{call}: {stage}", encode(f"{type(error).__name__}: {error}"))
+            observe("raised", f"{call}: {stage}", encode(_raised(error)))
             return False, None
         if notes():
             raise _autograd_used(call, name, notes())
@@ -935,7 +922,7 @@ def _observe_backward(function: type, args: tuple[Any, ...], generator: torch.Ge
     if not ran:
         return
     observe("value", f"{call}: the grad_output {name}.backward was given, once it returned ({GRAD_OUTPUT_KEPT})",
-            encode(given))
+            encode(given), says=_changed_grad_output(call, name))
     gradients = list(returned) if isinstance(returned, (tuple, list)) else [returned]
     observe("value", f"{call}: how many gradients {name}.backward returns (one per input of forward)",
             encode(len(gradients)))

@@ -123,7 +123,7 @@ def _tensors(got: dict[str, Any], want: dict[str, Any], label: str, *, atol: flo
     if not (isinstance(shape, list) and all(type(size) is int for size in shape)):
         return f"{label}: the test's observation is not readable"
     if shape != want.get("shape"):
-        return f"{label}: shape {tuple(want.get('shape') or ())} expected, got {tuple(shape)}"
+        return wrong_shape(label, tuple(want.get("shape") or ()), tuple(shape))
     if check_dtype and got.get("dtype") != want.get("dtype"):
         return f"{label} has dtype torch.{got.get('dtype')}, expected torch.{want.get('dtype')}"
     actual, expected = array(got), array(want)
@@ -153,6 +153,10 @@ def _tensors(got: dict[str, Any], want: dict[str, Any], label: str, *, atol: flo
     errors = errors[~numpy.isnan(errors)]
     largest = f"largest error {float(errors.max()):.3g}" if errors.size else "the errors are not finite"
     return f"{label} has the wrong values{where} ({count + '; ' if count else ''}{largest})"
+
+
+def wrong_shape(label: str, expected: tuple[int, ...], got: tuple[int, ...]) -> str:
+    return f"{label}: shape {expected} expected, got {got}"
 
 
 def _number(value: Any) -> str:

@@ -284,14 +284,14 @@ def distribution_problem(values: Any, what: str, spec: dict[str, float]) -> str:
         return ""
     mean, std = x.mean(), x.std(ddof=1)
     if "mean" in spec and abs(mean - spec["mean"]) > spec["mean_atol"]:
-        return f"{what}: mean {mean:.4g}, expected {spec['mean']:g} ± {spec['mean_atol']:.3g}"
+        return f"{what}: mean {mean:.3g}, expected {spec['mean']:g} ± {spec['mean_atol']:.3g}"
     if "std" in spec and abs(std / spec["std"] - 1) > spec["std_rtol"]:
-        return f"{what}: standard deviation {std:.4g}, expected {spec['std']:.4g} (± {spec['std_rtol']:.0%})"
+        return f"{what}: standard deviation {std:.3g}, expected {spec['std']:.4g} (± {spec['std_rtol']:.0%})"
     if "kurtosis" in spec:
         centred = x - mean
         kurtosis = float((centred**4).mean() / (centred**2).mean() ** 2) if std > 0 else math.inf
         if abs(kurtosis - spec["kurtosis"]) > spec["kurtosis_atol"]:
-            return (f"{what}: kurtosis {kurtosis:.3g}, expected {spec['kurtosis']:g} ± {spec['kurtosis_atol']:g} (3 "
+            return (f"{what}: kurtosis {kurtosis:.2g}, expected {spec['kurtosis']:g} ± {spec['kurtosis_atol']:g} (3 "
                     "for a normal distribution, 1.8 for a uniform one)")
     return ""
 

@@ -139,19 +139,19 @@ def _verdict(observed: list[Any], reference: list[dict[str, Any]], hidden: froze
             where = (got.get("label") if isinstance(got.get("label"), str) else label)[:messages.SHOWN]
             if _error_type(got.get("value")) == "NotImplementedError":  # "Mul.apply(…): Mul.backward"
                 return messages.not_written(where.rsplit(": ", 1)[-1])
-            return f"{where}: raised {_error(got)}"
+            return f"{where} raised {_error(got)}"
         if expected.get("kind") == "raised":
             if got.get("kind") != "raised":
                 return f"{label}: expected an error, but it ran"
             if _error_type(got.get("value")) != _error_type(expected.get("value")):
-                return f"{label}: raised {_error(got)}, expected another kind of error"
+                return f"{label} raised {_error(got)}, expected another kind of error"
             continue
         problem = _problem(got.get("value"), expected, label, expected.get("line") in hidden or "line" not in expected)
         if problem and got.get("label") != expected.get("label"):
             return (f"{label}: this check was not made (the test's checks differ from the reference's from check "
                     f"{index + 1} on)")
-        if problem:
-            return problem
+        if problem:  # in the words the reference's check gave for it, where it gave some
+            return str(expected["says"]) if isinstance(expected.get("says"), str) else problem
     if len(observed) > len(reference):
         return f"the test made {len(observed)} checks; the reference's made {len(reference)}"
     return ""
@@ -199,7 +199,8 @@ def _compare_distribution(got: Any, expected: dict[str, Any], label: str) -> str
 def _error_type(encoded: Any) -> str:
     """The exception's type name of a "raised" observation (its value: "TypeError: message")."""
     text = encoded.get("value") if isinstance(encoded, dict) else None
-    return text.split(":", 1)[0] if isinstance(text, str) else "?"
+    found = re.match(r"\w+", text) if isinstance(text, str) else None
+    return found.group() if found else "?"
 
 
 def hidden_lines(source: str) -> frozenset[int]:

@@ -313,7 +313,8 @@ def test_report_counts_the_failure_messages_of_the_class(graded: dict):
     counted = {(r["assignment"], r["cell"], r["message"]): (int(r["submissions"]), int(r["variants"]))
                for r in failures}
     # "exception" (its hook raises before appending the output: 2 items), "blank" and "edited_tests" (nothing answered)
-    missing_output = (corpus.ASSIGNMENT, "collect_hooks_test", "WrongAnswer: answer has # items, expected #")
+    missing_output = (corpus.ASSIGNMENT, "collect_hooks_test",
+                      "WrongAnswer: answer has # items, expected #: [x1, x2, output]")
     assert counted[missing_output] == (3, 2)
     # "exits" and "late_crash": their kernels died in different cells, one message with the numbers left out
     died = (corpus.ASSIGNMENT, "leaf_shapes_test",

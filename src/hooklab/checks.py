@@ -151,8 +151,8 @@ def check_tensor(
     if observations.active():
         return observe("value", name, encode(actual), atol=atol, rtol=rtol, check_dtype=check_dtype,
                        **({"equal_nan": True} if equal_nan else {}))
-    problem = messages.compare(encode(actual), encode(expected), name, atol=atol, rtol=rtol, check_dtype=check_dtype,
-                               equal_nan=equal_nan)
+    problem = messages.compare(encode(actual), encode(expected, expected=True), name, atol=atol, rtol=rtol,
+                               check_dtype=check_dtype, equal_nan=equal_nan)
     if problem:
         raise AnswerError(problem)
 
@@ -178,8 +178,8 @@ def check_answer(
     if observations.active():  # identity is observed as behaviour by the test (an input changed in place)
         return observe("value", name, encode(answer), atol=atol, rtol=rtol, check_dtype=check_dtype,
                        **({"names": names} if names else {}))
-    problem = messages.compare(encode(answer), encode(list(expected.values())), name, atol=atol, rtol=rtol,
-                               check_dtype=check_dtype, names=list(expected))
+    problem = messages.compare(encode(answer), encode(list(expected.values()), expected=True), name, atol=atol,
+                               rtol=rtol, check_dtype=check_dtype, names=list(expected))
     if problem:
         raise AnswerError(problem)
     for position, (key, item) in enumerate(zip(expected, answer)):
@@ -203,7 +203,7 @@ def check_names(actual: Iterable[Any], expected: Sequence[str], what: str) -> No
     got = encode(list(actual))
     if observations.active():
         return observe("names", what, got)
-    problem = messages.names_problem(got, encode(list(expected)), what)
+    problem = messages.names_problem(got, encode(list(expected), expected=True), what)
     if problem:
         raise AnswerError(problem)
 
@@ -218,7 +218,7 @@ def check_parameter(module: torch.nn.Module, name: str, shape: Sequence[int]) ->
                     list(_shape(value)) if isinstance(value, torch.Tensor) else None])
     if observations.active():
         return observe("parameter", label, found)
-    problem = messages.parameter_problem(found, encode(["nn.Parameter", True, list(shape)]), label)
+    problem = messages.parameter_problem(found, encode(["nn.Parameter", True, list(shape)], expected=True), label)
     if problem:
         raise AnswerError(problem)
 
@@ -229,7 +229,7 @@ def check_equal(actual: Any, expected: Any, what: str) -> None:
     A NumPy integer counts as the int it holds (``np.prod`` of a shape is an honest count)."""
     if observations.active():
         return observe("value", what, encode(actual))
-    problem = messages.compare(encode(actual), encode(expected), what)
+    problem = messages.compare(encode(actual), encode(expected, expected=True), what)
     if problem:
         raise AnswerError(problem)
 
@@ -667,7 +667,8 @@ def _changed_grad_output(call: str, name: str) -> str:
 
 
 def _compare_gradient(label: str, got: torch.Tensor, want: torch.Tensor, atol: float, rtol: float) -> None:
-    problem = messages.compare(encode(got), encode(want), label, atol=atol, rtol=rtol, check_dtype=False)
+    problem = messages.compare(encode(got), encode(want, expected=True), label, atol=atol, rtol=rtol,
+                               check_dtype=False)
     if problem:
         raise AnswerError(problem)
 

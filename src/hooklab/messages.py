@@ -273,8 +273,8 @@ def parameter_problem(got: Any, want: Any, label: str) -> str:
     """Why a module's attribute ``label`` ("Affine.weight") is not a registered ``nn.Parameter`` of the expected shape
     ("" when it is); ``got`` and ``want`` encode [what it is, whether it is registered, its shape]."""
     try:
-        (kind, registered, shape), (_, _, expected) = (_plain_value(got), _plain_value(want))
-    except (TypeError, ValueError):
+        (kind, registered, shape), (_, _, expected) = (_python(got), _python(want))
+    except (TypeError, ValueError, KeyError):
         return f"{label}: the test's observation is not readable"
     owner, _, name = label.rpartition(".")
     if kind == MISSING:
@@ -287,17 +287,3 @@ def parameter_problem(got: Any, want: Any, label: str) -> str:
     if shape != expected:
         return f"{label}: shape {tuple(expected or ())} expected, got {tuple(shape or ())}"
     return ""
-
-
-def _plain_value(encoded: Any) -> Any:
-    """A plain encoded value decoded (lists for lists and tuples); TypeError where it is not plain."""
-    if not isinstance(encoded, dict):
-        raise TypeError("not an encoded value")
-    kind = encoded.get("type")
-    if kind in ("list", "tuple"):
-        return [_plain_value(item) for item in encoded.get("items", [])]
-    if kind == "int":
-        return int(encoded["value"])
-    if kind in ("bool", "None", "str"):
-        return encoded.get("value")
-    raise TypeError(f"not plain: {kind}")

@@ -1541,7 +1541,7 @@ def _earlier() -> list[Wrong]:
                 def backward(ctx, grad_output):
                     x, y = ctx.saved_tensors
                     return grad_output * y, grad_output * x  # autograd's engine would sum these down; the check does not
-        '''), "the gradient of input y has shape (3, 4), expected (4,)"),
+        '''), "grad of input y: shape (4,) expected, got (3, 4)"),
         Wrong("sum_dim_expand_without_unsqueeze", BACKWARD_PUZZLES, "sum_dim", _cell('''
             class SumDim(Function):
                 @staticmethod
@@ -1572,7 +1572,7 @@ def _earlier() -> list[Wrong]:
                 def backward(ctx, grad_output):
                     g = grad_output if ctx.keepdim else grad_output.unsqueeze(ctx.dim)
                     return g.expand(ctx.shape), None, None
-        '''), "grad of input x is wrong at index (0, 0)"),
+        '''), "grad of input x has the wrong values: 1.541 instead of 0.513665 at index (0, 0) (12 of 12 entries wrong)"),
         Wrong("where_gradient_not_reduced", BACKWARD_PUZZLES, "where", _cell('''
             class Where(Function):
                 @staticmethod
@@ -1587,7 +1587,7 @@ def _earlier() -> list[Wrong]:
                 def backward(ctx, grad_output):
                     (condition,) = ctx.saved_tensors
                     return None, grad_output * condition, grad_output * ~condition
-        '''), "the gradient of input x has shape (3, 4), expected (1, 4)"),
+        '''), "grad of input x: shape (1, 4) expected, got (3, 4)"),
         Wrong("cumsum_forward_direction", BACKWARD_PUZZLES, "cumsum", _cell('''
             class Cumsum(Function):
                 @staticmethod
@@ -1601,7 +1601,7 @@ def _earlier() -> list[Wrong]:
                 @staticmethod
                 def backward(ctx, grad_output):
                     return grad_output.cumsum(ctx.dim), None
-        '''), "grad of input x is wrong at index (0, 0)"),
+        '''), "grad of input x has the wrong values: 1.541 instead of -1.44731 at index (0, 0) (10 of 10 entries wrong)"),
         Wrong("max_dim_gradient_to_every_tie", BACKWARD_PUZZLES, "max_dim", _cell('''
             class MaxDim(Function):
                 @staticmethod
@@ -1623,7 +1623,7 @@ def _earlier() -> list[Wrong]:
                     if not ctx.keepdim:
                         values, grad_values = values.unsqueeze(ctx.dim), grad_values.unsqueeze(ctx.dim)
                     return (x == values) * grad_values, None, None  # every tied maximum gets the gradient
-        '''), "grad of input x is wrong at index (0, 2): expected 0"),
+        '''), "grad of input x has the wrong values: 1.541 instead of 0 at index (0, 2) (2 of 6 entries wrong)"),
         Wrong("topk_scatter_along_dim_0", BACKWARD_PUZZLES, "topk", _cell('''
             class TopK(Function):
                 @staticmethod
@@ -1662,7 +1662,7 @@ def _earlier() -> list[Wrong]:
                     for position, source in enumerate(index.tolist()):
                         grad.select(ctx.dim, source).copy_(grad_output.select(ctx.dim, position))  # the last copy wins
                     return grad, None, None
-        '''), "IndexSelect.apply(x: (4, 3) float64, dim=0, index: (4,) int64): grad of input x is wrong at index (2, 0)"),
+        '''), "IndexSelect.apply(x: (4, 3) float64, dim=0, index: (4,) int64): grad of input x has the wrong values: -0.403344 instead of 1.541 at index (2, 0) (3 of 12 entries wrong)"),
         Wrong("max_pool1d_scatter_not_add", BACKWARD_PUZZLES, "max_pool1d", _cell('''
             class MaxPool1d(Function):
                 @staticmethod
@@ -1681,7 +1681,7 @@ def _earlier() -> list[Wrong]:
                 def backward(ctx, grad_output, grad_indices):
                     (indices,) = ctx.saved_tensors
                     return grad_output.new_zeros(ctx.shape).scatter(-1, indices, grad_output), None, None
-        '''), "MaxPool1d.apply(x: (2, 3, 8) float64, kernel_size=3, stride=1): grad of input x is wrong"),
+        '''), "MaxPool1d.apply(x: (2, 3, 8) float64, kernel_size=3, stride=1): grad of input x has the wrong values: -1.06082 instead of -3.74448 at index (0, 0, 2) (9 of 48 entries wrong)"),
         Wrong("softmax_without_the_subtraction", BACKWARD_PUZZLES, "softmax", _cell('''
             class Softmax(Function):
                 @staticmethod
@@ -1697,7 +1697,7 @@ def _earlier() -> list[Wrong]:
                 def backward(ctx, grad_output):
                     (y,) = ctx.saved_tensors
                     return y * (1 - y) * grad_output, None  # the diagonal of the Jacobian only
-        '''), "Softmax.apply(x: (3, 4) float64, dim=1): grad of input x is wrong"),
+        '''), "Softmax.apply(x: (3, 4) float64, dim=1): grad of input x has the wrong values: 0.249298 instead of 0.413118 at index (0, 0) (12 of 12 entries wrong)"),
         Wrong("logsumexp_ignores_grad_output", BACKWARD_PUZZLES, "logsumexp", _cell('''
             class LogSumExp(Function):
                 @staticmethod
@@ -1714,7 +1714,7 @@ def _earlier() -> list[Wrong]:
                 def backward(ctx, grad_output):
                     (x,) = ctx.saved_tensors
                     return torch.softmax(x, ctx.dim), None, None  # the local derivative, not times grad_output
-        '''), "LogSumExp.apply(x: (3, 4) float64, dim=0, keepdim=False): grad of input x is wrong"),
+        '''), "LogSumExp.apply(x: (3, 4) float64, dim=0, keepdim=False): grad of input x has the wrong values: 0.17465 instead of 0.269135 at index (0, 0) (12 of 12 entries wrong)"),
         Wrong("cross_entropy_sum_not_mean", BACKWARD_PUZZLES, "cross_entropy", _cell('''
             class CrossEntropy(Function):
                 @staticmethod
@@ -1729,7 +1729,7 @@ def _earlier() -> list[Wrong]:
                 def backward(ctx, grad_output):
                     logits, target = ctx.saved_tensors
                     return (logits.softmax(1) - F.one_hot(target, logits.shape[1])) * grad_output, None
-        '''), "grad of input logits is wrong at index (0, 0)"),
+        '''), "grad of input logits has the wrong values: -1.13767 instead of -0.284419 at index (0, 0) (12 of 12 entries wrong)"),
         Wrong("layer_norm_statistics_as_constants", BACKWARD_PUZZLES, "layer_norm", _cell('''
             class LayerNorm(Function):
                 @staticmethod
@@ -1749,7 +1749,7 @@ def _earlier() -> list[Wrong]:
                     rstd = (var + ctx.eps).rsqrt()
                     x_hat = (x - mean) * rstd
                     return grad_output * weight * rstd, (grad_output * x_hat).sum(0), grad_output.sum(0), None
-        '''), "grad of input x is wrong"),
+        '''), "grad of input x has the wrong values: -0.104249 instead of -0.172514 at index (0, 0) (15 of 15 entries wrong)"),
         Wrong("layer_norm_weight_gradient_not_summed_over_rows", BACKWARD_PUZZLES, "layer_norm", _cell('''
             class LayerNorm(Function):
                 @staticmethod
@@ -1770,7 +1770,7 @@ def _earlier() -> list[Wrong]:
                     g = grad_output * weight
                     grad_x = rstd * (g - g.mean(-1, keepdim=True) - x_hat * (g * x_hat).mean(-1, keepdim=True))
                     return grad_x, (grad_output * x_hat).mean(0), grad_output.mean(0), None
-        '''), "grad of input weight is wrong"),
+        '''), "grad of input weight has the wrong values: -0.056755 instead of -0.170265 at index (0,) (5 of 5 entries wrong)"),
         Wrong("normalize_norm_as_constant", BACKWARD_PUZZLES, "normalize", _cell('''
             class Normalize(Function):
                 @staticmethod
@@ -1786,7 +1786,7 @@ def _earlier() -> list[Wrong]:
                 def backward(ctx, grad_output):
                     (x,) = ctx.saved_tensors
                     return grad_output / x.norm(dim=ctx.dim, keepdim=True), None
-        '''), "Normalize.apply(x: (3, 4) float64, dim=1): grad of input x is wrong"),
+        '''), "Normalize.apply(x: (3, 4) float64, dim=1): grad of input x has the wrong values: 0.812721 instead of 0.385865 at index (0, 0) (12 of 12 entries wrong)"),
         Wrong("conv1d_flipped_kernel", BACKWARD_PUZZLES, "conv1d", _cell('''
             class Conv1d(Function):
                 @staticmethod
@@ -1803,7 +1803,7 @@ def _earlier() -> list[Wrong]:
                     x, weight = ctx.saved_tensors
                     grad_weight = torch.einsum("nol,nclk->ock", grad_output, x.unfold(2, weight.shape[2], 1))
                     return F.conv_transpose1d(grad_output, weight.flip(-1)), grad_weight  # convolution vs correlation
-        '''), "Conv1d.apply(x: (2, 3, 7) float64, weight: (4, 3, 3) float64): grad of input x is wrong"),
+        '''), "Conv1d.apply(x: (2, 3, 7) float64, weight: (4, 3, 3) float64): grad of input x has the wrong values: -2.52681 instead of -0.836823 at index (0, 0, 0) (42 of 42 entries wrong)"),
         Wrong("softmax_by_autograd", BACKWARD_PUZZLES, "softmax", _cell('''
             class Softmax(Function):
                 @staticmethod

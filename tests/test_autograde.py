@@ -312,10 +312,14 @@ def test_report_counts_the_failure_messages_of_the_class(graded: dict):
     failures = table(files["report-failures.csv"])
     counted = {(r["assignment"], r["cell"], r["message"]): (int(r["submissions"]), int(r["variants"]))
                for r in failures}
-    # "exception" (its hook raises before appending the output: 2 items), "blank" and "edited_tests" (nothing answered)
+    # "deleted_test" (1 item) and two attacks whose hooks append nothing (0 items): one message, "item" or "items"
     missing_output = (corpus.ASSIGNMENT, "collect_hooks_test",
                       "WrongAnswer: answer has # items, expected #: [x1, x2, output]")
     assert counted[missing_output] == (3, 2)
+    # "blank" and "edited_tests" (nothing answered): the function not written, in the words the lab uses
+    assert counted[(corpus.ASSIGNMENT, "collect_hooks_test", "pre_hook is not written yet")] == (2, 1)
+    # "exception": the student's own error, where their hook raised
+    assert counted[(corpus.ASSIGNMENT, "collect_hooks_test", "RuntimeError: oops")] == (1, 1)
     # "exits" and "late_crash": their kernels died in different cells, one message with the numbers left out
     died = (corpus.ASSIGNMENT, "leaf_shapes_test",
             "TestDidNotRun: not run: the kernel died in cell # (os._exit, a crash or out of memory)")

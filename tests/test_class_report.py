@@ -66,6 +66,11 @@ def test_pattern_replaces_numbers_but_not_names():
                                                                                     "(float32) at [#, #]")
 
 
+def test_pattern_groups_one_and_several_of_a_counted_noun():
+    assert pattern("answer has 1 item, expected 3") == pattern("answer has 0 items, expected 3") == (
+        "answer has # items, expected #")
+
+
 def test_the_csv_files_hold_the_page_numbers(tmp_path: Path):
     data = ClassData(CELLS,
                      [submission("ann", 2, 3), submission("bob", 2, 0, failures={"nb/b_test": "RuntimeError: oops"}),

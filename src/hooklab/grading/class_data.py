@@ -27,6 +27,7 @@ from hooklab.grading.outputs import NOT_WRITTEN, errors
 MESSAGE_LENGTH = 160  # characters of a failure message shown
 _NUMBER = re.compile(r"(?<![\w.])[-+]?\d+(?:\.\d+)?(?:e[-+]?\d+)?(?!\w)", re.IGNORECASE)
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+_COUNTED = re.compile(r"# (item|key|cell)s?\b")  # "1 item" and "0 items" are one message
 
 
 @dataclass
@@ -99,8 +100,9 @@ class Tables:
 
 
 def pattern(message: str) -> str:
-    """A message with its numbers replaced, so that failures differing only in values group together."""
-    return _NUMBER.sub("#", message)
+    """A message with its numbers replaced (a counted noun in the plural), so that failures differing only in values
+    group together."""
+    return _COUNTED.sub(r"# \1s", _NUMBER.sub("#", message))
 
 
 def histogram(scores: list[float], max_score: float, most: int = 30) -> list[tuple[float, float, int]]:

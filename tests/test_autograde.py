@@ -28,6 +28,7 @@ from nbgrader.api import Gradebook
 
 from catalogues import corpus
 from conftest import make_course, solution_notebooks
+from hooklab import hints
 from hooklab.grading import class_report
 from hooklab.grading.course import Course
 from hooklab.grading.feedback import MIN_LINE
@@ -222,6 +223,8 @@ def test_feedback_shows_results_but_never_a_hidden_test_line(graded: dict):
     page = graded["course"] / "autograder" / "feedback" / "exception" / corpus.ASSIGNMENT / "forward_hooks.html"
     text = html.unescape(re.sub(r"<[^>]+>", "", page.read_text()))  # the words, without the colouring spans
     assert "RuntimeError: oops" in text, "a failed test's message should be in the feedback"
+    # the notebook's "Your progress" cell, run by the grader, points to the scores (not "0 of 7 …: not run yet")
+    assert text.count(hints.GRADED) == 1 and "not run yet" not in text
 
 
 def test_feedback_runs_and_loads_nothing_a_submission_displayed(graded: dict):

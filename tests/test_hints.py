@@ -161,3 +161,14 @@ def test_the_progress_summary_says_what_to_do_when_the_notebook_is_not_beside_th
     assert said.count("\n") == 1 and "lesson.ipynb is not in this folder" in said, said
     assert ("put a copy of the notebook there under that name (on Colab: upload it in the Files panel), then run this "
             "cell again") in said
+
+
+def test_the_progress_summary_in_a_graded_kernel_points_to_the_scores(tmp_path, capsys, monkeypatch):
+    """The grader's kernel runs the graded test cells (hidden tests, blanked expected values), which the summary's
+    record of the lab's cells cannot match: it says where the scores are instead of "not run yet"."""
+    from hooklab import hints, observations
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setitem(observations._state, "channel", 99)  # what connect() leaves in a kernel the grader runs
+    hints.progress("lesson.ipynb")
+    assert capsys.readouterr().out == hints.GRADED + "\n"

@@ -16,12 +16,15 @@ from typing import Any
 
 import nbformat
 
+from hooklab import observations
 from hooklab.exercises import test_cells
 from hooklab.messages import NOT_WRITTEN
 
 _installed: dict[str, Any] = {}  # the handler IPython made of _show, once installed
 _outcomes: dict[str, str] = {}  # a cell's source → "" when its last run ended well, else its error in one line
 MESSAGE = 160  # characters of an error shown in the summary
+GRADED = ("Graded: each exercise's score, hidden tests included, and what its tests found are shown above, at its "
+          "test cell.")
 
 
 def explain_errors(shell: Any = None) -> None:
@@ -58,7 +61,11 @@ def _note_outcome(result: Any) -> None:
 def progress(notebook: str) -> None:
     """Print how the test cells of ``notebook`` (a file beside the kernel's folder) ended when they last ran in this
     kernel: how many exercises pass, then each exercise with ✓, ✗ and its first failure, or · and "<function> is not
-    written yet" or "not run yet". Without the file, one line says where to put it."""
+    written yet" or "not run yet". Without the file, one line says where to put it. In a kernel the grader runs,
+    whose test cells are the graded ones (hidden tests included), one line points to the scores instead."""
+    if observations.graded():
+        print(GRADED)
+        return
     path = Path(notebook)
     if not path.is_file():
         print(f"{notebook} is not in this folder ({Path.cwd()}), and the summary reads the notebook's tests from it: "

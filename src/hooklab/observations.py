@@ -129,6 +129,11 @@ def cell_seed(run: str, notebook: str, cell: str) -> str:
     return hashlib.sha256(f"{run}:{notebook}:{cell}".encode()).hexdigest()
 
 
+def graded() -> bool:
+    """Whether this kernel is one the grader runs (it took the observation channel), whatever cell runs now."""
+    return _state["channel"] is not None
+
+
 def active() -> bool:
     """Whether the checkers observe (a test cell graded by ``hooklab autograde``) rather than assert."""
     return _state["seed"] is not None

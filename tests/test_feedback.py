@@ -289,6 +289,7 @@ def test_a_solution_notebook_keeps_its_plots_and_headings_in_the_feedback(page: 
 
 
 def test_nbgraders_table_of_contents_names_each_test_by_its_exercise_and_lists_only_comments_that_say_something():
+    """nbgrader's automatic \"No response.\" on an unchanged answer is neither listed nor shown."""
     answers = []
     for grade_id, comment in (("answer", "No response."), ("other", "Well done: the hook is removed in a finally.")):
         cell = new_code_cell("# YOUR CODE HERE")
@@ -302,6 +303,8 @@ def test_nbgraders_table_of_contents_names_each_test_by_its_exercise_and_lists_o
     assert entries == ["Comment on Exercise 1 — Collect the hooks",
                        "Exercise 1 — Collect the hooks (Score: 1.0 / 1.0)"], entries
     assert soup.select_one("#toc li a[href='#comment-other']"), "an instructor's comment keeps its entry"
+    comments = [block.get_text(" ", strip=True) for block in soup.select(".panel-footer")]
+    assert comments == ["Comments: Well done: the hook is removed in a finally."], comments  # no "No response."
 
 
 # -- a hidden-test line quoted by any cell's output, of any kind, is redacted ---------------------------------

@@ -337,6 +337,10 @@ class FeedbackExporter(SafeHTMLExporter):
         self.register_filter("filter_data_type",
                              WidgetsDataTypeFilter(notebook_metadata=self._nb_metadata, parent=self,
                                                    resources=resources))
+        for cell in nb.cells:  # nbgrader's automatic comment on an unchanged answer reads as if a person wrote it
+            grading = cell.metadata.get("nbgrader", {})
+            if (grading.get("comment") or "").strip() == NO_RESPONSE:
+                grading["comment"] = ""
         page, resources = TemplateExporter.from_notebook_node(self, nb, resources, **kw)
         return accessible(table_of_contents(page, nb)), resources
 

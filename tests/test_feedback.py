@@ -54,6 +54,24 @@ def test_an_error_quoting_the_whole_cell_is_redacted_line_by_line():
     assert "check_close(scale(torch.tensor([1.0])), [2.0])" in out.evalue and REDACTED in out.evalue
 
 
+def test_a_students_own_error_in_a_test_keeps_the_lines_of_their_cells_only():
+    """An answer that raises inside a test: the message, then where the student's visible code raised (IPython's
+    frames in cells other than test cells), not the test's lines nor torch's."""
+    frames = ["\x1b[36mTraceback\x1b[39m (most recent call last):\n",
+              f"  Cell \x1b[92mIn[2]\x1b[39m, line 3\n    {HIDDEN}\n",
+              "  File /venv/lib/python3.11/site-packages/torch/nn/modules/module.py:1821 in inner\n"
+              "    args_result = hook(self, args)\n",
+              "  Cell \x1b[92mIn[1]\x1b[39m\x1b[92m, line 2\x1b[39m in \x1b[95mdouble_inputs\x1b[39m\n"
+              "\x1b[31m    x1, x2 = args\x1b[39m\n",
+              "\x1b[31mValueError\x1b[39m: not enough values to unpack (expected 2, got 1)\n"]
+    nb = graded_notebook(new_output("error", ename="ValueError", evalue="not enough values to unpack (expected 2, got "
+                                    "1)", traceback=frames))
+    nb.cells[0].execution_count, nb.cells[1].execution_count = 1, 2
+    out, _ = HideHiddenTests().preprocess(nb, {})
+    assert out.cells[1].outputs[0].traceback == ["ValueError: not enough values to unpack (expected 2, got 1)",
+                                                 "  in double_inputs, line 2 of In [1]: x1, x2 = args"]
+
+
 def test_printed_and_rich_outputs_are_redacted_but_innocent_output_stays():
     printed = new_output("stream", name="stdout", text=f"running:\n{HIDDEN}\nok\n")
     rich = new_output("execute_result", data={"text/plain": f"{HIDDEN}", "text/html": [f"<p>{HIDDEN}</p>"]})

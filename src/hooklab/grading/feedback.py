@@ -26,6 +26,9 @@ from hooklab import exercises
 from hooklab.grading.execute import PROOF_PREFIX
 
 REDACTED = "[hidden test redacted]"
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+# a frame of IPython's traceback in a notebook cell: "  Cell In[7], line 2 in double_inputs\n    x1, x2 = args\n"
+_CELL_FRAME = re.compile(r"^\s*Cell In\[(\d+)\], line (\d+)(?: in (\S+))?\n\s*(.*)", re.S)
 MIN_LINE = 10  # shorter hidden lines (a bracket, "else:") say nothing and would redact innocent output
 REMEMBERED = 4096  # renderings of cells and outputs a worker keeps for the next submissions
 
@@ -48,13 +51,16 @@ class HideHiddenTests(ClearHiddenTests):
     """Remove hidden tests from test cells, as the release does, and keep them out of every output.
 
     nbgrader's ``generate_feedback`` renders the autograded notebook, whose test cells still hold
-    the hidden tests. A test cell's error is reduced to its message; any output line of any cell
+    the hidden tests. A test cell's error is reduced to its message and the lines where code of a cell the student
+    sees whole (their answer, a demo) raised; any output line of any cell
     that quotes a hidden-test line, a delimiter or the grader's proof-of-run line (a hook that
     prints the running cell, an exception message carrying its source) is replaced by a
     redaction mark.
     """
 
     def preprocess(self, nb: NotebookNode, resources: ResourcesDict) -> tuple[NotebookNode, ResourcesDict]:
+        self._shown_cells = {cell.get("execution_count") for cell in nb.cells
+                             if cell.cell_type == "code" and not utils.is_grade(cell)} - {None}
         begin, end = self.begin_test_delimeter, self.end_test_delimeter
         lines = set().union(*(hidden_lines(cell.source, begin, end) for cell in nb.cells if utils.is_grade(cell)))
         # the delimiters and the proof-of-run line show that a message quotes a test cell
@@ -68,9 +74,20 @@ class HideHiddenTests(ClearHiddenTests):
             cell, resources = super().preprocess_cell(cell, resources, index)
         for output in cell.get("outputs", []):
             if output.output_type == "error" and utils.is_grade(cell):
-                output.traceback = [f"{output.ename}: {output.evalue}"]
+                output.traceback = [f"{output.ename}: {output.evalue}", *self._frames_shown(output.traceback)]
             self._redact(output)
         return cell, resources
+
+    def _frames_shown(self, traceback: list[str]) -> list[str]:
+        """The lines of a test's error that ran in a cell the student sees whole (their answer, a demo), innermost
+        last: where their own code raised, as "  in double_inputs, line 2 of In [7]: x1, x2 = args"."""
+        shown = []
+        for entry in traceback:
+            frame = _CELL_FRAME.match(_ANSI.sub("", entry))
+            if frame and int(frame[1]) in self._shown_cells:
+                code = frame[4].strip().splitlines()[0] if frame[4].strip() else ""
+                shown.append(f"  in {frame[3] or 'the cell'}, line {frame[2]} of In [{frame[1]}]: {code}")
+        return shown
 
     def _redact(self, output: NotebookNode) -> None:
         if "text" in output:

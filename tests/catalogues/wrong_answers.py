@@ -78,7 +78,7 @@ LINEAR_MODULE = '''
 
 
 def wrong_answers() -> list[Wrong]:
-    return _below_the_module() + _earlier()
+    return _below_the_module() + _earlier() + _hooks_return_and_logs()
 
 
 def _below_the_module() -> list[Wrong]:
@@ -929,7 +929,7 @@ def _earlier() -> list[Wrong]:
                 model(x)
                 handle.remove()
                 return records
-        '''), "the hooks left when model(x) raised RuntimeError"),
+        '''), "still holding a hook when model(x) raised RuntimeError"),
         Wrong("leaf_shapes_hides_its_hooks_behind_named_modules", FORWARD_HOOKS, "leaf_shapes", _cell('''
             def leaf_output_shapes(model, x):
                 records = []
@@ -944,7 +944,7 @@ def _earlier() -> list[Wrong]:
                 model.named_modules = named_modules
                 model(x)
                 return list(records)
-        '''), "the hooks left after leaf_output_shapes"),
+        '''), "still holding a hook after leaf_output_shapes"),
         Wrong("leaf_shapes_borrows_the_reference", FORWARD_HOOKS, "leaf_shapes", _cell('''
             def leaf_output_shapes(model, x):
                 try:
@@ -1285,14 +1285,14 @@ def _earlier() -> list[Wrong]:
                 layer.register_forward_hook(lambda module, args, output: kept.setdefault("output", output))
                 model(clean)
                 return model(corrupted)
-        '''), "the modules with hooks left after"),
+        '''), "the names of the modules still holding a hook after patch(model, model["),
             Wrong("fused_sgd_keeps_the_gradient", BACKWARD_HOOKS, "fused_sgd", _cell('''
             def fuse_sgd(model, lr):
                 def step(param):
                     with torch.no_grad():
                         param -= lr * param.grad
                 return [param.register_post_accumulate_grad_hook(step) for param in model.parameters()]
-        '''), "after backward 2"),
+        '''), "(free it: p.grad = None) should be [False, False], got [True, True]"),
         Wrong("graph_nodes_breadth_first", BACKWARD_HOOKS, "graph_nodes", _cell('''
             from collections import deque
 
@@ -1415,7 +1415,7 @@ def _earlier() -> list[Wrong]:
                     F.mse_loss(layer(x.detach().requires_grad_()), targets, reduction="sum").backward()
                 layer.zero_grad()  # not what it was before
                 return {"weight": torch.einsum("no,ni->noi", kept["g"], kept["x"]), "bias": kept["g"]}
-        '''), "restore the gradient it had"),
+        '''), "the gradient it had before the call"),
         Wrong("watch_group_all_mode_twice", BACKWARD_HOOKS, "multi_grad", _cell('''
             from torch.autograd.graph import register_multi_grad_hook
 
@@ -1894,4 +1894,138 @@ def _earlier() -> list[Wrong]:
                     (grad,) = torch.autograd.grad(ctx.pooled, ctx.leaf, grad_output)
                     return grad, None, None
         '''), "MaxPool1d.setup_context turns gradient recording on"),
+    ]
+
+
+def _hooks_return_and_logs() -> list[Wrong]:
+    """02 and 03: a hook's return value misread (torch would then fail inside the module call with its own words), and
+    answers whose wrong data used to crash a later line of the test when graded (a failed check does not stop it)."""
+    return [
+        Wrong("pre_hook_returns_the_first_input", FORWARD_HOOKS, "collect_hooks", _cell('''
+            def pre_hook(module, args):
+                answer.extend(args)
+                return args[0]
+
+
+            def hook(module, args, output):
+                answer.append(output)
+        '''), "the inputs Add's forward gets after pre_hook (a forward pre-hook that returns something replaces them: "
+              "return nothing) should be ['x1', 'x2'], got ['x1']"),
+        Wrong("hook_returns_answer", FORWARD_HOOKS, "collect_hooks", _cell('''
+            def pre_hook(module, args):
+                answer.extend(args)
+
+
+            def hook(module, args, output):
+                answer.append(output)
+                return answer
+        '''), "what add(x1, x2) returns after hook (a forward hook that returns something replaces the output: return "
+              "nothing) should be 'output', got 'a list'"),
+        Wrong("double_inputs_returns_a_generator", FORWARD_HOOKS, "change_hooks", _cell('''
+            def double_inputs(module, args):
+                return (2 * x for x in args)
+
+
+            def plus_five(module, args, output):
+                return output + 5
+        '''), "what double_inputs returns (a forward pre-hook returns the new inputs as a tuple, e.g. tuple(2 * x for x "
+              "in args); anything else is taken as one input) should be 'a tuple', got 'a generator'"),
+        Wrong("cap_scale_returns_the_kwargs_alone", FORWARD_HOOKS, "kwargs_hook", _cell('''
+            calls = []
+
+
+            def cap_scale(module, args, kwargs):
+                calls.append(dict(kwargs))
+                if kwargs.get("scale", 0.0) > 1:
+                    return {**kwargs, "scale": 1.0}
+        '''), "what cap_scale(module, (x1, x2), {'scale': 3.0}) returns (a pre-hook registered with_kwargs=True returns "
+              "None or a pair (new args, new kwargs)) should be 'None or (args, kwargs)', got 'a dict'"),
+        Wrong("capture_yields_nothing", FORWARD_HOOKS, "capture", _cell('''
+            from contextlib import contextmanager
+
+
+            @contextmanager
+            def capture(model, names):
+                modules = dict(model.named_modules())
+                outputs, handles = {}, []
+                try:
+                    for name in names:
+                        handles.append(modules[name].register_forward_hook(
+                            lambda module, args, output, name=name: outputs.__setitem__(name, output)))
+                    yield  # the dict is never handed out
+                finally:
+                    for handle in handles:
+                        handle.remove()
+        '''), "what capture(net, ['body.0', 'head']) yields (a dict: name → output) should be 'a dict', got 'None'"),
+        Wrong("capture_keys_by_layer_type", FORWARD_HOOKS, "capture", _cell('''
+            from contextlib import contextmanager
+
+
+            @contextmanager
+            def capture(model, names):
+                modules = dict(model.named_modules())
+                outputs, handles = {}, []
+
+                def keep(module, args, output):
+                    outputs[type(module).__name__] = output
+
+                try:
+                    for name in names:
+                        handles.append(modules[name].register_forward_hook(keep))
+                    yield outputs
+                finally:
+                    for handle in handles:
+                        handle.remove()
+        '''), "the names in capture(net, ['body.0', 'head']) should be ['body.0', 'head'], got ['Linear']"),
+        Wrong("tensor_hook_doubles_the_gradient", BACKWARD_HOOKS, "tensor_hook", _cell('''
+            def tensor_hook(grad):
+                answer.append(grad)
+                return grad * 2
+        '''), "W.grad with tensor_hook registered, x1 · x2 (a hook that returns a tensor replaces the gradient: return "
+              "nothing) has the wrong values: 0.25 instead of 0.125"),
+        Wrong("halve_grad_output_returns_a_bare_tensor", BACKWARD_HOOKS, "backward_pre_hook", _cell('''
+            def halve_grad_output(module, grad_output):
+                return grad_output[0] / 2
+        '''), "what halve_grad_output(module, grad_output) returns (a backward pre-hook returns a tuple with one gradient "
+              "per output, e.g. (grad_output[0] / 2,)) should be 'a tuple of 1 gradient', got 'a Tensor'"),
+        Wrong("fuse_sgd_returns_nothing", BACKWARD_HOOKS, "fused_sgd", _cell('''
+            def fuse_sgd(model, lr):
+                def step(param):
+                    with torch.no_grad():
+                        param -= lr * param.grad
+                    param.grad = None
+
+                for param in model.parameters():
+                    param.register_post_accumulate_grad_hook(step)
+        '''), "what fuse_sgd(model, lr=0.1) on Linear returns (the list of the hooks' handles, one per parameter) should "
+              "be 'a list of 2 handles', got 'None'"),
+        Wrong("watch_group_returns_nothing", BACKWARD_HOOKS, "multi_grad", _cell('''
+            from torch.autograd.graph import register_multi_grad_hook
+
+
+            def watch_group(tensors, names, log):
+                register_multi_grad_hook(tensors, lambda grad: log.append(("first", grad)), mode="any")
+                register_multi_grad_hook(tensors, lambda grads: log.append(("all", dict(zip(names, grads)))))
+        '''), "what watch_group returns ([the handle of mode='any', the handle of mode='all']) should be 'a list of 2 "
+              "handles', got 'None'"),
+        Wrong("watch_group_logs_a_list", BACKWARD_HOOKS, "multi_grad", _cell('''
+            from torch.autograd.graph import register_multi_grad_hook
+
+
+            def watch_group(tensors, names, log):
+                return [register_multi_grad_hook(tensors, lambda grad: log.append(("first", grad)), mode="any"),
+                        register_multi_grad_hook(tensors, lambda grads: log.append(("all", list(grads))))]
+        '''), "the type of log[1]'s second item after watch_group([h1, h2, h3], …) with h1 = 3 * x, h2 = tanh(h1), h3 = "
+              "h2 ** 2 and a loss from h3 (a dict name → gradient) should be 'dict', got 'list'"),
+        Wrong("watch_group_all_then_first", BACKWARD_HOOKS, "multi_grad", _cell('''
+            from torch.autograd.graph import register_multi_grad_hook
+
+
+            def watch_group(tensors, names, log):
+                every = register_multi_grad_hook(tensors, lambda grads: log.append(("all", dict(zip(names, grads)))))
+                first = register_multi_grad_hook(tensors, lambda grads: log.append(("first", grads[0])))
+                return [first, every]
+        '''), "the kinds of the log entries after backward pass 1 (watch_group([h1, h2, h3], …) with h1 = 3 * x, h2 = "
+              "tanh(h1), h3 = h2 ** 2 and a loss from h3): one of each per pass should be ['first', 'all'], got ['all', "
+              "'first']"),
     ]

@@ -72,6 +72,19 @@ def test_a_students_own_error_in_a_test_keeps_the_lines_of_their_cells_only():
                                                  "  in double_inputs, line 2 of In [1]: x1, x2 = args"]
 
 
+def test_a_warning_in_a_test_cell_loses_the_test_line_it_quotes():
+    """A warning torch raises during a test quotes the line as graded, its expected value blanked ("None"): it reads
+    as if None were expected. The warning itself stays; a student's own cell keeps its line."""
+    warned = ("/tmp/ipykernel_9/3.py:5: UserWarning: Using a non-tuple sequence for multidimensional indexing\n"
+              "  check_tensor(every[name], None, 'gradient')\nafter\n")
+    nb = graded_notebook(new_output("stream", name="stderr", text=warned))
+    nb.cells[0].outputs = [new_output("stream", name="stderr", text=warned)]
+    out, _ = HideHiddenTests().preprocess(nb, {})
+    assert out.cells[1].outputs[0].text == ("/tmp/ipykernel_9/3.py:5: UserWarning: Using a non-tuple sequence for "
+                                            "multidimensional indexing\nafter\n")
+    assert out.cells[0].outputs[0].text == warned
+
+
 def test_printed_and_rich_outputs_are_redacted_but_innocent_output_stays():
     printed = new_output("stream", name="stdout", text=f"running:\n{HIDDEN}\nok\n")
     rich = new_output("execute_result", data={"text/plain": f"{HIDDEN}", "text/html": [f"<p>{HIDDEN}</p>"]})

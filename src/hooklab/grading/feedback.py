@@ -28,6 +28,9 @@ from hooklab.grading.execute import PROOF_PREFIX
 REDACTED = "[hidden test redacted]"
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 # a frame of IPython's traceback in a notebook cell: "  Cell In[7], line 2 in double_inputs\n    x1, x2 = args\n"
+# a warning as Python prints it in a test cell, then the test's line it quotes (as the grader ran it: its expected
+# values blanked, so it reads wrong): "/tmp/ipykernel_9/1.py:5: UserWarning: …\n  check_tensor(every[name], None)\n"
+_WARNING_SOURCE = re.compile(r"^(.*:\d+: \w*Warning: .*\n)  .*\n", re.M)
 _CELL_FRAME = re.compile(r"^\s*Cell In\[(\d+)\], line (\d+)(?: in (\S+))?\n\s*(.*)", re.S)
 MIN_LINE = 10  # shorter hidden lines (a bracket, "else:") say nothing and would redact innocent output
 REMEMBERED = 4096  # renderings of cells and outputs a worker keeps for the next submissions
@@ -52,7 +55,8 @@ class HideHiddenTests(ClearHiddenTests):
 
     nbgrader's ``generate_feedback`` renders the autograded notebook, whose test cells still hold
     the hidden tests. A test cell's error is reduced to its message and the lines where code of a cell the student
-    sees whole (their answer, a demo) raised; any output line of any cell
+    sees whole (their answer, a demo) raised; a warning printed by a test cell loses the test line it quotes (the
+    line as graded, with its expected values blanked); any output line of any cell
     that quotes a hidden-test line, a delimiter or the grader's proof-of-run line (a hook that
     prints the running cell, an exception message carrying its source) is replaced by a
     redaction mark.
@@ -75,6 +79,8 @@ class HideHiddenTests(ClearHiddenTests):
         for output in cell.get("outputs", []):
             if output.output_type == "error" and utils.is_grade(cell):
                 output.traceback = [f"{output.ename}: {output.evalue}", *self._frames_shown(output.traceback)]
+            if output.output_type == "stream" and utils.is_grade(cell):
+                output.text = _WARNING_SOURCE.sub(r"\1", output.text)
             self._redact(output)
         return cell, resources
 

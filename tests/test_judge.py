@@ -273,8 +273,33 @@ def test_a_test_that_crashed_on_wrong_data_says_the_first_check_that_differed():
                                 "right_then_crash": want[:1], "crash_first": []})
     wrong, right, first = ([(o.ename, o.evalue) for o in cell.outputs] for cell in nb.cells)
     assert wrong == [("WrongAnswer", "outputs['h1'] has the wrong values at index (0,) (2 of 2 entries wrong; largest "
-                                     "error 1) (the test then stopped: KeyError 'h2')")]
+                                     "error 1) (the test then stopped: KeyError: 'h2')")]
     assert right == first == [("KeyError", "'h2'")]
+
+
+def test_an_error_is_said_as_python_says_it_and_cut_only_past_a_sentences_room():
+    """The error a test crashed with reads "IndexError: too many indices …", as Python says it (issue 47); what a
+    student's backward raised reads as in the lab, its line whole, and only an error longer than a sentence's room
+    is cut, with "…"."""
+    from nbformat.v4 import new_notebook, new_output
+
+    crash = new_output("error", ename="IndexError", evalue="too many indices for tensor of dimension 1",
+                       traceback=["IndexError: too many indices for tensor of dimension 1"])
+    nb = new_notebook(cells=[_test_cell("order", crash)])
+    want = [{**_obs(["first", "all"], "the kinds of the log entries"), "line": 1}, _obs(torch.ones(2), "log[0]")]
+    judge.judge(nb, {"order": {"observed": want, "error": ""}},
+                {"order": [_obs(["all", "first"], "the kinds of the log entries")]})
+    assert [(o.ename, o.evalue) for o in nb.cells[0].outputs] == [(
+        "WrongAnswer", "the kinds of the log entries should be ['first', 'all'], got ['all', 'first'] (the test then "
+        "stopped: IndexError: too many indices for tensor of dimension 1)")]
+
+    said = ("RuntimeError: expand(torch.DoubleTensor{[1, 1, 4]}, size=[3, 4]): the number of sizes provided (2) must "
+            "be greater or equal to the number of dimensions in the tensor (3) (line 13: return "
+            "grad_output.unsqueeze(ctx.dim).expand(ctx.shape), None, None)")
+    raised = {"kind": "raised", "label": "SumDim.apply(…): SumDim.backward", "value": observations.encode(said)}
+    assert verdict([raised], [want[1]]) == f"SumDim.apply(…): SumDim.backward raised {said}"
+    endless = {**raised, "value": observations.encode("RuntimeError: " + "x" * 5000)}
+    assert verdict([endless], [want[1]]) == f"SumDim.apply(…): SumDim.backward raised RuntimeError: {'x' * 586}…"
 
 
 def test_an_exercise_not_written_yet_says_so_in_the_graded_cell():

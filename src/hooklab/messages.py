@@ -175,16 +175,17 @@ def names_problem(got: Any, want: Any, label: str) -> str:
     expected = [item.get("value") for item in (want or {}).get("items", [])]
     missing = [name for name in expected if name not in actual]
     if missing:
-        return _cut(f"{label} is missing {', '.join(map(repr, missing))}; got {actual}")
+        return cut(f"{label} is missing {', '.join(map(repr, missing))}; got {actual}")
     unexpected = [name for name in actual if name not in expected]
     if unexpected:
-        return _cut(f"{label} has unexpected {', '.join(map(repr, unexpected))}; expected {expected}")
+        return cut(f"{label} has unexpected {', '.join(map(repr, unexpected))}; expected {expected}")
     if actual != expected:
-        return _cut(f"{label} has the right names in the wrong order: expected {expected}, got {actual}")
+        return cut(f"{label} has the right names in the wrong order: expected {expected}, got {actual}")
     return ""
 
 
-def _cut(text: str, room: int = 3 * SHOWN) -> str:
+def cut(text: str, room: int = 3 * SHOWN) -> str:
+    """``text`` whole, or its first ``room`` characters and "…"."""
     return text if len(text) <= room else text[:room] + "…"
 
 

@@ -173,10 +173,11 @@ def _problem(got: Any, expected: dict[str, Any], label: str, withheld: bool) -> 
 
 
 def _error(observation: dict[str, Any]) -> str:
-    """What a "raised" observation says was raised ("TypeError: message")."""
+    """What a "raised" observation says was raised ("TypeError: message (line 3: code)"), as the lab says it: whole
+    unless it is longer than a sentence has room for, then cut with "…" (the line it came from is at its end)."""
     value = observation.get("value")
     text = value.get("value") if isinstance(value, dict) else None
-    return text[:messages.SHOWN] if isinstance(text, str) else "?"
+    return messages.cut(text) if isinstance(text, str) else "?"
 
 
 def _compare_distribution(got: Any, expected: dict[str, Any], label: str) -> str:
@@ -267,7 +268,8 @@ def _say_why_it_stopped(cell: NotebookNode, observed: list[Any], reference: list
         return
     problem = verdict(made, reference[:len(made)], hidden_lines(cell.source))
     if problem:
-        stopped = f"{error.get('ename', '')} {error.get('evalue', '')}".strip()
+        ename, evalue = str(error.get("ename", "")), str(error.get("evalue", ""))
+        stopped = messages.cut(f"{ename}: {evalue}" if ename and evalue else ename or evalue)  # as Python says it
         cell.outputs[position] = error_output(WRONG, f"{problem} (the test then stopped: {stopped})")
 
 

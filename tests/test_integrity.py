@@ -247,6 +247,118 @@ def test_honest_lines_the_scan_once_held_are_not_flagged(assignment: str, source
     assert findings(assignment, source) == []
 
 
+# Honest code the scan once held, each beside a hostile twin that stays held: the rule was narrowed to what can change
+# what the checkers observe (rules.METHODCALLER, CALLED_BY_NAME, CONTAINERS, TORCH_PRIVATE_NAMES, MODES;
+# Checker.in_function).
+@pytest.mark.parametrize(("assignment", "honest", "hostile", "technique"), [
+    # operator.methodcaller(name, ...)(obj) is obj.name(...): its name is read as an attribute's, and it is called
+    ("04_apply", "import operator\n\nfill = operator.methodcaller('fill_', 1.0)\nfill(torch.ones(2))\n",
+     "import operator\nfrom hooklab import checks\n\n"
+     "operator.methodcaller('__setattr__', 'check_tensor', print)(checks)\n",
+     "reaches '__setattr__' by name"),
+    ("04_apply", "from operator import methodcaller as call\n\nsizes = list(map(call('numel'), [torch.ones(2)]))\n",
+     "from operator import methodcaller\n\nnames = ['numel']\ncallers = list(map(methodcaller, names))\n",
+     "passes operator.methodcaller as a value"),
+    ("04_apply", "from operator import methodcaller\n\nkind = 'zero'\nmethodcaller(kind + '_')(torch.ones(2))\n",
+     "from operator import methodcaller\n\nn = bytes([95, 95]).decode()\nmethodcaller(n + 'subclasses' + n)(object)\n",
+     "a hidden attribute"),
+    ("04_apply", "from operator import methodcaller\n\nclear = methodcaller('clear')\n",
+     "from operator import methodcaller\n\nspec = ['clear']\nmethodcaller(*spec)([])\n", "names it is not given"),
+    ("04_apply", "import operator\n\nrows = [t.tolist() for t in map(operator.methodcaller('abs'), [torch.ones(1)])]\n",
+     "import operator\n\noperator.methodcaller('fill_', 0)(torch)\n", "hands the module torch around"),
+    # getattr(nn.init, <computed>): called at once, or a name ending in a written "_", gives one of its functions
+    ("04_apply", "kind = 'xavier_uniform'\ngetattr(nn.init, f'{kind}_')(torch.empty(3, 3))\n",
+     "name = 'torch'\ngetattr(nn.init, name)._C\n", "reaches an attribute of torch.nn.init by a computed name"),
+    ("04_apply", "from torch.nn import init\n\nkind = 'zeros'\nfill = getattr(init, kind + '_')\n"
+     "fill(torch.empty(2))\n",
+     "from torch.nn import init\n\nkind = 'torch'\nfill = getattr(init, kind)\n",
+     "reaches an attribute of torch.nn.init by a computed name"),
+    ("05_autograd_function", "kind = 'uniform'\nassert hasattr(nn.init, '%s_' % kind) and hasattr(torch, kind)\n",
+     "kind = 'zeros'\ngetattr(torch, '{}_'.format(kind))(2)\n", "reaches an attribute of torch by a computed name"),
+    # locals() and vars() in a function: a snapshot of its own variables; at notebook level or in a class body, a
+    # namespace of its own that writing to changes
+    ("01_module_basics", "class Net(nn.Module):\n    def __init__(self, width: int):\n        super().__init__()\n"
+     "        self.config = {k: v for k, v in locals().items() if k not in ('self', '__class__')}\n",
+     "locals()['check_equal'] = print\n", "reaches the notebook's namespace (locals())"),
+    ("01_module_basics", "def describe(factor, learnable):\n    return 'factor={factor}, learnable={learnable}'.format("
+     "**vars())\n\n\nshow = lambda **options: sorted(locals())\n",
+     "class Config:\n    locals()['width'] = 3\n    vars()['depth'] = 2\n", "reaches a module's namespace (vars())"),
+    ("01_module_basics", "def hyper_parameters(lr, momentum):\n    kept = dict(locals())\n    return kept\n",
+     "vars()['check_equal'] = print\n", "reaches a module's namespace (vars())"),
+    ("01_module_basics", "def hyper_parameters(lr, momentum):\n    return sorted(vars().items())\n",
+     "locals = globals\n\n\ndef patch():\n    locals()['check_equal'] = print\n",
+     "reaches the notebook's namespace (locals())"),
+    # a model's reading method's name on another object, or set to a plain container (calling it fails): not a model's
+    # parts shown in its place
+    ("02_forward_hooks", "class Recorder:\n    def __init__(self):\n        self.modules = []\n"
+     "        self.buffers, self.state_dict = [], {}\n        self.children: list[str] = []\n",
+     "def hide(model):\n    model.named_parameters = lambda *args, **kwargs: iter([])\n",
+     "replaces named_parameters on an object"),
+    ("02_forward_hooks", "from collections import OrderedDict\nfrom types import SimpleNamespace\n\n"
+     "tracker = SimpleNamespace(modules=[])\ntracker.modules = list(nn.Linear(2, 2).modules())\n"
+     "tracker.modules += [nn.ReLU()]\ntracker.parameters = OrderedDict()\nsetattr(tracker, 'buffers', ())\n"
+     "tracker.named_modules = sorted(['b', 'a']) if tracker.modules else None\n",
+     "def hide(model, shown):\n    model.modules = shown\n", "replaces modules on an object"),
+    ("02_forward_hooks", "def reset(tracker):\n    tracker.modules = {name: None for name in ('a', 'b')}\n",
+     "class Shown(list):\n    def __call__(self):\n        return iter(self)\n\n\n"
+     "def hide(model):\n    model.modules = Shown()\n", "replaces modules on an object"),
+    ("02_forward_hooks", "def reset(tracker):\n    tracker.modules, tracker.count = [], 0\n",
+     "list = lambda *args: (lambda: iter(()))\n\n\ndef hide(model):\n    model.modules = list()\n",
+     "replaces modules on an object"),
+    ("02_forward_hooks", "def reset(tracker):\n    setattr(tracker, 'modules', [])\n",
+     "def hide(model, fake):\n    setattr(model, 'named_parameters', lambda: iter(fake))\n"
+     "    model.modules, n = fake\n",
+     "replaces named_parameters on an object"),
+    # torch.utils._pytree's tree functions (they call only the function given), not its registries or what it imports
+    ("02_forward_hooks", "from torch.utils._pytree import tree_flatten, tree_map, tree_unflatten\n\n"
+     "leaves, spec = tree_flatten(((1, 2), {'a': 3}))\nagain = tree_unflatten(leaves, spec)\n",
+     "from torch.utils._pytree import register_pytree_node\n", "reaches torch's internals (torch.utils._pytree)"),
+    ("09_below_the_module", "import torch.utils._pytree as pytree\n\n"
+     "low = pytree.tree_map_only(torch.Tensor, lambda t: t.half(), ((torch.ones(1),), {}))\n",
+     "import torch.utils._pytree as pytree\n\npytree.SUPPORTED_NODES.clear()\n",
+     "reaches torch's internals (torch.utils._pytree)"),
+    ("09_below_the_module", "from torch.utils import _pytree\n\nprint(_pytree.tree_leaves([1, [2]]))\n",
+     "from torch.utils import _pytree\n\n_pytree.sys.modules.pop('hooklab.checks')\n",
+     "uses the interpreter's machinery (sys.modules)"),
+    # 09: _push_mode / _pop_mode are entering and leaving a mode; the other private names stay held, and elsewhere all
+    ("09_below_the_module", "from torch.utils._python_dispatch import TorchDispatchMode, _pop_mode, _push_mode\n\n\n"
+     "class Mine(TorchDispatchMode):\n    def __torch_dispatch__(self, func, types, args=(), kwargs=None):\n"
+     "        return func(*args, **(kwargs or {}))\n\n\n_push_mode(Mine())\ntry:\n    torch.ones(1) + 1\nfinally:\n"
+     "    _pop_mode()\n",
+     "from torch.utils._python_dispatch import _pop_mode_temporarily\n", "intercepts torch operators (dispatch modes)"),
+    ("09_below_the_module", "import torch.utils._python_dispatch as dispatch\n\nmode = dispatch.TorchDispatchMode()\n"
+     "dispatch._push_mode(mode)\ndispatch._pop_mode()\n",
+     "import torch.utils._python_dispatch as dispatch\n\ndispatch._disable_current_modes()\n",
+     "intercepts torch operators (dispatch modes)"),
+    ("02_forward_hooks", "from torch.utils._pytree import tree_leaves\n",
+     "from torch.utils._python_dispatch import _push_mode\n", "intercepts torch operators (dispatch modes)"),
+])
+def test_a_narrowed_rule_lets_honest_code_through_and_holds_its_hostile_twin(assignment: str, honest: str, hostile: str,
+                                                                            technique: str):
+    assert findings(assignment, honest) == []
+    found = findings(assignment, hostile)
+    assert any(technique in finding for finding in found), found
+
+
+def test_what_the_narrowed_rules_assume_of_torch_holds():
+    """CALLED_BY_NAME: torch.nn.init's names ending in "_" are all functions, and its modules fail when called;
+    TORCH_PRIVATE_NAMES: every name let through is one of the module's tree functions, none registers anything."""
+    import types
+
+    import torch.nn.init
+    import torch.utils._pytree
+
+    from hooklab.grading.integrity.rules import CALLED_BY_NAME, TORCH_PRIVATE_NAMES
+
+    assert CALLED_BY_NAME == {"torch.nn.init"}
+    public = {name: value for name, value in vars(torch.nn.init).items() if not name.startswith("__")}
+    assert all(isinstance(value, types.FunctionType) for name, value in public.items() if name.endswith("_"))
+    assert {name for name, value in public.items() if isinstance(value, types.ModuleType)} == {"math", "torch",
+                                                                                               "warnings"}
+    names = TORCH_PRIVATE_NAMES["torch.utils._pytree"]
+    assert names <= set(vars(torch.utils._pytree)) and not any("register" in name or name.isupper() for name in names)
+
+
 def test_torchs_public_modules_and_the_private_ones_the_notebooks_use_are_not_flagged():
     honest = ("import torch._dynamo\ntorch._dynamo.reset()\nwindow = torch.signal.windows.hann(8)\n"
               "params = [torch.ones(2)]\ntorch._foreach_mul_(params, 0.9)\nname = 'weight'\nvalue = "

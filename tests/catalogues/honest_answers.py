@@ -339,6 +339,66 @@ def _module_basics() -> list[Answer]:
                 def extra_repr(self) -> str:
                     return "factor={}, learnable={}".format(self.shown_factor, self.learnable)
         '''),
+        # locals() and vars() in __init__ (a snapshot of the method's own arguments), operator.methodcaller
+        answer("my_linear", "locals() in __init__ to keep the arguments, setattr with the names", r'''
+            class MyLinear(nn.Module):
+                def __init__(self, in_features: int, out_features: int, bias: bool = True):
+                    super().__init__()
+                    for key, value in list(locals().items()):  # in_features and out_features, as nn.Linear keeps them
+                        if key not in ("self", "__class__", "bias"):
+                            setattr(self, key, value)
+                    self.weight = nn.Parameter(torch.randn(out_features, in_features) * 0.1)
+                    if bias:
+                        self.bias = nn.Parameter(torch.randn(out_features) * 0.1)
+                    else:
+                        self.register_parameter("bias", None)
+
+                def forward(self, x: torch.Tensor) -> torch.Tensor:
+                    return F.linear(x, self.weight, self.bias)
+
+                def extra_repr(self) -> str:
+                    return f"in_features={self.in_features}, out_features={self.out_features}"
+        '''),
+        answer("scale_repr", "hyper-parameters from locals() in a dict, str.format(**locals()) in extra_repr", r'''
+            class Scale(nn.Module):
+                def __init__(self, factor: float, learnable: bool = False):
+                    super().__init__()
+                    self.hparams = {k: v for k, v in locals().items() if k not in ("self", "__class__")}
+                    value = torch.tensor(float(factor))
+                    if learnable:
+                        self.factor = nn.Parameter(value)
+                    else:
+                        self.register_buffer("factor", value)
+
+                def forward(self, x: torch.Tensor) -> torch.Tensor:
+                    return x * self.factor
+
+                def extra_repr(self) -> str:
+                    factor, learnable = self.hparams["factor"], self.hparams["learnable"]
+                    return "factor={factor}, learnable={learnable}".format(**locals())
+        '''),
+        answer("two_head_net", "vars() in __init__ for the sizes, a config dict", r'''
+            class TwoHeadNet(nn.Module):
+                def __init__(self, in_features: int, hidden: int, num_classes: int):
+                    super().__init__()
+                    self.config = {name: size for name, size in vars().items() if isinstance(size, int)}
+                    self.body = nn.Sequential(nn.Linear(self.config["in_features"], self.config["hidden"]), nn.ReLU())
+                    self.heads = nn.ModuleDict({"cls": nn.Linear(hidden, self.config["num_classes"]),
+                                                "reg": nn.Linear(hidden, 1)})
+
+                def forward(self, x: torch.Tensor) -> dict[str, torch.Tensor]:
+                    features = self.body(x)
+                    return {name: head(features) for name, head in self.heads.items()}
+        '''),
+        answer("freeze", "operator.methodcaller over the parameters, map, a dict by id", r'''
+            from operator import methodcaller
+
+
+            def freeze(model: nn.Module, names: list[str]) -> int:
+                trainable = {id(p): p for name in names for p in model.get_submodule(name).parameters() if p.requires_grad}
+                list(map(methodcaller("requires_grad_", False), trainable.values()))
+                return sum(map(methodcaller("numel"), trainable.values()))
+        '''),
     ]
 
 
@@ -695,6 +755,59 @@ def _forward_hooks() -> list[Answer]:
                     result += labels(child, "hook")
                 return result + labels("outer", "hook", always_only=config["raises"] == "outer")
         '''),
+        # a recorder class (not a module) whose attribute is named modules; handles removed with operator.methodcaller
+        answer("leaf_shapes", "recorder class with self.modules = [], tuple assignment", r'''
+            class ShapeRecorder:
+                """Collects (name, output shape) for the leaves it is attached to."""
+
+                def __init__(self):
+                    self.modules = []  # names of the leaves watched, in the order they were found
+                    self.records = []
+                    self.handles = []
+
+                def attach(self, model: nn.Module) -> None:
+                    for name, module in model.named_modules():
+                        if not list(module.children()):
+                            self.modules.append(name)
+                            self.handles.append(module.register_forward_hook(self.hook_for(name)))
+
+                def hook_for(self, name: str):
+                    return lambda module, args, output: self.records.append((name, tuple(output.shape)))
+
+                def detach(self) -> None:
+                    for handle in self.handles:
+                        handle.remove()
+                    self.handles, self.modules = [], []
+
+
+            def leaf_output_shapes(model: nn.Module, x: torch.Tensor) -> list[tuple[str, tuple[int, ...]]]:
+                recorder = ShapeRecorder()
+                recorder.attach(model)
+                try:
+                    model(x)
+                finally:
+                    recorder.detach()
+                return recorder.records
+        '''),
+        answer("capture", "operator.methodcaller('remove') mapped over the handles, tracker.modules", r'''
+            import operator
+            from collections.abc import Iterator
+            from contextlib import contextmanager
+            from types import SimpleNamespace
+
+
+            @contextmanager
+            def capture(model: nn.Module, names: list[str]) -> Iterator[dict[str, torch.Tensor]]:
+                tracker = SimpleNamespace(modules=dict(model.named_modules()), outputs={}, handles=[])
+                try:
+                    for name in names:
+                        keep = lambda module, args, output, name=name: tracker.outputs.__setitem__(name, output)
+                        tracker.handles.append(tracker.modules[name].register_forward_hook(keep))
+                    yield tracker.outputs
+                finally:
+                    list(map(operator.methodcaller("remove"), tracker.handles))
+                    tracker.modules = {}
+        '''),
     ]
 
 
@@ -881,6 +994,13 @@ def _backward_hooks() -> list[Answer]:
                 handles.append(register_multi_grad_hook(
                     tuple(tensors), lambda grads: _record(log, "all", {names[i]: g for i, g in enumerate(grads)}), mode="all"))
                 return handles
+        '''),
+        answer("backward_collect", "torch.utils._pytree.tree_leaves", r'''
+            from torch.utils._pytree import tree_leaves
+
+
+            def module_hook(module, grad_input, grad_output):
+                answer.extend(tree_leaves((grad_input, grad_output)))  # x1.grad, x2.grad, then output.grad
         '''),
     ]
 
@@ -1180,6 +1300,51 @@ def _apply() -> list[Answer]:
                     weight.copy_(torch.from_numpy(values))
                     if module.bias is not None:
                         module.bias.copy_(torch.from_numpy(np.zeros(tuple(module.bias.shape))))
+        '''),
+        # nn.init's functions fetched by a computed name; operator.methodcaller
+        answer("init_weights", "scheme table by layer type, getattr(nn.init, f'{scheme}_') called at once", r'''
+            SCHEMES = {nn.Linear: ("kaiming_normal", {"nonlinearity": "relu"}), nn.Conv2d: ("xavier_uniform", {})}
+
+
+            def init_weights(module: nn.Module) -> None:
+                for kind, (scheme, options) in SCHEMES.items():
+                    if isinstance(module, kind):
+                        getattr(nn.init, f"{scheme}_")(module.weight, **options)
+                        if module.bias is not None:
+                            nn.init.zeros_(module.bias)
+        '''),
+        answer("init_weights", "from torch.nn import init, initialiser bound by name + '_', hasattr", r'''
+            from torch.nn import init
+
+
+            def init_weights(module: nn.Module) -> None:
+                if not isinstance(module, (nn.Linear, nn.Conv2d)):
+                    return
+                name = "kaiming_normal" if isinstance(module, nn.Linear) else "xavier_uniform"
+                assert hasattr(init, name + "_"), f"torch.nn.init has no {name}_"
+                fill = getattr(init, name + "_")
+                fill(module.weight, **({"nonlinearity": "relu"} if name.startswith("kaiming") else {}))
+                if module.bias is not None:
+                    init.zeros_(module.bias)
+        '''),
+        answer("init_to_one", "getattr(nn.init, name) with the name in a constant", r'''
+            FILLER = "ones_"  # nn.init's in-place filler (it works under no_grad itself)
+
+
+            def init_to_one(module: nn.Module) -> None:
+                if isinstance(module, FUNCTIONS):
+                    getattr(nn.init, FILLER)(module.W)
+        '''),
+        answer("init_to_one", "operator.methodcaller('fill_', 1.0), torch.no_grad", r'''
+            import operator
+
+            fill_with_one = operator.methodcaller("fill_", 1.0)
+
+
+            def init_to_one(module: nn.Module) -> None:
+                if isinstance(module, FUNCTIONS):
+                    with torch.no_grad():
+                        fill_with_one(module.W)
         '''),
     ]
 
@@ -1507,6 +1672,31 @@ def _autograd_function() -> list[Answer]:
                 def jvp(ctx, x_tangent: torch.Tensor) -> torch.Tensor:
                     (x,) = ctx.saved_tensors
                     return 3 * x**2 * x_tangent
+        '''),
+        answer("linear_module", "initialiser chosen by name: hasattr and getattr(nn.init, '%s_' % init)", r'''
+            import math
+
+
+            class Linear(nn.Module):
+                def __init__(self, in_features: int, out_features: int, bias: bool = True, init: str = "uniform"):
+                    super().__init__()
+                    if not hasattr(nn.init, "%s_" % init):
+                        raise ValueError(f"torch.nn.init has no {init}_")
+                    self.in_features, self.out_features = in_features, out_features
+                    bound = 1 / math.sqrt(in_features)
+                    self.weight = nn.Parameter(torch.empty(out_features, in_features))
+                    getattr(nn.init, "%s_" % init)(self.weight, -bound, bound)
+                    if bias:
+                        self.bias = nn.Parameter(torch.empty(out_features))
+                        getattr(nn.init, "%s_" % init)(self.bias, -bound, bound)
+                    else:
+                        self.register_parameter("bias", None)
+
+                def forward(self, input: torch.Tensor) -> torch.Tensor:
+                    return LinearFunction.apply(input, self.weight, self.bias)
+
+                def extra_repr(self) -> str:
+                    return f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}"
         '''),
     ]
 
@@ -1921,6 +2111,34 @@ def _memory_hooks() -> list[Answer]:
             torch.save(nn.Linear(3, 2).state_dict(), saved)
             saved.seek(0)
             print(sorted(torch.load(saved, weights_only=True)))
+        '''),
+        answer("saved_bytes", "counter class with self.buffers = [] and +=", r'''
+            class SavedCounter:
+                def __init__(self):
+                    self.buffers = []  # bytes of each tensor autograd saves
+
+                def pack(self, tensor: torch.Tensor) -> torch.Tensor:
+                    self.buffers += [tensor.numel() * tensor.element_size()]
+                    return tensor
+
+
+            def saved_bytes(fn, *inputs) -> tuple[int, int]:
+                counter = SavedCounter()
+                with saved_tensors_hooks(counter.pack, lambda tensor: tensor):
+                    fn(*inputs)
+                return len(counter.buffers), sum(counter.buffers)
+        '''),
+        answer("compact_state_dict", "operator.methodcaller('to', torch.float16)", r'''
+            from operator import methodcaller
+
+            to_half = methodcaller("to", torch.float16)
+
+
+            def compact(module: nn.Module, state_dict: dict, prefix: str, local_metadata: dict) -> None:
+                state_dict.pop(prefix + "mask")
+                for key in [k for k in state_dict if k.startswith(prefix)]:
+                    if state_dict[key].is_floating_point():
+                        state_dict[key] = to_half(state_dict[key])
         '''),
     ]
 def _backward_puzzles() -> list[Answer]:
@@ -2540,6 +2758,151 @@ def _below_the_module() -> list[Answer]:
                         return func(*args, **kwargs)
                 with Low():
                     return model(x)
+        '''),
+        # torch.utils._pytree over a mode's arguments; a mode pushed with _push_mode and popped with _pop_mode; a
+        # watcher class (not a module) whose attribute is named modules
+        answer("low_precision", "torch.utils._pytree.tree_map over (args, kwargs) in a function mode", r'''
+            from torch.utils._pytree import tree_map
+
+
+            def low_precision_output(model, x, dtype):
+                products = {F.linear, torch.matmul, torch.Tensor.matmul, torch.mm, torch.bmm}
+                low = lambda a: a.to(dtype) if isinstance(a, torch.Tensor) else a
+
+                class LowPrecision(TorchFunctionMode):
+                    def __torch_function__(self, func, types, args=(), kwargs=None):
+                        kwargs = kwargs or {}
+                        if func not in products:
+                            return func(*args, **kwargs)
+                        low_args, low_kwargs = tree_map(low, (args, kwargs))
+                        return func(*low_args, **low_kwargs).to(args[0].dtype)
+
+                with LowPrecision():
+                    return model(x)
+        '''),
+        answer("low_precision", "import torch.utils._pytree as pytree, tree_map_only in a dispatch mode", r'''
+            import torch.utils._pytree as pytree
+
+
+            def low_precision_output(model, x, dtype):
+                class Cast(TorchDispatchMode):
+                    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+                        kwargs = kwargs or {}
+                        if func.overloadpacket.__name__ in ("mm", "addmm", "bmm"):
+                            back = args[-1].dtype
+                            args, kwargs = pytree.tree_map_only(torch.Tensor, lambda t: t.to(dtype), (args, kwargs))
+                            return func(*args, **kwargs).to(back)
+                        return func(*args, **kwargs)
+
+                with torch.no_grad(), Cast():
+                    return model(x)
+        '''),
+        answer("matmul_flops", "tree_leaves for the operands, _push_mode and _pop_mode in try/finally", r'''
+            from torch.utils._pytree import tree_leaves
+            from torch.utils._python_dispatch import _pop_mode, _push_mode
+
+
+            def matmul_flops(model, x):
+                running, flops = [], {}
+
+                class Counter(TorchDispatchMode):
+                    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+                        name = func.overloadpacket.__name__
+                        if name in ("mm", "addmm", "bmm"):
+                            a, b = [t for t in tree_leaves(args) if isinstance(t, torch.Tensor)][-2:]
+                            count = 2 * a.shape[-2] * a.shape[-1] * b.shape[-1] * (a.shape[0] if name == "bmm" else 1)
+                            for module in running:
+                                flops[module] = flops.get(module, 0) + count
+                        return func(*args, **(kwargs or {}))
+
+                def enter(name):
+                    def pre_hook(module, args):
+                        running.append(name)
+                    return pre_hook
+
+                def leave(module, args, output):
+                    running.pop()
+
+                handles = []
+                for name, module in model.named_modules():
+                    handles += [module.register_forward_pre_hook(enter(name)), module.register_forward_hook(leave)]
+                counter = Counter()
+                _push_mode(counter)
+                try:
+                    model(x)
+                finally:
+                    _pop_mode()
+                    for handle in handles:
+                        handle.remove()
+                return flops
+        '''),
+        answer("log_ops", "a helper that pushes and pops the mode (torch.utils._python_dispatch)", r'''
+            from torch.utils._python_dispatch import TorchDispatchMode, _pop_mode, _push_mode
+
+
+            class Ops(TorchDispatchMode):
+                def __init__(self):
+                    super().__init__()
+                    self.pairs = []
+
+                def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+                    out = func(*args, **(kwargs or {}))
+                    self.pairs.append((func.overloadpacket.__name__, tuple(out.shape) if isinstance(out, torch.Tensor) else None))
+                    return out
+
+
+            def run_under(mode, fn):
+                _push_mode(mode)
+                try:
+                    return fn()
+                finally:
+                    _pop_mode()
+
+
+            def log_ops(model, x):
+                forward, backward = Ops(), Ops()
+                out = run_under(forward, lambda: model(x))
+                run_under(backward, lambda: out.sum().backward())
+                return forward.pairs, backward.pairs
+        '''),
+        answer("first_nonfinite", "watcher class with self.modules, reset as watcher.modules = {}", r'''
+            class Watcher:
+                def __init__(self):
+                    self.modules = {}  # leaf name -> module
+                    self.events = []
+                    self.handles = []
+
+                def watch(self, model):
+                    self.modules = {n: m for n, m in model.named_modules() if next(m.children(), None) is None}
+                    for name, module in self.modules.items():
+                        self.handles += [module.register_forward_hook(self.forward_check(name)),
+                                         module.register_full_backward_hook(self.backward_check(name))]
+
+                def forward_check(self, name):
+                    def hook(module, args, output):
+                        if not torch.isfinite(output).all():
+                            self.events.append((name, "forward"))
+                    return hook
+
+                def backward_check(self, name):
+                    def hook(module, grad_input, grad_output):
+                        if grad_input[0] is not None and not torch.isfinite(grad_input[0]).all():
+                            self.events.append((name, "backward"))
+                    return hook
+
+
+            def first_nonfinite(model, x):
+                watcher = Watcher()
+                watcher.watch(model)
+                try:
+                    out = model(x)
+                    if not watcher.events:
+                        out.sum().backward()
+                finally:
+                    for handle in watcher.handles:
+                        handle.remove()
+                    watcher.modules = {}
+                return watcher.events[0] if watcher.events else None
         '''),
     ]
 

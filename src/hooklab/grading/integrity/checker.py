@@ -22,12 +22,14 @@ from hooklab.grading.integrity.rules import (
 
 class Checker(Magics, ast.NodeVisitor):
     def __init__(self, imported: dict[str, str], given: dict[str, str], protected: set[str],
-                 permitted: frozenset[str] = frozenset(), shown: frozenset[str] = frozenset()) -> None:
+                 permitted: frozenset[str] = frozenset(), shown: frozenset[str] = frozenset(),
+                 kept: frozenset[str] = frozenset()) -> None:
         self.imported = imported  # grows with the student's own imports, across cells
         self.permitted = permitted  # dotted names this assignment may use (ALLOWED)
         self.given = given
         self.protected = protected  # builtins and the notebook's own classes and functions that tests use
         self.shown = shown  # rules.SHOWN_ONLY's functions the student's code never rebinds
+        self.kept = kept  # rules.KEPT_BUILTINS's builtins the student's code never rebinds
         self.found: list[tuple[int, str]] = []
         self.depth = 0  # > 0 inside a function or class body
         self.class_body = False  # directly in a class's body: a name bound there is the class's attribute
@@ -68,8 +70,8 @@ class Checker(Magics, ast.NodeVisitor):
         elif HISTORY_NAMES.match(name):
             self.flag(node, "changes IPython's input history")
 
-    def mutate(self, node: ast.AST, target: ast.AST) -> None:
-        """An attribute or item of ``target`` is set or deleted."""
+    def mutate(self, node: ast.AST, target: ast.AST, value: ast.AST | None = None) -> None:
+        """An attribute or item of ``target`` is set (to ``value``, where it is known) or deleted."""
         root = syntax.root(target)
         if isinstance(target, ast.Attribute) and target.attr in {"__class__", "__bases__", "__dict__"}:
             self.flag(node, f"changes an object's {target.attr}")
@@ -84,8 +86,23 @@ class Checker(Magics, ast.NodeVisitor):
             self.flag(node, f"patches {described} (an imported module or class)")
         elif isinstance(root, ast.Name) and root.id == "__builtins__":
             self.flag(node, "changes the builtins")
-        elif isinstance(target, ast.Attribute) and target.attr in rules.MODULE_READS:
+        elif isinstance(target, ast.Attribute) and target.attr in rules.MODULE_READS and not self._container(value):
             self.flag(node, f"replaces {target.attr} on an object (the tests read a model's parts through it)")
+
+    def _container(self, value: ast.AST | None) -> bool:
+        """Whether a stored value is a plain container or constant, never callable: stored as ``modules`` (a recorder's
+        list, ``tracker.modules = []``), it cannot stand in for a model's reading method, whose call then fails."""
+        if isinstance(value, (ast.List, ast.Tuple, ast.Set, ast.Dict, ast.ListComp, ast.SetComp, ast.DictComp,
+                              ast.GeneratorExp, ast.JoinedStr, ast.Constant)):
+            return True
+        if isinstance(value, ast.IfExp):
+            return self._container(value.body) and self._container(value.orelse)
+        if isinstance(value, ast.Call):
+            func = value.func
+            if isinstance(func, ast.Name) and func.id in rules.CONTAINERS and func.id in self.kept:
+                return True
+            return self.origin(func) in rules.CONTAINER_CLASSES
+        return False
 
     @staticmethod
     def _through_dunder(node: ast.AST) -> bool:
@@ -179,7 +196,7 @@ class Checker(Magics, ast.NodeVisitor):
 
     def visit_Assign(self, node: ast.Assign) -> None:
         for target in node.targets:
-            self.store(node, target)
+            self.store(node, target, node.value)
         if all(isinstance(target, ast.Name) for target in node.targets) and not self.class_body and (
                 self.origin(node.value) not in HOOKLAB_MODULES):  # t = torch: an alias, followed by name
             self.bases.add(id(node.value))
@@ -209,11 +226,11 @@ class Checker(Magics, ast.NodeVisitor):
         return None
 
     def visit_AugAssign(self, node: ast.AugAssign) -> None:
-        self.store(node, node.target)
+        self.store(node, node.target, node.value)  # ``+= [m]`` on a list leaves a list
         self.visit(node.value)
 
     def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
-        self.store(node, node.target)
+        self.store(node, node.target, node.value)
         self.visit(node.annotation)  # evaluated at notebook level
         if node.value is not None:
             self.visit(node.value)
@@ -247,16 +264,19 @@ class Checker(Magics, ast.NodeVisitor):
         if node.optional_vars is not None:
             self.store(node.context_expr, node.optional_vars)
 
-    def store(self, node: ast.AST, target: ast.AST) -> None:
+    def store(self, node: ast.AST, target: ast.AST, value: ast.AST | None = None) -> None:
+        """``target`` is bound, set or deleted (to ``value``, where it is known)."""
         if isinstance(target, ast.Name):
             self.bind(node, target.id)
         elif isinstance(target, (ast.Tuple, ast.List)):
-            for element in target.elts:
-                self.store(node, element)
+            paired = (isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == len(target.elts)
+                      and not any(isinstance(e, ast.Starred) for e in [*target.elts, *value.elts]))
+            for position, element in enumerate(target.elts):
+                self.store(node, element, value.elts[position] if paired else None)
         elif isinstance(target, ast.Starred):
             self.store(node, target.value)
         elif isinstance(target, (ast.Attribute, ast.Subscript)):
-            self.mutate(node, target)
+            self.mutate(node, target, value)
             self.visit(target)
 
     # -- expressions ------------------------------------------------------------------------
@@ -276,8 +296,15 @@ class Checker(Magics, ast.NodeVisitor):
             self.bases.update(map(id, [node.left, *node.comparators]))
         self.generic_visit(node)
 
+    def methodcaller_as_a_value(self, node: ast.Name | ast.Attribute) -> None:
+        """operator.methodcaller passed on rather than called (or aliased): the names it is given go unread."""
+        if (self.origin(node) == rules.METHODCALLER and id(node) not in self.called and id(node) not in self.bases
+                and isinstance(node.ctx, ast.Load)):
+            self.flag(node, "passes operator.methodcaller as a value (calls methods by computed names)")
+
     def visit_Name(self, node: ast.Name) -> None:
         self.handed_around(node)
+        self.methodcaller_as_a_value(node)
         if self.imported.get(node.id) in {IMPORT_MODULE[0], ".".join(IMPORT_MODULE)} and id(node) not in self.allowed:
             self.flag(node, FORBIDDEN_MODULES[IMPORT_MODULE[0]])
         elif node.id in {"getattr", "setattr", "delattr"} and id(node) not in self.called:
@@ -314,6 +341,7 @@ class Checker(Magics, ast.NodeVisitor):
     def visit_Attribute(self, node: ast.Attribute) -> None:
         self.bases.add(id(node.value))
         self.handed_around(node)
+        self.methodcaller_as_a_value(node)
         if id(node) in self.allowed:  # importlib.import_module("math"), checked as an import of math
             self.generic_visit(node)
             return
@@ -363,22 +391,51 @@ class Checker(Magics, ast.NodeVisitor):
             name = func.id
             if name in self.shown:  # print(torch), dir(F): a module shown, not handed on
                 self.bases.update(map(id, node.args))
-            if name in FORBIDDEN_CALLS and name != "get_ipython":
+            if name in FORBIDDEN_CALLS and name != "get_ipython" and not (name == "locals" and self.snapshot(name)):
                 self.flag(node, FORBIDDEN_CALLS[name])
             elif name in {"setattr", "delattr"} and node.args:
                 attribute = syntax.constant_text(node.args[1]) if len(node.args) > 1 else None
                 self.mutate(node,
-                            ast.Attribute(value=node.args[0], attr=attribute or "<computed name>", ctx=ast.Store()))
+                            ast.Attribute(value=node.args[0], attr=attribute or "<computed name>", ctx=ast.Store()),
+                            node.args[2] if name == "setattr" and len(node.args) == 3 else None)
                 self.check_attribute_name(node)
             elif name in {"getattr", "hasattr"} and node.args:
                 self.check_attribute_name(node)
             if name in {"getattr", "hasattr", "setattr", "delattr"} and node.args:  # followed by name, as in m.x
                 self.bases.add(id(node.args[0]))
-            elif name == "vars" and (not node.args or self.origin(node.args[0]) is not None):
+            elif name == "vars" and (node.args and self.origin(node.args[0]) is not None
+                                     or not node.args and not self.snapshot(name)):
                 self.flag(node, "reaches a module's namespace (vars())")
+        if self.origin(func) == rules.METHODCALLER and (node.args or node.keywords):
+            self.check_method_name(node, node.args[0] if node.args else None)
         if self.magic(node):
             return
         self.generic_visit(node)
+
+    def snapshot(self, name: str) -> bool:
+        """Whether ``locals()`` or ``vars()`` (the builtin, never rebound) is called in the body of a def or lambda, not
+        in a class body: a snapshot of the function's own variables there, and writing to it changes none of them."""
+        return name in self.kept and bool(self.depth) and not self.class_body
+
+    def hidden_name(self, node: ast.AST, name: ast.AST) -> bool:
+        """Whether an attribute name given as a value spells a dangerous attribute, written or built at run time
+        (flagged)."""
+        text = syntax.constant_text(name)
+        fragments = [syntax.constant_text(piece) for piece in sorted(  # in the order they are written
+            (n for n in ast.walk(name) if syntax.constant_text(n) is not None), key=lambda n: (n.lineno, n.col_offset))]
+        for piece in [*fragments, *([] if text is not None else ["".join(fragments)])]:  # and the pieces put together
+            hidden = text is None and ("__" in piece or f"__{piece.strip('_')}__" in FORBIDDEN_ATTRIBUTES)  # '_'*2
+            if piece in FORBIDDEN_ATTRIBUTES or piece == "__dict__" or hidden:
+                self.flag(node, f"reaches {piece!r} by name ({FORBIDDEN_ATTRIBUTES.get(piece, 'a hidden attribute')})")
+                return True
+        return False
+
+    def check_method_name(self, node: ast.Call, name: ast.AST | None) -> None:
+        """``operator.methodcaller(name, ...)``: read as ``obj.name(...)``, its name as an attribute's."""
+        if name is None or isinstance(name, ast.Starred):
+            self.flag(node, "calls methods by names it is not given (operator.methodcaller)")
+        elif not self.hidden_name(node, name) and syntax.constant_text(name) in SPECIAL_METHODS:
+            self.flag(node, SPECIAL_METHODS[syntax.constant_text(name)])
 
     def check_attribute_name(self, node: ast.Call) -> None:
         """getattr/setattr/delattr whose name spells a dangerous attribute, or is built at run time
@@ -387,19 +444,35 @@ class Checker(Magics, ast.NodeVisitor):
             return
         name = node.args[1]
         text = syntax.constant_text(name)
-        fragments = [syntax.constant_text(piece) for piece in sorted(  # in the order they are written
-            (n for n in ast.walk(name) if syntax.constant_text(n) is not None), key=lambda n: (n.lineno, n.col_offset))]
-        for piece in [*fragments, *([] if text is not None else ["".join(fragments)])]:  # and the pieces put together
-            hidden = text is None and ("__" in piece or f"__{piece.strip('_')}__" in FORBIDDEN_ATTRIBUTES)  # '_'*2
-            if piece in FORBIDDEN_ATTRIBUTES or piece == "__dict__" or hidden:
-                self.flag(node, f"reaches {piece!r} by name ({FORBIDDEN_ATTRIBUTES.get(piece, 'a hidden attribute')})")
-                return
+        if self.hidden_name(node, name):
+            return
         target = self.origin(node.args[0])
         if target is not None:
-            if text is None:
+            if text is None and not self._fetched_to_call(node, target, name):
                 self.flag(node, f"reaches an attribute of {target} by a computed name")
-            else:
+            elif text is not None:
                 self.check_module(node, f"{target}.{text}")
+
+    def _fetched_to_call(self, node: ast.Call, target: str, name: ast.AST) -> bool:
+        """A computed name that can only give a function: ``hasattr`` (a yes or no), or ``getattr`` on a module of
+        rules.CALLED_BY_NAME whose result is called at once or whose name ends in a written "_"."""
+        if isinstance(node.func, ast.Name) and node.func.id == "hasattr":
+            return True
+        return target in rules.CALLED_BY_NAME and (id(node) in self.called or _ends_with_underscore(name))
+
+
+def _ends_with_underscore(name: ast.AST) -> bool:
+    """Whether a name built at run time ends in a written "_": ``f"{kind}_"``, ``kind + "_"``, ``"%s_" % kind``,
+    ``"{}_".format(kind)``."""
+    if isinstance(name, ast.JoinedStr):
+        return bool(name.values) and (syntax.constant_text(name.values[-1]) or "").endswith("_")
+    if isinstance(name, ast.BinOp) and isinstance(name.op, ast.Add):
+        return _ends_with_underscore(name.right) or (syntax.constant_text(name.right) or "").endswith("_")
+    if isinstance(name, ast.BinOp) and isinstance(name.op, ast.Mod):
+        return (syntax.constant_text(name.left) or "").endswith("_")
+    if isinstance(name, ast.Call) and isinstance(name.func, ast.Attribute) and name.func.attr == "format":
+        return (syntax.constant_text(name.func.value) or "").endswith("_")
+    return False
 
 
 def _may_be_a_path(argument: ast.expr) -> bool:

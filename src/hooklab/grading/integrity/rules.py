@@ -88,8 +88,11 @@ FORBIDDEN_MODULES = {
     "dask": "runs code outside its cell (dask)",
     "distributed": "runs code outside its cell (dask.distributed)",
     "operator.attrgetter": "reaches attributes by computed names (operator.attrgetter)",
-    "operator.methodcaller": "calls methods by computed names (operator.methodcaller)",
 }
+# ``operator.methodcaller(name, ...)(obj)`` is ``obj.name(...)``: the checker reads its name as it reads an attribute's
+# (no attribute of FORBIDDEN_ATTRIBUTES or SPECIAL_METHODS, no hidden dunder in a computed one) and holds it passed as
+# a value; a module it is applied to is handed around, which the scan holds.
+METHODCALLER = "operator.methodcaller"
 
 # os functions that start processes: a forked child computes where no watch of the kernel's sees it.
 OS_PROCESSES = ("fork", "spawn", "exec", "system", "popen", "posix_spawn", "register_at_fork")
@@ -199,6 +202,28 @@ OWN_SUBMODULES = {"torch.signal", "scipy.signal", "torch.types", "numpy.typing"}
 # submission that does so is graded as one whose kernel stopped, not held
 PRIVATE_ALLOWED = {"os", "faulthandler"}
 TORCH_PRIVATE_ALLOWED = {"_dynamo", "_logging"}  # private modules of torch's that the notebooks themselves use
+# Private modules of torch's and the names a student may use of them: torch.utils._pytree's functions walk nested
+# containers (a mode's args and outputs) and call only the function given; its registries (register_pytree_node,
+# SUPPORTED_NODES), its key paths (key_get: attributes by name) and the modules it imports stay held.
+TORCH_PRIVATE_NAMES = {
+    "torch.utils._pytree": frozenset({
+        "tree_map", "tree_map_", "tree_map_only", "tree_map_only_", "tree_map_with_path", "tree_flatten",
+        "tree_flatten_with_path", "tree_unflatten", "tree_leaves", "tree_leaves_with_path", "tree_structure",
+        "tree_iter", "tree_all", "tree_any", "tree_all_only", "tree_any_only", "tree_is_leaf", "arg_tree_leaves",
+        "map_only", "keystr", "treespec_pprint", "TreeSpec", "LeafSpec", "PyTree"}),
+}
+# Modules whose attributes an answer may fetch by a computed name, ``getattr(nn.init, f"{kind}_")``, when the result is
+# called at once or the name ends in a written "_": torch.nn.init holds functions, typing's helpers, the class Tensor
+# and three modules (math, torch, warnings), which fail when called; its names ending in "_" are all functions.
+CALLED_BY_NAME = frozenset({"torch.nn.init"})
+# Builtins and classes whose result is a plain container, never callable: one stored as a model's reading method
+# (``self.modules = list(...)`` on a recorder) cannot stand in for it (calling it fails).
+CONTAINERS = frozenset({"list", "tuple", "dict", "set", "frozenset", "sorted"})
+# Builtins whose use the scan lets through only as themselves: the containers, and locals() and vars() in a function
+# (a snapshot of its own variables). The checker is given those the student's code never rebinds.
+KEPT_BUILTINS = CONTAINERS | {"locals", "vars"}
+CONTAINER_CLASSES = frozenset({"collections.OrderedDict", "collections.defaultdict", "collections.deque",
+                               "collections.Counter"})
 
 # nn.Module's methods that tests read a model through: one set on a model object (``model.named_parameters = …``)
 # would show the tests parts the model does not have.
@@ -217,7 +242,11 @@ MODE_HANDLERS = {  # a mode class → the method its subclasses define
     "torch.overrides.TorchFunctionMode": "__torch_function__",
     "torch.utils._python_dispatch.TorchDispatchMode": "__torch_dispatch__",
 }
-MODES = frozenset({"torch.overrides", "torch.overrides.resolve_name", "torch.utils._python_dispatch", *MODE_HANDLERS})
+# ``_push_mode(mode)`` is what entering a dispatch mode does, ``_pop_mode()`` what leaving it does (as the mode's public
+# ``__exit__``, it pops the mode on top): a mode of hooklab's that were popped notes it (check_no_model_run), and no
+# checker reads a value while a dispatch mode is entered.
+MODES = frozenset({"torch.overrides", "torch.overrides.resolve_name", "torch.utils._python_dispatch",
+                   "torch.utils._python_dispatch._push_mode", "torch.utils._python_dispatch._pop_mode", *MODE_HANDLERS})
 ALLOWED = {"09_below_the_module": MODES}  # assignment → the dotted names its answers may use
 
 
@@ -338,7 +367,11 @@ def technique(dotted: str) -> str | None:
         return None
     private = next((position for position, part in enumerate(parts) if position and _private(part)), None)
     if parts[0] == "torch" and private is not None:
-        return f"reaches torch's internals ({'.'.join(parts[:private + 1])})"
+        module = ".".join(parts[:private + 1])
+        if dotted == module and module in TORCH_PRIVATE_NAMES or (
+                len(parts) == private + 2 and parts[-1] in TORCH_PRIVATE_NAMES.get(module, ())):
+            return None
+        return f"reaches torch's internals ({module})"
     if dotted.startswith("torch.library.") and parts[2] not in TORCH_LIBRARY_ALLOWED:
         return "registers operator kernels (torch.library)"
     if parts[0] == "inspect" and parts[1] in INSPECT_FRAMES:

@@ -70,11 +70,12 @@ def scan(
     findings: list[Finding] = []
     imported = dict(given_imports)
     cells = [(number, syntax.parse(source)) for number, source in cells]
-    shown = frozenset(rules.SHOWN_ONLY - syntax.bound_names(tree for _, tree in cells if tree is not None))
+    bound = syntax.bound_names(tree for _, tree in cells if tree is not None)
+    shown, kept = frozenset(rules.SHOWN_ONLY - bound), frozenset(rules.KEPT_BUILTINS - bound)
     for number, tree in cells:
         if tree is None:
             continue  # a syntax error fails at run time, like any wrong answer
-        checker = Checker(imported, given_imports, protected, allowed, shown)
+        checker = Checker(imported, given_imports, protected, allowed, shown, kept)
         checker.visit(tree)
         findings += [Finding(number, line, technique) for line, technique in checker.found]
     return _unique(findings)

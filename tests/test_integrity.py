@@ -273,6 +273,9 @@ def test_honest_lines_the_scan_once_held_are_not_flagged(assignment: str, source
      "fill(torch.empty(2))\n",
      "from torch.nn import init\n\nkind = 'torch'\nfill = getattr(init, kind)\n",
      "reaches an attribute of torch.nn.init by a computed name"),
+    ("04_apply", "kind = 'ones'\nfill = getattr(nn.init, f'{kind}_')\nweight = fill(torch.empty(2, 2))\nprint(fill)\n",
+     "kind = 'ones'\nfill = getattr(nn.init, f'{kind}_')\nfirst = getattr(fill, sorted(dir(fill))[0])\n",
+     "reaches an attribute of torch.nn.init.<computed> by a computed name"),
     ("05_autograd_function", "kind = 'uniform'\nassert hasattr(nn.init, '%s_' % kind) and hasattr(torch, kind)\n",
      "kind = 'zeros'\ngetattr(torch, '{}_'.format(kind))(2)\n", "reaches an attribute of torch by a computed name"),
     # locals() and vars() in a function: a snapshot of its own variables; at notebook level or in a class body, a

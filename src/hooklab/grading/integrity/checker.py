@@ -213,8 +213,8 @@ class Checker(Magics, ast.NodeVisitor):
         return syntax.constant_text(node.args[0])
 
     def _fetched(self, node: ast.AST) -> str | None:
-        """The dotted path ``getattr(module, "name")`` reaches, or ``importlib.import_module("name")`` imports, or
-        None."""
+        """The dotted path ``getattr(module, "name")`` reaches (``<computed>`` for the name of a function of a module
+        of rules.CALLED_BY_NAME), or ``importlib.import_module("name")`` imports, or None."""
         imported = self._imported_by_name(node)
         if imported is not None:
             return imported
@@ -223,6 +223,8 @@ class Checker(Magics, ast.NodeVisitor):
             target, name = self.origin(node.args[0]), syntax.constant_text(node.args[1])
             if target is not None and name is not None:
                 return f"{target}.{name}"
+            if target in rules.CALLED_BY_NAME and _ends_with_underscore(node.args[1]):  # one of its functions, followed
+                return f"{target}.<computed>"
         return None
 
     def visit_AugAssign(self, node: ast.AugAssign) -> None:

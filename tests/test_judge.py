@@ -260,8 +260,8 @@ def _test_cell(grade_id: str, *outputs: nbformat.NotebookNode) -> nbformat.Noteb
 
 def test_a_test_that_crashed_on_wrong_data_says_the_first_check_that_differed():
     """A failed observation raises nothing in the kernel, so the test's next line can crash on the wrong data (a key
-    the wrong answer lacks): the message is the first check that differed, then the crash; a crash with every check
-    before it right, or before any check, is the kernel's own error."""
+    the wrong answer lacks): the message is the first check that differed, then that the rest of the test did not
+    run; a crash with every check before it right, or before any check, is the kernel's own error."""
     from nbformat.v4 import new_notebook, new_output
 
     want = [_obs(torch.ones(2), "outputs['h1']"), _obs(torch.ones(2), "outputs['h2']")]
@@ -273,25 +273,25 @@ def test_a_test_that_crashed_on_wrong_data_says_the_first_check_that_differed():
                                 "right_then_crash": want[:1], "crash_first": []})
     wrong, right, first = ([(o.ename, o.evalue) for o in cell.outputs] for cell in nb.cells)
     assert wrong == [("WrongAnswer", "outputs['h1'] has the wrong values at index (0,) (2 of 2 entries wrong; largest "
-                                     "error 1) (the test then stopped: KeyError: 'h2')")]
+                                     "error 1)" + judge.STOPPED)]
     assert right == first == [("KeyError", "'h2'")]
 
 
-def test_an_error_is_said_as_python_says_it_and_cut_only_past_a_sentences_room():
-    """The error a test crashed with reads "IndexError: too many indices …", as Python says it (issue 47); what a
-    student's backward raised reads as in the lab, its line whole, and only an error longer than a sentence's room
-    is cut, with "…"."""
+def test_an_error_is_said_whole_and_cut_only_past_a_sentences_room_and_a_tests_own_crash_not_at_all():
+    """What a student's backward raised reads as in the lab, its line whole, and only an error longer than a
+    sentence's room is cut, with "…"; what the test's own code then raised on the wrong data is not said (it is test
+    code's, and may name a hidden test's objects): only that the rest of the test did not run."""
     from nbformat.v4 import new_notebook, new_output
 
-    crash = new_output("error", ename="IndexError", evalue="too many indices for tensor of dimension 1",
-                       traceback=["IndexError: too many indices for tensor of dimension 1"])
+    crash = new_output("error", ename="RuntimeError", evalue="Error(s) in loading state_dict for HiddenModel",
+                       traceback=["RuntimeError: Error(s) in loading state_dict for HiddenModel"])
     nb = new_notebook(cells=[_test_cell("order", crash)])
     want = [{**_obs(["first", "all"], "the kinds of the log entries"), "line": 1}, _obs(torch.ones(2), "log[0]")]
     judge.judge(nb, {"order": {"observed": want, "error": ""}},
                 {"order": [_obs(["all", "first"], "the kinds of the log entries")]})
     assert [(o.ename, o.evalue) for o in nb.cells[0].outputs] == [(
-        "WrongAnswer", "the kinds of the log entries should be ['first', 'all'], got ['all', 'first'] (the test then "
-        "stopped: IndexError: too many indices for tensor of dimension 1)")]
+        "WrongAnswer", "the kinds of the log entries should be ['first', 'all'], got ['all', 'first'] (the rest of "
+        "this test did not run)")]
 
     said = ("RuntimeError: expand(torch.DoubleTensor{[1, 1, 4]}, size=[3, 4]): the number of sizes provided (2) must "
             "be greater or equal to the number of dimensions in the tensor (3) (line 13: return "
@@ -300,6 +300,50 @@ def test_an_error_is_said_as_python_says_it_and_cut_only_past_a_sentences_room()
     assert verdict([raised], [want[1]]) == f"SumDim.apply(…): SumDim.backward raised {said}"
     endless = {**raised, "value": observations.encode("RuntimeError: " + "x" * 5000)}
     assert verdict([endless], [want[1]]) == f"SumDim.apply(…): SumDim.backward raised RuntimeError: {'x' * 586}…"
+
+
+def test_a_cell_that_raised_loses_the_lines_that_said_it_passed():
+    """A visible check printed ✓, then the hidden tests raised (the student's own error): the ✓ line goes, the error
+    stays as the kernel gave it."""
+    from nbformat.v4 import new_notebook, new_output
+
+    nb = new_notebook(cells=[_test_cell("own_error", new_output("stream", name="stdout", text="✓ visible tests pass\n"),
+                                        new_output("error", ename="ValueError", evalue="not enough values to unpack",
+                                                   traceback=["ValueError: not enough values to unpack"]))])
+    judge.judge(nb, {"own_error": {"observed": [], "error": ""}}, {})
+    assert [(o.output_type, o.get("ename")) for o in nb.cells[0].outputs] == [("error", "ValueError")]
+
+
+def test_hidden_lines_are_counted_as_python_counts_them_between_nbgraders_delimiters():
+    """A form feed or U+2028 inside a line ends no line for Python (str.splitlines would split there, and every check
+    after it would be judged on the wrong line); nbgrader finds its delimiters anywhere in a line."""
+    source = ("\x0cx = 1  # a form feed first\n# a line separator \u2028 in a comment\ncheck_equal(x, 1, 'a')\n"
+              "# BEGIN HIDDEN TESTS\ncheck_equal(x, 1, 'b')\r\ncheck_equal(x, 1, 'c')\n  # END HIDDEN TESTS\n"
+              "check_equal(x, 1, 'd')")
+    assert judge.hidden_lines(source) == {5, 6}
+    sent = judge.without_expectations(source)
+    assert [line.strip() for line in sent.split("\n")[2:]] == [
+        "check_equal(x, None, 'a')", "# BEGIN HIDDEN TESTS", "check_equal(x, None, 'b')", "check_equal(x, None, 'c')",
+        "# END HIDDEN TESTS", "check_equal(x, None, 'd')"]
+    assert "\u2028" in sent and sent.startswith("\x0cx = 1")
+
+
+def test_a_hidden_check_of_names_names_no_expected_name():
+    got, want = _obs(["fc", "extra"], "names"), _obs(["fc", "out"], "names")
+    got["kind"] = want["kind"] = "names"
+    hidden = {**want, "line": 2}
+    assert verdict([got], [hidden], frozenset({2})) == "names is missing 1 name; got ['fc', 'extra']"
+    assert verdict([got], [{**hidden, "line": 1}], frozenset({2})) == "names is missing 'out'; got ['fc', 'extra']"
+    swapped = {**_obs(["out", "fc"], "names"), "kind": "names"}
+    assert verdict([swapped], [hidden], frozenset({2})) == ("names has the right names in the wrong order: got "
+                                                            "['out', 'fc']")
+
+
+def test_a_hidden_checks_largest_error_has_one_significant_figure():
+    """With the student's own value, the error's size to three figures would give a hidden one-entry reference away."""
+    want = {**_obs(torch.tensor([0.8018089]), "penalty"), "line": 2}
+    assert verdict([_obs(torch.tensor([0.792165]), "penalty")], [want], frozenset({2})) == (
+        "penalty has the wrong values at index (0,) (largest error 0.01)")
 
 
 def test_an_exercise_not_written_yet_says_so_in_the_graded_cell():

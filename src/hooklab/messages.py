@@ -151,7 +151,8 @@ def _tensors(got: dict[str, Any], want: dict[str, Any], label: str, *, atol: flo
     with numpy.errstate(all="ignore"):
         errors = numpy.abs(actual[wrong] - expected[wrong])
     errors = errors[~numpy.isnan(errors)]
-    largest = f"largest error {float(errors.max()):.3g}" if errors.size else "the errors are not finite"
+    # one significant figure: the size of the error, not (with the student's own value) the reference's entry
+    largest = f"largest error {float(errors.max()):.1g}" if errors.size else "the errors are not finite"
     return f"{label} has the wrong values{where} ({count + '; ' if count else ''}{largest})"
 
 
@@ -163,9 +164,10 @@ def _number(value: Any) -> str:
     return f"{complex(value):.6g}" if isinstance(value, complex | numpy.complexfloating) else f"{float(value):.6g}"
 
 
-def names_problem(got: Any, want: Any, label: str) -> str:
+def names_problem(got: Any, want: Any, label: str, *, withheld: bool = False) -> str:
     """Why a list of names (``named_parameters()``'s, a log's) is not the expected one ("" when it is): the names
-    missing, those it should not hold, or the order."""
+    missing, those it should not hold, or the order; ``withheld`` (a hidden test's check), without the expected
+    names (how many are missing, the student's own names)."""
     if not (isinstance(got, dict) and got.get("type") == "list" and isinstance(got.get("items"), list)):
         return f"{label} is {describe(got) if isinstance(got, dict) else '?'}, expected a list of names"
     for item in got["items"]:
@@ -174,13 +176,17 @@ def names_problem(got: Any, want: Any, label: str) -> str:
     actual = [item["value"] for item in got["items"]]
     expected = [item.get("value") for item in (want or {}).get("items", [])]
     missing = [name for name in expected if name not in actual]
+    if missing and withheld:
+        return cut(f"{label} is missing {len(missing)} name{'s' if len(missing) > 1 else ''}; got {actual}")
     if missing:
         return cut(f"{label} is missing {', '.join(map(repr, missing))}; got {actual}")
     unexpected = [name for name in actual if name not in expected]
     if unexpected:
-        return cut(f"{label} has unexpected {', '.join(map(repr, unexpected))}; expected {expected}")
+        return cut(f"{label} has unexpected {', '.join(map(repr, unexpected))}" +
+                   ("" if withheld else f"; expected {expected}"))
     if actual != expected:
-        return cut(f"{label} has the right names in the wrong order: expected {expected}, got {actual}")
+        return cut(f"{label} has the right names in the wrong order: " +
+                   (f"got {actual}" if withheld else f"expected {expected}, got {actual}"))
     return ""
 
 

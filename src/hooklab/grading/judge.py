@@ -27,6 +27,7 @@ from typing import Any
 
 from nbformat import NotebookNode
 from nbgrader import utils
+from nbgrader.preprocessors import ClearHiddenTests
 
 from hooklab import hints, messages, observations
 from hooklab.grading.outputs import GRADERS, NOT_JUDGED, NOT_WRITTEN, WRONG, error_output, errors, failed
@@ -44,6 +45,15 @@ EXPECTATIONS = {
 REFERENCE = ("### BEGIN REFERENCE", "### END REFERENCE")  # code that only the kernel's own checks run
 PASSED = "✓"  # how a test cell's printed line says its checks passed (the notebooks' convention)
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")  # the colours of IPython's tracebacks
+# a line of a cell's code as Python counts them (a form feed or U+2028 inside a line ends none; str.splitlines splits
+# there and would shift every line after it)
+_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
+# nbgrader's hidden-test delimiters, matched anywhere in a line as its ClearHiddenTests matches them
+_HIDDEN_TESTS = tuple(ClearHiddenTests.class_traits()[name].default_value
+                      for name in ("begin_test_delimeter", "end_test_delimeter"))
+# after the first check that differed, where the test's later lines then raised on the wrong data (what they raised
+# is test code's, and may name a hidden test's objects)
+STOPPED = " (the rest of this test did not run)"
 
 
 def has_drivers(source: NotebookNode) -> bool:
@@ -87,8 +97,7 @@ def without_expectations(source: str) -> str:
                 isinstance(key, ast.Constant) and isinstance(key.value, str) for key in given.keys)
             spans += given.values if named else [given]  # an inline dict's keys name the items in messages
         spans += [k.value for k in node.keywords if k.arg in (keyword, "expected")]
-    lines = source.splitlines(keepends=True)
-    encoded = [line.encode() for line in lines]
+    encoded = [line.encode() for line in _LINE.findall(source)]
     for node in sorted(_outermost(spans), key=lambda n: (n.lineno, n.col_offset), reverse=True):
         first, last = node.lineno - 1, node.end_lineno - 1
         head, tail = encoded[first][: node.col_offset], encoded[last][node.end_col_offset :]
@@ -97,7 +106,7 @@ def without_expectations(source: str) -> str:
 
 
 def _without_reference(source: str) -> str:
-    lines, inside = source.splitlines(keepends=True), False
+    lines, inside = _LINE.findall(source), False
     for number, line in enumerate(lines):
         marker = line.strip()
         if marker in REFERENCE or inside:
@@ -163,7 +172,7 @@ def _problem(got: Any, expected: dict[str, Any], label: str, withheld: bool) -> 
     if kind == "distribution":  # the reference's targets, the student's values
         return _compare_distribution(got, expected, label)
     if kind == "names":
-        return messages.names_problem(got, expected.get("value"), label)
+        return messages.names_problem(got, expected.get("value"), label, withheld=withheld)
     if kind == "parameter":
         return messages.parameter_problem(got, expected.get("value"), label)
     options = {k: expected[k] for k in ("atol", "rtol", "check_dtype", "equal_nan") if k in expected}
@@ -207,11 +216,11 @@ def _error_type(encoded: Any) -> str:
 def hidden_lines(source: str) -> frozenset[int]:
     """The lines of a test cell (numbered from 1, as its code runs) between nbgrader's hidden-test delimiters."""
     lines, inside = set(), False
-    for number, line in enumerate(source.splitlines(), start=1):
-        marker = line.strip()
-        if marker.startswith("### BEGIN HIDDEN TESTS"):
+    begin, end = _HIDDEN_TESTS
+    for number, line in enumerate(_LINE.findall(source), start=1):
+        if begin in line:
             inside = True
-        elif marker.startswith("### END HIDDEN TESTS"):
+        elif end in line:
             inside = False
         elif inside:
             lines.add(number)
@@ -238,6 +247,7 @@ def judge(nb: NotebookNode, reference: dict[str, Any] | None, observed: dict[str
             cell.outputs.append(error_output(NOT_JUDGED, f"not judged: {why}"))
             continue
         if failed(cell.outputs):  # it failed in the kernel already: said in the student's terms where it can be
+            _unpassed(cell)
             _say_why_it_stopped(cell, observed.get(grade_id, []), expected["observed"])
             continue
         problem = verdict(observed.get(grade_id, []), expected["observed"], hidden_lines(cell.source))
@@ -250,7 +260,7 @@ def judge(nb: NotebookNode, reference: dict[str, Any] | None, observed: dict[str
 def _say_why_it_stopped(cell: NotebookNode, observed: list[Any], reference: list[dict[str, Any]]) -> None:
     """A test cell that raised in the kernel: an exercise not written yet says so (:data:`NOT_WRITTEN`, from the note
     :mod:`hooklab.hints` gave the template's error); else, where a check the test made before the error already
-    differs from the reference's, that difference is the message, the error said after it (the test's later lines
+    differs from the reference's, that difference is the message, then :data:`STOPPED` (the test's later lines
     crashed on the wrong data: a missing key, an index). A checker's own AnswerError keeps its sentence."""
     raised = [output for output in errors(cell.outputs) if output.get("ename") not in GRADERS]
     if len(raised) != 1:
@@ -268,14 +278,12 @@ def _say_why_it_stopped(cell: NotebookNode, observed: list[Any], reference: list
         return
     problem = verdict(made, reference[:len(made)], hidden_lines(cell.source))
     if problem:
-        ename, evalue = str(error.get("ename", "")), str(error.get("evalue", ""))
-        stopped = messages.cut(f"{ename}: {evalue}" if ename and evalue else ename or evalue)  # as Python says it
-        cell.outputs[position] = error_output(WRONG, f"{problem} (the test then stopped: {stopped})")
+        cell.outputs[position] = error_output(WRONG, problem + STOPPED)
 
 
 def _unwritten(sentence: str) -> bool:
     """Whether a verdict says that the exercise is not written yet."""
-    return f" is {messages.NOT_WRITTEN}:" in sentence.split("(the test then stopped", 1)[0]
+    return f" is {messages.NOT_WRITTEN}:" in sentence.removesuffix(STOPPED)
 
 
 def _not_written(error: NotebookNode) -> str:

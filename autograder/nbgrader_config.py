@@ -82,5 +82,6 @@ c.GenerateFeedback.exporter_class = "hooklab.grading.feedback.FeedbackExporter"
 c.GenerateFeedback.preprocessors = [
     "nbgrader.preprocessors.GetGrades",
     "nbconvert.preprocessors.CSSHTMLHeaderPreprocessor",
+    "nbconvert.preprocessors.CoalesceStreamsPreprocessor",  # one printed line in one box, as the lab shows it
     "hooklab.grading.feedback.HideHiddenTests",
 ]

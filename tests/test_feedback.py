@@ -85,6 +85,28 @@ def test_a_warning_in_a_test_cell_loses_the_test_line_it_quotes():
     assert out.cells[0].outputs[0].text == warned
 
 
+def test_a_line_printed_in_pieces_is_one_line_in_the_feedback_as_in_the_lab():
+    """The kernel sends a stream as it is written ("args: ", then the rest): the lab shows one line; the course's
+    feedback preprocessors (but nbgrader's GetGrades, which reads the gradebook) join the pieces, and a warning's
+    quoted test line split from its header still goes."""
+    from importlib import import_module
+
+    from traitlets.config.loader import PyFileConfigLoader
+
+    config = PyFileConfigLoader("nbgrader_config.py", path=str(REPO / "autograder")).load_config()
+    warning = "/tmp/ipykernel_9/3.py:5: UserWarning: indexing\n"
+    nb = graded_notebook(*(new_output("stream", name=name, text=text) for name, text in (
+        ("stdout", "args: "), ("stdout", "(tensor([1.]), tensor([2.]))\n"), ("stderr", warning),
+        ("stderr", "  check_tensor(every[name], None, 'gradient')\n"))))
+    resources = {"config_dir": ""}  # where nbconvert's CSS header looks for a custom.css
+    for path in config.GenerateFeedback.preprocessors:
+        module, name = path.rsplit(".", 1)
+        if name != "GetGrades":
+            nb, resources = getattr(import_module(module), name)(config=config).preprocess(nb, resources)
+    assert [(o.name, o.text) for o in nb.cells[1].outputs] == [("stdout", "args: (tensor([1.]), tensor([2.]))\n"),
+                                                               ("stderr", warning)]
+
+
 def test_printed_and_rich_outputs_are_redacted_but_innocent_output_stays():
     printed = new_output("stream", name="stdout", text=f"running:\n{HIDDEN}\nok\n")
     rich = new_output("execute_result", data={"text/plain": f"{HIDDEN}", "text/html": [f"<p>{HIDDEN}</p>"]})

@@ -31,29 +31,6 @@ pytestmark = pytest.mark.slow  # starts a grader and its kernels (conftest: the 
 
 SEED = "feedback-families"
 
-# Keyed by the layer's kind, not the name asked for: both Linear layers write one key.
-CAPTURE_BY_KIND = _cell('''
-    from collections.abc import Iterator
-    from contextlib import contextmanager
-
-
-    @contextmanager
-    def capture(model: nn.Module, names: list[str]) -> Iterator[dict[str, torch.Tensor]]:
-        modules = dict(model.named_modules())
-        outputs, handles = {}, []
-
-        def keep(module, args, output):
-            outputs[type(module).__name__] = output
-
-        try:
-            for name in names:
-                handles.append(modules[name].register_forward_hook(keep))
-            yield outputs
-        finally:
-            for handle in handles:
-                handle.remove()
-''')
-
 # Both hooks in mode "all", the dict's registered first: they fire together, in that order, and "first" is the first
 # tensor's gradient rather than the first one computed.
 WATCH_GROUP_ALL_THEN_FIRST = _cell('''
@@ -87,7 +64,7 @@ SUM_DIM_ALWAYS_UNSQUEEZES = _with_backward("sum_dim", '''
 # student → (assignment, its answers by grade_id: a source, or the name of a wrong answer of wrong_answers.py); every
 # other exercise is left as the release has it, blank
 SUBMISSIONS = {
-    "capture-by-kind": (FORWARD_HOOKS, {"capture": CAPTURE_BY_KIND}),
+    "capture-by-kind": (FORWARD_HOOKS, {"capture": "capture_keys_by_layer_type"}),  # keyed by type(module)
     "watch-group-skips-missing": (BACKWARD_HOOKS, {"multi_grad": "watch_group_all_skips_missing"}),
     "watch-group-all-then-first": (BACKWARD_HOOKS, {"multi_grad": WATCH_GROUP_ALL_THEN_FIRST}),
     "pack-half-stored-dtype": (MEMORY_HOOKS, {"half_precision": PACK_HALF_RECORDS_THE_STORED_DTYPE}),

@@ -10,6 +10,8 @@ JupyterLab extensions started by `make` read it. Course layout, relative to the 
 
 from pathlib import Path
 
+from hooklab.grading import pipeline
+
 c = get_config()  # noqa: F821 (provided by traitlets when it loads this file)
 
 COURSE_ROOT = Path(__file__).resolve().parent.parent
@@ -55,33 +57,10 @@ c.Execute.interrupt_on_timeout = True
 # A graded kernel's state is thrown away: stop it at once rather than wait for a clean exit (≈ 0.5 s each).
 c.Execute.shutdown_kernel = "immediate"
 
-# Grading that can be trusted (see src/hooklab/grading/ and tests/test_autograde.py). Before running:
-# put the cells back in the assignment's shape (restored in place, pasted copies dropped), then, after
-# nbgrader's own sanitising, scan the student's code for tampering. Running: integrity checks around
-# every test cell and proof that each ran, a dying or hung kernel costs only the cells after it, and a
-# test cell is scored by its errors (its stderr shows in the feedback but does not zero it).
-c.Autograde.sanitize_preprocessors = [
-    "nbgrader.preprocessors.ClearOutput",
-    "hooklab.grading.repair.RepairCells",
-    "nbgrader.preprocessors.DeduplicateIds",
-    "nbgrader.preprocessors.OverwriteKernelspec",
-    "nbgrader.preprocessors.OverwriteCells",
-    "nbgrader.preprocessors.CheckCellMetadata",
-    "hooklab.grading.integrity.preprocessor.ScanSubmission",
-]
-c.Autograde.autograde_preprocessors = [
-    "hooklab.grading.execute.GuardedExecute",
-    "nbgrader.preprocessors.LimitOutput",
-    "hooklab.grading.scores.SaveAutoGradesByErrors",
-    "nbgrader.preprocessors.AssignLatePenalties",
-    "nbgrader.preprocessors.CheckCellMetadata",
-]
-# feedback shows each test's result and message, not the hidden tests' code, and runs or loads nothing a student's
-# outputs or markdown hold (hooklab.grading.feedback.SafeHTMLExporter); its templates are compiled once.
-c.GenerateFeedback.exporter_class = "hooklab.grading.feedback.FeedbackExporter"
-c.GenerateFeedback.preprocessors = [
-    "nbgrader.preprocessors.GetGrades",
-    "nbconvert.preprocessors.CSSHTMLHeaderPreprocessor",
-    "nbconvert.preprocessors.CoalesceStreamsPreprocessor",  # one printed line in one box, as the lab shows it
-    "hooklab.grading.feedback.HideHiddenTests",
-]
+# Grading that can be trusted: hooklab's pipeline (hooklab.grading.pipeline, where each step is explained), named
+# here for nbgrader's own commands too (Formgrader's autograde and feedback); `hooklab autograde` takes it where a
+# course config sets none, and refuses a config that drops one of its defences.
+c.Autograde.sanitize_preprocessors = list(pipeline.SANITIZE)
+c.Autograde.autograde_preprocessors = list(pipeline.AUTOGRADE)
+c.GenerateFeedback.exporter_class = pipeline.FEEDBACK_EXPORTER
+c.GenerateFeedback.preprocessors = list(pipeline.FEEDBACK)

@@ -187,6 +187,9 @@ def main(argv: list[str] | None = None) -> int:
 
     course = Course(args.config.resolve(), timeout=args.timeout, sandbox=settings, integrity=not args.no_integrity,
                     loaded=config)
+    if course.pipeline_problem:
+        print(f"hooklab: {course.pipeline_problem}", file=sys.stderr)
+        return 2
     sandbox = Sandbox(config=course.config())
     problem = unavailable(sandbox)
     if problem:

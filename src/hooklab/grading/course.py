@@ -8,12 +8,12 @@ from functools import cached_property
 from pathlib import Path
 
 import nbformat
-from nbgrader.converters import Autograde
 from nbgrader.coursedir import CourseDirectory
 from nbgrader.preprocessors import AssignLatePenalties, SaveAutoGrades
 from traitlets.config import Config, LazyConfigValue, PyFileConfigLoader
 from traitlets.utils.importstring import import_item
 
+from hooklab.grading import pipeline
 from hooklab.grading.kernels.client import READY_CLIENT
 
 
@@ -31,10 +31,21 @@ class Course:
     loaded: Config | None = field(default=None, hash=False, compare=False, repr=False)
 
     @cached_property
+    def _read(self) -> tuple[Config, str]:
+        """The course's config with hooklab's pipeline where it sets none (:func:`pipeline.configure`), and why it
+        cannot be graded with ("" when it can)."""
+        config = copy.deepcopy(self.loaded) if self.loaded is not None else PyFileConfigLoader(
+            self.config_file.name, path=str(self.config_file.parent)).load_config()
+        return config, pipeline.configure(config)
+
+    @property
     def _configured(self) -> Config:
-        if self.loaded is not None:
-            return self.loaded
-        return PyFileConfigLoader(self.config_file.name, path=str(self.config_file.parent)).load_config()
+        return self._read[0]
+
+    @property
+    def pipeline_problem(self) -> str:
+        """Why this course's configuration cannot be graded with: a step that drops one of hooklab's defences."""
+        return self._read[1]
 
     @cached_property
     def coursedir(self) -> CourseDirectory:
@@ -86,10 +97,8 @@ class Course:
 
     @property
     def autograde_preprocessors(self) -> list[type]:
-        """The preprocessors nbgrader's autograde runs after sanitising, as configured."""
-        names = self._configured.Autograde.get("autograde_preprocessors",
-                                               Autograde.class_traits()["autograde_preprocessors"].default())
-        return [import_item(p) if isinstance(p, str) else p for p in names]
+        """The preprocessors nbgrader's autograde runs after sanitising (hooklab's, or the course's own)."""
+        return [import_item(p) if isinstance(p, str) else p for p in self._configured.Autograde.autograde_preprocessors]
 
     @property
     def recorders(self) -> list[type]:

@@ -12,9 +12,10 @@ One submission's way from ``hooklab autograde`` to the gradebook, its feedback, 
   run._execute: the server preloads what the notebooks import (KernelServer.preload); a forked pool of worker.start
     gives each worker a worker.Grader on a private copy of the gradebook; worker.reference runs each assignment's
     source once; run._run sends the task to worker.execute → Grader.execute: nbgrader's autograde without the
-    recorders, its preprocessors named in autograder/nbgrader_config.py: repair.RepairCells (the source's shape),
-    integrity.preprocessor.ScanSubmission (integrity.scan.scan's findings), execute.GuardedExecute (the cells, in a
-    kernel from kernels.provisioner: a spare, or one the KernelServer forks and kernels.supervise.spawn confines;
+    recorders, its preprocessors those of pipeline.SANITIZE and pipeline.AUTOGRADE (pipeline.configure, where the
+    course's config names none): repair.RepairCells (the source's shape), integrity.preprocessor.ScanSubmission
+    (integrity.scan.scan's findings), execute.GuardedExecute (the cells, in a kernel from kernels.provisioner: a
+    spare, or one the KernelServer forks and kernels.supervise.spawn confines;
     each cell's request carries the protocol's fields, which the kernel's kernels.agent.GradingKernel runs: begin,
     kernel_probe's checks around each test cell; hooklab.observations reports on a kernels.client.ObservationChannel);
     each writes its part of notes.Notes, the one record the parent reads of a worker's;

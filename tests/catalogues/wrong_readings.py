@@ -87,6 +87,17 @@ def _module_basics() -> list[Wrong]:
                     parameter.requires_grad_(False)
                 return sum(parameter.numel() for parameter in chosen.values())
         '''), "encoder.0 was already frozen"),
+        # "every parameter of each named submodule" read as the parameters it holds itself, not its children's
+        Wrong("freeze_freezes_only_the_modules_own_parameters", MODULE_BASICS, "freeze", _cell('''
+            def freeze(model: nn.Module, names: list[str]) -> int:
+                frozen = 0
+                for name in names:
+                    for parameter in model.get_submodule(name).parameters(recurse=False):
+                        if parameter.requires_grad:
+                            parameter.requires_grad_(False)
+                            frozen += parameter.numel()
+                return frozen
+        '''), 'freeze(model, ["encoder"])'),
         # "the other parameters are left as they are" read as "the others are made trainable"
         Wrong("freeze_makes_the_other_parameters_trainable", MODULE_BASICS, "freeze", _cell('''
             def freeze(model: nn.Module, names: list[str]) -> int:
@@ -200,6 +211,11 @@ def _apply() -> list[Wrong]:
                 if isinstance(module, FUNCTIONS):
                     module.extra_repr = function_repr(module)
         '''), "TypeError"),
+        # "every Function with its own name" read as every module with its name, if it has one
+        Wrong("add_repr_gives_every_module_an_extra_repr", APPLY, "add_repr", _cell('''
+            def add_repr(module: nn.Module) -> None:
+                module.extra_repr = partial(lambda m: f"name={getattr(m, 'name', '')}", module)
+        '''), "repr(model)"),
         # "FunctionA(name=plus)" read as a name per class, copied from the example
         Wrong("add_repr_names_each_class_as_in_the_example", APPLY, "add_repr", _cell('''
             NAMES = {"FunctionA": "plus", "FunctionB": "subtract", "FunctionC": "multiply", "FunctionD": "divide"}
@@ -295,6 +311,24 @@ def _autograd_function() -> list[Wrong]:
                     (x,) = ctx.saved_tensors
                     return 3 * x.detach() ** 2 * grad_output
         '''), "whether Cube's gradient can be differentiated"),
+        # "keep x for backward" read as keeping what forward computed: x recovered from x³ (the cube root), so a
+        # change to x after forward goes unnoticed
+        Wrong("cube_saves_the_output", AUTOGRAD_FUNCTION, "cube", _cell('''
+            class Cube(Function):
+                @staticmethod
+                def forward(x):
+                    return x**3
+
+                @staticmethod
+                def setup_context(ctx, inputs, output):
+                    ctx.save_for_backward(output)
+
+                @staticmethod
+                def backward(ctx, grad_output):
+                    (cubed,) = ctx.saved_tensors
+                    x = cubed.sign() * cubed.abs() ** (1 / 3)
+                    return 3 * x**2 * grad_output
+        '''), "backward after x was changed in place since forward"),
         # "its gradient is 3x²" read without grad_output: right for the gradient of a sum only
         Wrong("cube_ignores_grad_output", AUTOGRAD_FUNCTION, "cube", _cell('''
             class Cube(Function):

@@ -552,12 +552,12 @@ def test_sandbox_in_a_user_namespace_when_not_root(in_a_user_namespace):
 
 # Printed by a cell of a graded submission: the limits its kernel runs under, as the kernel sees them; the wall
 # clock, which the kernel's supervisor (outside its namespaces) enforces, from the settings the supervisor
-# was forked with: the kernel, a fork of its supervisor, holds the same `supervise._Start` (one: the kernel
+# was forked with: the kernel, a fork of its supervisor, holds the same `confine.KernelStart` (one: the kernel
 # server makes one in each supervisor it forks, never in itself).
 LIMITS_SEEN = textwrap.dedent("""\
     import gc, json, os, resource, torch
 
-    starts = [thing for thing in gc.get_objects() if type(thing).__name__ == "_Start"]
+    starts = [thing for thing in gc.get_objects() if type(thing).__name__ == "KernelStart"]
     tmp = os.statvfs("/tmp")
     print("LIMITS", json.dumps({
         "memory": resource.getrlimit(resource.RLIMIT_AS), "file_size": resource.getrlimit(resource.RLIMIT_FSIZE),

@@ -15,15 +15,12 @@ import struct
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from hooklab.grading.kernels import working_copy
 from hooklab.grading.kernels.sandbox import FILES, PRIVATE, STAGED, WORK, Sandbox, SandboxError
 from hooklab.grading.kernels.working_copy import copy_regular_files
-
-if TYPE_CHECKING:
-    from hooklab.grading.kernels.supervise import _Start
 
 # ---- the kernel's own primitives, through libc ----
 
@@ -216,7 +213,26 @@ def _limit(sandbox: Sandbox, address_space: bool) -> None:
             resource.setrlimit(which, (value, value))
 
 
-def confine(start: _Start) -> None:
+@dataclass
+class KernelStart:
+    """What the processes of one kernel's start share; the fds are write ends, held by whoever writes."""
+
+    sandbox: Sandbox
+    cwd: str
+    sockets: str
+    target: Callable[[], object]
+    report: int  # "ok", or why the kernel could not be confined
+    files_later: bool = False  # its folder is filled after it starts (a spare): fill_awaited_working_copy
+    uid: int | None = None  # the kernel's, when the grader is root
+    cgroup: str | None = None
+    output: int = -1  # the kernel's stdout and stderr, which the supervisor copies into its own stderr
+    status: int = -1  # the kernel's wait status, from its init
+    # the kernel's end of a socket pair: "bound" when its sockets are, "sealed" back (sockets_bound)
+    handshake: int = -1
+    channel: int = -1  # the kernel's end of its observation channel (client.ObservationChannel), kept open for it
+
+
+def confine(start: KernelStart) -> None:
     sandbox, cwd, sockets = start.sandbox, start.cwd, start.sockets
     if start.cgroup:
         write(f"{start.cgroup}/cgroup.procs", "0")

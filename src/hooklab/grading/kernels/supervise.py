@@ -15,12 +15,12 @@ import tempfile
 import time
 import traceback
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from hooklab.grading.kernels.confine import (
     CLONE_NEWPID,
     CLONE_NEWUSER,
     PR_SET_PDEATHSIG,
+    KernelStart,
     cgroup_for_kernel,
     cgroup_problem,
     confine,
@@ -43,25 +43,6 @@ from hooklab.grading.kernels.sandbox import MiB, Sandbox, SandboxError
 LOG_LIMIT = 1 * MiB  # of a kernel's own stdout and stderr copied into the grading log
 
 
-@dataclass
-class _Start:
-    """What the processes of one kernel's start share; the fds are write ends, held by whoever writes."""
-
-    sandbox: Sandbox
-    cwd: str
-    sockets: str
-    target: Callable[[], object]
-    report: int  # "ok", or why the kernel could not be confined
-    files_later: bool = False  # its folder is filled after it starts (a spare): fill_awaited_working_copy
-    uid: int | None = None  # the kernel's, when the grader is root
-    cgroup: str | None = None
-    output: int = -1  # the kernel's stdout and stderr, which the supervisor copies into its own stderr
-    status: int = -1  # the kernel's wait status, from its init
-    # the kernel's end of a socket pair: "bound" when its sockets are, "sealed" back (sockets_bound)
-    handshake: int = -1
-    channel: int = -1  # the kernel's end of its observation channel (client.ObservationChannel), kept open for it
-
-
 def spawn(sandbox: Sandbox, cwd: str, sockets: str, target: Callable[[], object], files_later: bool = False,
           channel: int = -1) -> tuple[int, int]:
     """Run ``target`` as a kernel working in (a copy of) ``cwd`` that keeps its sockets in ``sockets``, under a
@@ -75,7 +56,7 @@ def spawn(sandbox: Sandbox, cwd: str, sockets: str, target: Callable[[], object]
     pid = os.fork()
     if pid == 0:
         os.close(ready)
-        _supervise(_Start(sandbox, cwd, sockets, target, report, files_later, channel=channel), me)
+        _supervise(KernelStart(sandbox, cwd, sockets, target, report, files_later, channel=channel), me)
     os.close(me)
     os.close(report)
     pidfd = os.pidfd_open(pid)
@@ -88,7 +69,7 @@ def spawn(sandbox: Sandbox, cwd: str, sockets: str, target: Callable[[], object]
     return pid, pidfd
 
 
-def _supervise(start: _Start, parent: int) -> None:
+def _supervise(start: KernelStart, parent: int) -> None:
     """The supervisor: start the kernel's namespace, copy its output to the log, pass interrupts on, stop
     it at the wall clock, end as the kernel ended. Never returns."""
     sandbox = start.sandbox
@@ -196,7 +177,7 @@ class _LogCopy:
         return self.open
 
 
-def _init(start: _Start, parent: int) -> None:
+def _init(start: KernelStart, parent: int) -> None:
     """The first process of the kernel's PID namespace. Never returns."""
     try:
         _die_with(parent)
@@ -224,7 +205,7 @@ def _signal(pidfd: int, signum: int) -> None:
         pass
 
 
-def _kernel(start: _Start, parent: int) -> None:
+def _kernel(start: KernelStart, parent: int) -> None:
     """The kernel: confine itself, say so, run the target. Never returns."""
     try:
         confine(start)
@@ -273,7 +254,7 @@ def keep_socket_folder() -> None:
         os.set_inheritable(_handshake, True)
 
 
-def _seal(start: _Start) -> None:
+def _seal(start: KernelStart) -> None:
     """In the supervisor: when the kernel runs under a uid of its own, give its socket folder and what is in it
     but its sockets (the connection file, a spare's folder) back to the grader's user, which alone may read them or
     list the folder; others may pass through it (a spare's working folder is inside). The kernel keeps its bound

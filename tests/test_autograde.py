@@ -31,8 +31,8 @@ from conftest import make_course, solution_notebooks
 from hooklab import hints
 from hooklab.grading import class_report
 from hooklab.grading.course import Course
-from hooklab.grading.feedback import MIN_LINE
 from hooklab.grading.ledger import LEDGER, LastRun, Ledger
+from hooklab.grading.redaction import MIN_LINE
 from test_feedback import assert_loads_nothing_from_elsewhere
 
 pytestmark = pytest.mark.slow  # starts kernels or a grader (conftest: the fast tier)

@@ -18,8 +18,8 @@ from sqlalchemy.exc import SAWarning
 from hooklab.grading.class_data import ClassData, Submission, aggregate, collect, failure_messages, pattern
 from hooklab.grading.class_report import CSV_FILES, render, write_csv
 from hooklab.grading.course import Course
-from hooklab.grading.feedback import REDACTED, hidden_lines
 from hooklab.grading.ledger import Entry, Ledger
+from hooklab.grading.redaction import REDACTED, hidden_lines
 
 CELLS = {"hw1": {"nb/a_test": 2.0, "nb/b_test": 3.0}, "hw2": {"nb2/c_test": 1.0}}
 
@@ -245,3 +245,16 @@ def test_collect_reads_the_gradebook_the_ledger_and_the_autograded_notebooks(tmp
         ("hw", 4, 2, 1, 1, 0.5), ("hw2", 0, 0, 0, 0, None)]
     page = render(tables, None, [])
     assert page.count("data:image/png") == 1 and "RuntimeError: oops" in page and "No submissions." in page
+
+
+def test_the_report_and_review_load_none_of_the_grading_execution():
+    """``hooklab review`` and the class report read the gradebook, the ledger and the notebooks: the execution side
+    (kernels, workers, the judge) is not imported with them."""
+    import subprocess
+    import sys
+
+    loaded = subprocess.run([sys.executable, "-c", "import sys, hooklab.grading.review, hooklab.grading.class_data\n"
+                             "print(' '.join(m for m in sys.modules if m.startswith('hooklab')))"],
+                            capture_output=True, text=True, check=True, timeout=120).stdout.split()
+    execution = tuple(f"hooklab.grading.{name}" for name in ("execute", "kernels", "worker", "judge", "run", "record"))
+    assert "hooklab.grading.class_data" in loaded and not [m for m in loaded if m.startswith(execution)], loaded

@@ -15,8 +15,8 @@ from nbgrader.coursedir import CourseDirectory
 from traitlets.config import Config
 
 from conftest import REPO
-from hooklab.grading.execute import PROOF_PREFIX
-from hooklab.grading.feedback import NO_ALT, REDACTED, FeedbackExporter, HideHiddenTests, SafeHTMLExporter, accessible
+from hooklab.grading.feedback import NO_ALT, FeedbackExporter, HideHiddenTests, SafeHTMLExporter, accessible
+from hooklab.grading.redaction import PROOF_PREFIX, REDACTED
 
 HIDDEN = "check_close(scale(torch.tensor([3.0])), [6.0])"
 TEST = f"""check_close(scale(torch.tensor([1.0])), [2.0])

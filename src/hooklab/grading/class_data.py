@@ -18,11 +18,10 @@ from nbgrader.api import Assignment, Grade, Gradebook, GradeCell, Notebook, Subm
 from nbgrader.preprocessors import ClearHiddenTests
 
 from hooklab.grading.course import Course
-from hooklab.grading.execute import PROOF_PREFIX
-from hooklab.grading.feedback import REDACTED, hidden_lines
 from hooklab.grading.keys import cell_key, split_cell_key, submission_key
 from hooklab.grading.ledger import Ledger
 from hooklab.grading.outputs import NOT_WRITTEN, errors
+from hooklab.grading.redaction import PROOF_PREFIX, REDACTED, hidden_lines
 
 MESSAGE_LENGTH = 160  # characters of a failure message shown
 _NUMBER = re.compile(r"(?<![\w.])[-+]?\d+(?:\.\d+)?(?:e[-+]?\d+)?(?!\w)", re.IGNORECASE)

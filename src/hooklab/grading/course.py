@@ -9,12 +9,10 @@ from pathlib import Path
 
 import nbformat
 from nbgrader.coursedir import CourseDirectory
-from nbgrader.preprocessors import AssignLatePenalties, SaveAutoGrades
 from traitlets.config import Config, LazyConfigValue, PyFileConfigLoader
 from traitlets.utils.importstring import import_item
 
 from hooklab.grading import pipeline
-from hooklab.grading.kernels.client import READY_CLIENT
 
 
 @dataclass(frozen=True)
@@ -71,6 +69,8 @@ class Course:
         if execute_only:
             config.Autograde.autograde_preprocessors = [p for p in self.autograde_preprocessors
                                                         if p not in self.recorders]
+            from hooklab.grading.kernels.client import READY_CLIENT  # the execution side, loaded where it runs
+
             config.AsyncKernelManager.client_class = READY_CLIENT
             # errors as Python prints them: IPython's default (Context) costs 15-60 ms per error, and a test
             # cell's traceback is cut to its message in the feedback anyway
@@ -103,6 +103,8 @@ class Course:
     @property
     def recorders(self) -> list[type]:
         """Those that write scores into the gradebook (nbgrader's SaveAutoGrades and AssignLatePenalties)."""
+        from nbgrader.preprocessors import AssignLatePenalties, SaveAutoGrades  # its package loads nbclient
+
         return [p for p in self.autograde_preprocessors if issubclass(p, (SaveAutoGrades, AssignLatePenalties))]
 
     @property

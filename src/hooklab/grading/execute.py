@@ -52,11 +52,11 @@ from hooklab.grading.kernels.sandbox import Sandbox
 from hooklab.grading.notes import Notes
 from hooklab.grading.output_limits import KEPT, OutputLimits
 from hooklab.grading.outputs import HELD, NOT_RUN, error_output
+from hooklab.grading.redaction import PROOF_PREFIX
 from hooklab.grading.repair import source_notebook
 
 # Modules the tests import, and where they must come from: the grading environment, not the submission.
 VERIFIED_MODULES = ("hooklab.checks", "torch", "numpy")
-PROOF_PREFIX = "_hooklab_ran_"  # the name each executed test cell assigns last
 
 
 def cell_key(cell: NotebookNode, source_ids: set[str] | None = None, source_code: dict[str, str] | None = None) -> str:

@@ -23,31 +23,15 @@ from nbgrader.preprocessors import ClearHiddenTests
 from traitlets import default
 
 from hooklab import exercises
-from hooklab.grading.execute import PROOF_PREFIX
+from hooklab.grading.redaction import PROOF_PREFIX, REDACTED, hidden_lines
 
-REDACTED = "[hidden test redacted]"
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 # a frame of IPython's traceback in a notebook cell: "  Cell In[7], line 2 in double_inputs\n    x1, x2 = args\n"
 # a warning as Python prints it in a test cell, then the test's line it quotes (as the grader ran it: its expected
 # values blanked, so it reads wrong): "/tmp/ipykernel_9/1.py:5: UserWarning: …\n  check_tensor(every[name], None)\n"
 _WARNING_SOURCE = re.compile(r"^(.*:\d+: \w*Warning: .*\n)  .*\n", re.M)
 _CELL_FRAME = re.compile(r"^\s*Cell In\[(\d+)\], line (\d+)(?: in (\S+))?\n\s*(.*)", re.S)
-MIN_LINE = 10  # shorter hidden lines (a bracket, "else:") say nothing and would redact innocent output
 REMEMBERED = 4096  # renderings of cells and outputs a worker keeps for the next submissions
-
-
-def hidden_lines(source: str, begin: str, end: str) -> set[str]:
-    """The lines of a test cell between the hidden-test delimiters ``begin`` and ``end``, stripped, but
-    for those shorter than :data:`MIN_LINE`."""
-    lines, inside = set(), False
-    for line in source.splitlines():
-        if begin in line:
-            inside = True
-        elif end in line:
-            inside = False
-        elif inside and len(line.strip()) >= MIN_LINE:
-            lines.add(line.strip())
-    return lines
 
 
 class HideHiddenTests(ClearHiddenTests):

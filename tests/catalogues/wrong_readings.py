@@ -98,6 +98,17 @@ def _module_basics() -> list[Wrong]:
                             frozen += parameter.numel()
                 return frozen
         '''), 'freeze(model, ["encoder"])'),
+        # "qualified submodule names" matched as prefixes of named_parameters()' names instead of looked up with
+        # get_submodule: a module registered under two names has its parameters listed under the first name only
+        Wrong("freeze_matches_parameter_names_by_prefix", MODULE_BASICS, "freeze", _cell('''
+            def freeze(model: nn.Module, names: list[str]) -> int:
+                frozen = 0
+                for qualified, parameter in model.named_parameters():
+                    if any(qualified.startswith(name + ".") for name in names) and parameter.requires_grad:
+                        parameter.requires_grad_(False)
+                        frozen += parameter.numel()
+                return frozen
+        '''), "where decoder is also encoder.2"),
         # "the other parameters are left as they are" read as "the others are made trainable"
         Wrong("freeze_makes_the_other_parameters_trainable", MODULE_BASICS, "freeze", _cell('''
             def freeze(model: nn.Module, names: list[str]) -> int:

@@ -1022,7 +1022,7 @@ def _earlier() -> list[Wrong]:
                 for key, value in state_dict.items():
                     if key.startswith(prefix) and value.is_floating_point():
                         state_dict[key] = value.to(torch.float16)
-        '''), "OwnMask"),
+        '''), "the keys of OwnMask("),
         Wrong("per_sample_grads_in_closed_form", MEMORY_HOOKS, "per_sample_grads", _cell('''
             def per_sample_grads(layer, x, targets):
                 with torch.no_grad():
@@ -1052,7 +1052,27 @@ def _earlier() -> list[Wrong]:
                 for name, p in layer.named_parameters():
                     p.grad = saved[name]
                 return {"weight": torch.einsum("no,ni->noi", kept["grad_output"], kept["input"]), "bias": kept["grad_output"]}
-        '''), "the caller's x after"),
+        '''), "x.requires_grad after per_sample_grads on a batch of 4, Linear(3, 2), as given"),
+        Wrong("per_sample_grads_leaves_its_hooks", MEMORY_HOOKS, "per_sample_grads", _cell('''
+            def per_sample_grads(layer, x, targets):
+                kept = {}
+                layer.register_forward_hook(lambda m, args, output: kept.update(input=args[0].detach()))
+                layer.register_full_backward_hook(lambda m, gi, go: kept.update(grad_output=go[0]))
+                inputs = x.detach().requires_grad_()
+                torch.autograd.grad(F.mse_loss(layer(inputs), targets, reduction="sum"), inputs)
+                return {"weight": torch.einsum("no,ni->noi", kept["grad_output"], kept["input"]), "bias": kept["grad_output"]}
+        '''), "what still holds a hook after per_sample_grads on a batch of 4, Linear(3, 2) (remove every hook "
+           "per_sample_grads registers before it returns) should be [], got ['the layer']"),
+        Wrong("per_sample_grads_returns_a_pair", MEMORY_HOOKS, "per_sample_grads", _cell('''
+            def per_sample_grads(layer, x, targets):
+                kept = {}
+                with (layer.register_forward_hook(lambda m, args, output: kept.update(input=args[0].detach())),
+                      layer.register_full_backward_hook(lambda m, gi, go: kept.update(grad_output=go[0]))):
+                    inputs = x.detach().requires_grad_()
+                    torch.autograd.grad(F.mse_loss(layer(inputs), targets, reduction="sum"), inputs)
+                return torch.einsum("no,ni->noi", kept["grad_output"], kept["input"]), kept["grad_output"]
+        '''), "the keys of the dict that per_sample_grads on a batch of 4, Linear(3, 2) returns should be "
+           "['bias', 'weight'], got 'tuple'"),
         *[Wrong(name, AUTOGRAD_FUNCTION, "linear_module",
                 _cell(LINEAR_MODULE.replace("WEIGHT", weight).replace("BIAS", bias)), message)
           for name, weight, bias, message in [
@@ -1356,7 +1376,28 @@ def _earlier() -> list[Wrong]:
             def unpack_half(packed):
                 dtype, stored = packed
                 return stored.as_subclass(torch.Tensor).to(dtype)
-        '''), "a torch.Tensor subclass"),
+        '''), "the pair's second item (the tensor it stores) should be 'a plain torch.float16 tensor', got 'a LooksHalf (a "
+           "torch.Tensor subclass)'"),
+        Wrong("pack_half_swaps_the_pair", MEMORY_HOOKS, "half_precision", _cell('''
+            def pack_half(tensor):
+                return tensor.to(torch.float16) if tensor.is_floating_point() else tensor, tensor.dtype
+
+
+            def unpack_half(packed):
+                stored, dtype = packed
+                return stored.to(dtype)
+        '''), "pack_half of a torch.float32 tensor: the pair's first item (the tensor's dtype: return (dtype, stored) in "
+           "that order) should be 'a torch.dtype', got 'a plain torch.float16 tensor'"),
+        Wrong("pack_half_returns_only_the_tensor", MEMORY_HOOKS, "half_precision", _cell('''
+            def pack_half(tensor):
+                return tensor.to(torch.float16) if tensor.is_floating_point() else tensor
+
+
+            def unpack_half(packed):
+                dtype, stored = packed
+                return stored.to(dtype)
+        '''), "pack_half of a torch.float32 tensor: the type it returns (a pair (dtype, stored)) should be 'tuple', got "
+           "'Tensor'"),
         Wrong("blocks_run_without_checkpoint", MEMORY_HOOKS, "checkpointing", _cell('''
             def run_checkpointed(blocks, x):
                 for block in blocks:
@@ -1367,7 +1408,23 @@ def _earlier() -> list[Wrong]:
             def rename_fc(module, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs):
                 for key in [key for key in state_dict if key.startswith("fc.")]:
                     state_dict["linear." + key[3:]] = state_dict.pop(key)
-        '''), "Missing key"),
+        '''), "the keys of state_dict after rename_fc on an Encoder nested as encoder (prefix 'encoder.'), given "
+           "['encoder.fc.bias', 'encoder.fc.weight', 'head.bias', 'head.weight'] (rename the keys that start with prefix + "
+           "'fc.', in state_dict itself) should be ['encoder.linear.bias', 'encoder.linear.weight', 'head.bias', "
+           "'head.weight'], got ['encoder.fc.bias', 'encoder.fc.weight', 'head.bias', 'head.weight']"),
+        Wrong("rename_fc_copies_the_keys", MEMORY_HOOKS, "state_dict_hook", _cell('''
+            def rename_fc(module, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs):
+                for key in [key for key in state_dict if key.startswith(prefix + "fc.")]:
+                    state_dict[prefix + "linear." + key[len(prefix + "fc."):]] = state_dict[key]  # the old key stays
+        '''), "rename_fc on an Encoder (prefix ''), given ['fc.bias', 'fc.weight'] (rename the keys that start with "
+           "prefix + 'fc.', in state_dict itself) should be ['linear.bias', 'linear.weight'], got ['fc.bias', 'fc.weight', "
+           "'linear.bias', 'linear.weight']"),
+        Wrong("rename_fc_returns_a_new_dict", MEMORY_HOOKS, "state_dict_hook", _cell('''
+            def rename_fc(module, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs):
+                old = prefix + "fc."
+                return {(prefix + "linear." + key[len(old):] if key.startswith(old) else key): value
+                        for key, value in state_dict.items()}
+        '''), "in state_dict itself) should be ['linear.bias', 'linear.weight'], got ['fc.bias', 'fc.weight']"),
         Wrong("per_sample_grads_batch_gradient_repeated", MEMORY_HOOKS, "per_sample_grads", _cell('''
             def per_sample_grads(layer, x, targets):
                 F.mse_loss(layer(x), targets, reduction="sum").backward()
@@ -1375,7 +1432,7 @@ def _earlier() -> list[Wrong]:
                 grads = {"weight": layer.weight.grad.expand(n, -1, -1) / n, "bias": layer.bias.grad.expand(n, -1) / n}
                 layer.weight.grad = layer.bias.grad = None
                 return grads
-        '''), "per_sample_grads on a batch of 4"),
+        '''), "the 'weight' entry of per_sample_grads on a batch of 4, Linear(3, 2) has the wrong values"),
             Wrong("graph_nodes_marks_nodes_when_pushed", BACKWARD_HOOKS, "graph_nodes", _cell('''
             def graph_nodes(tensor):
                 if tensor.grad_fn is None:
@@ -1396,7 +1453,8 @@ def _earlier() -> list[Wrong]:
                 with saved_tensors_hooks(lambda t: sizes.append(t.numel() * t.element_size()), lambda t: t):
                     fn(*inputs)
                 return len(sizes), sum(sizes)
-        '''), "unpack_hook expected to be a Tensor"),  # PyTorch's own message names the hook
+        '''), "what saved_bytes's pack hook returns (autograd keeps what pack returns and gives it to unpack: return "
+           "the tensor itself) should be 'a tensor', got 'None'"),  # before backward, whose TypeError names unpack
         Wrong("checkpoint_reentrant", MEMORY_HOOKS, "checkpointing", _cell('''
             def run_checkpointed(blocks, x):
                 for block in blocks:
@@ -1408,7 +1466,9 @@ def _earlier() -> list[Wrong]:
                 for key in list(state_dict):
                     if "fc." in key:
                         state_dict[key.replace("fc.", "linear.")] = state_dict.pop(key)
-        '''), "Missing key"),
+        '''), "rename_fc on an Encoder nested as old_fc (prefix 'old_fc.'), given ['old_fc.fc.bias', 'old_fc.fc.weight'] "
+           "(rename the keys that start with prefix + 'fc.', in state_dict itself) should be ['old_fc.linear.bias', "
+           "'old_fc.linear.weight'], got ['old_linear.linear.bias', 'old_linear.linear.weight']"),
         Wrong("per_sample_grads_zeroes_the_gradient", MEMORY_HOOKS, "per_sample_grads", _cell('''
             def per_sample_grads(layer, x, targets):
                 kept = {}
@@ -1528,6 +1588,12 @@ def _earlier() -> list[Wrong]:
                     if key.startswith(prefix) and value.is_floating_point():
                         state_dict[key] = value.half()
         '''), "each Smoother's mask left out"),
+        Wrong("compact_returns_a_new_dict", MEMORY_HOOKS, "compact_state_dict", _cell('''
+            def compact(module, state_dict, prefix, local_metadata):
+                return {key: value.half() if key.startswith(prefix) and value.is_floating_point() else value
+                        for key, value in state_dict.items() if key != prefix + "mask"}
+        '''), "what compact returns, called on Smoother(3)'s state dict (a state-dict post-hook changes state_dict in "
+           "place and returns None) should be 'None', got 'a dict'"),
         # 08: one plausible mistake per puzzle; each fails its test cell with a message in the student's terms
         Wrong("mul_gradient_not_reduced", BACKWARD_PUZZLES, "mul", _cell('''
             class Mul(Function):

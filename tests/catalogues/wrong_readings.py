@@ -204,6 +204,21 @@ def _apply() -> list[Wrong]:
                 if list(module.parameters(recurse=False)):
                     module.b = nn.Parameter(torch.ones(1))
         '''), "leave other modules alone"),
+        # "every Function module" read as every Function among the module's children: right under apply on a model
+        # (each Function has a parent), wrong on a Function alone
+        Wrong("add_bias_biases_the_children", APPLY, "add_bias", _cell('''
+            def add_bias(module: nn.Module) -> None:
+                for child in module.children():
+                    if isinstance(child, FUNCTIONS):
+                        child.b = nn.Parameter(torch.ones(1))
+        '''), "parameters of a single FunctionC after add_bias"),
+        Wrong("init_to_one_fills_the_children", APPLY, "init_to_one", _cell('''
+            def init_to_one(module: nn.Module) -> None:
+                with torch.no_grad():
+                    for child in module.children():
+                        if isinstance(child, FUNCTIONS):
+                            child.W.fill_(1.0)
+        '''), "W of a single FunctionC after FunctionC.apply(init_to_one)"),
         # requirement 2 missed: a new Parameter of ones replaces W
         Wrong("init_to_one_replaces_the_parameter", APPLY, "init_to_one", _cell('''
             def init_to_one(module: nn.Module) -> None:
@@ -227,6 +242,13 @@ def _apply() -> list[Wrong]:
             def add_repr(module: nn.Module) -> None:
                 module.extra_repr = partial(lambda m: f"name={getattr(m, 'name', '')}", module)
         '''), "repr(model)"),
+        # the same reading of "every Function module" for extra_repr: the children of each module get one
+        Wrong("add_repr_names_the_children", APPLY, "add_repr", _cell('''
+            def add_repr(module: nn.Module) -> None:
+                for child in module.children():
+                    if isinstance(child, FUNCTIONS):
+                        child.extra_repr = partial(function_repr, child)
+        '''), "repr of a single FunctionD after FunctionD.apply(add_repr)"),
         # "FunctionA(name=plus)" read as a name per class, copied from the example
         Wrong("add_repr_names_each_class_as_in_the_example", APPLY, "add_repr", _cell('''
             NAMES = {"FunctionA": "plus", "FunctionB": "subtract", "FunctionC": "multiply", "FunctionD": "divide"}

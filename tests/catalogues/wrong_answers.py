@@ -1461,6 +1461,20 @@ def _earlier() -> list[Wrong]:
                     x = checkpoint(block, x, use_reentrant=True)
                 return x
         '''), "use_reentrant=False"),
+        Wrong("run_checkpointed_returns_nothing", MEMORY_HOOKS, "checkpointing", _cell('''
+            def run_checkpointed(blocks, x):
+                for block in blocks:
+                    x = checkpoint(block, x, use_reentrant=False)
+        '''), "what run_checkpointed on 3 blocks returns (the last block's output: return it) should be 'a tensor', got "
+           "'None'"),
+        Wrong("run_checkpointed_without_autograd", MEMORY_HOOKS, "checkpointing", _cell('''
+            def run_checkpointed(blocks, x):
+                with torch.no_grad():  # nothing saved at all
+                    for block in blocks:
+                        x = block(x)
+                return x
+        '''), "whether the output of run_checkpointed on 3 blocks requires grad (x does: backward needs the graph) should "
+           "be True, got False"),
         Wrong("rename_fc_replaces_every_fc", MEMORY_HOOKS, "state_dict_hook", _cell('''
             def rename_fc(module, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs):
                 for key in list(state_dict):

@@ -72,23 +72,40 @@ def test_a_students_own_error_in_a_test_keeps_the_lines_of_their_cells_only():
                                                  "  in double_inputs, line 2 of In [1]: x1, x2 = args"]
 
 
-def test_a_warning_in_a_test_cell_loses_the_test_line_it_quotes():
-    """A warning torch raises during a test quotes the line as graded, its expected value blanked ("None"): it reads
-    as if None were expected. The warning itself stays; a student's own cell keeps its line."""
-    warned = ("/tmp/ipykernel_9/3.py:5: UserWarning: Using a non-tuple sequence for multidimensional indexing\n"
-              "  check_tensor(every[name], None, 'gradient')\nafter\n")
-    nb = graded_notebook(new_output("stream", name="stderr", text=warned))
-    nb.cells[0].outputs = [new_output("stream", name="stderr", text=warned)]
+def test_a_students_frame_is_read_in_ipythons_default_traceback_mode_too():
+    """nbgrader's own autograde runs kernels in IPython's Context mode: the frame names the function with its
+    arguments and marks the line that raised with an arrow."""
+    frame = ("\x1b[36mCell\x1b[39m In[1], line 2, in \x1b[36mdouble_inputs\x1b[39m\x1b[34m(module, args)\x1b[39m\n"
+             "      1 def double_inputs(module, args):\n----> 2     x1, x2 = args\n      3     return x1, x2\n")
+    nb = graded_notebook(new_output("error", ename="ValueError", evalue="no", traceback=[frame, "ValueError: no"]))
+    nb.cells[0].execution_count = 1
     out, _ = HideHiddenTests().preprocess(nb, {})
-    assert out.cells[1].outputs[0].text == ("/tmp/ipykernel_9/3.py:5: UserWarning: Using a non-tuple sequence for "
-                                            "multidimensional indexing\nafter\n")
-    assert out.cells[0].outputs[0].text == warned
+    shown = out.cells[1].outputs[0].traceback
+    assert shown == ["ValueError: no", "  in double_inputs, line 2 of In [1]: x1, x2 = args"]
+
+
+def test_a_test_line_quoted_as_graded_is_shown_as_written_or_redacted_if_hidden():
+    """A warning (or a traceback) quotes a test's line as the grader ran it, its expected value blanked: a visible
+    line is shown as written (not as if None were expected), a hidden one is redacted, whatever the warning's class
+    or message (an answer can raise its own)."""
+    source = ("check_tensor(scale(torch.tensor([1.0])), torch.tensor([2.0]), 'visible')\n### BEGIN HIDDEN TESTS\n"
+              "check_tensor(scale(torch.tensor([3.5])), torch.tensor([7.0]), 'hidden')\n### END HIDDEN TESTS\n")
+    warned = ("/tmp/ipykernel_9/3.py:1: UserWarning: indexing\n"
+              "  check_tensor(scale(torch.tensor([1.0])), None, 'visible')\n"
+              "/tmp/ipykernel_9/3.py:3: Note: mine\n  pad\n"
+              "  check_tensor(scale(torch.tensor([3.5])), None, 'hidden')\n")
+    nb = graded_notebook(new_output("stream", name="stderr", text=warned))
+    nb.cells[1].source = source
+    out, _ = HideHiddenTests().preprocess(nb, {})
+    assert out.cells[1].outputs[0].text == (
+        "/tmp/ipykernel_9/3.py:1: UserWarning: indexing\n"
+        "  check_tensor(scale(torch.tensor([1.0])), torch.tensor([2.0]), 'visible')\n"
+        f"/tmp/ipykernel_9/3.py:3: Note: mine\n  pad\n{REDACTED}\n")
 
 
 def test_a_line_printed_in_pieces_is_one_line_in_the_feedback_as_in_the_lab():
     """The kernel sends a stream as it is written ("args: ", then the rest): the lab shows one line; the course's
-    feedback preprocessors (but nbgrader's GetGrades, which reads the gradebook) join the pieces, and a warning's
-    quoted test line split from its header still goes."""
+    feedback preprocessors (but nbgrader's GetGrades, which reads the gradebook) join the pieces."""
     from importlib import import_module
 
     from traitlets.config.loader import PyFileConfigLoader
@@ -96,8 +113,8 @@ def test_a_line_printed_in_pieces_is_one_line_in_the_feedback_as_in_the_lab():
     config = PyFileConfigLoader("nbgrader_config.py", path=str(REPO / "autograder")).load_config()
     warning = "/tmp/ipykernel_9/3.py:5: UserWarning: indexing\n"
     nb = graded_notebook(*(new_output("stream", name=name, text=text) for name, text in (
-        ("stdout", "args: "), ("stdout", "(tensor([1.]), tensor([2.]))\n"), ("stderr", warning),
-        ("stderr", "  check_tensor(every[name], None, 'gradient')\n"))))
+        ("stdout", "args: "), ("stdout", "(tensor([1.]), tensor([2.]))\n"), ("stderr", warning[:20]),
+        ("stderr", warning[20:]))))
     resources = {"config_dir": ""}  # where nbconvert's CSS header looks for a custom.css
     for path in config.GenerateFeedback.preprocessors:
         module, name = path.rsplit(".", 1)

@@ -15,7 +15,7 @@ from nbgrader.preprocessors import ClearOutput
 from traitlets.config import Config
 
 from catalogues import corpus
-from conftest import make_course
+from conftest import REPO, make_course
 from hooklab.grading import pipeline
 from hooklab.grading.course import Course
 from hooklab.grading.execute import GuardedExecute
@@ -67,6 +67,39 @@ def test_a_step_that_drops_a_defence_is_refused_with_the_reason(section: str, tr
     problem = pipeline.configure(config)
     assert problem.startswith(f"the course config's {section}.{trait} leaves out {dropped}, which "), problem
     assert "remove the setting to grade with hooklab's" in problem
+
+
+def test_a_list_given_as_a_tuple_or_extended_lazily_is_read_as_nbgrader_reads_it():
+    config = Config()
+    config.Autograde.sanitize_preprocessors = tuple(pipeline.SANITIZE)
+    config.Autograde.autograde_preprocessors.append("nbgrader.preprocessors.ClearOutput")  # a LazyConfigValue
+    assert pipeline.configure(config) == ""
+    assert config.Autograde.sanitize_preprocessors == pipeline.SANITIZE
+    assert config.Autograde.autograde_preprocessors == [*pipeline.AUTOGRADE, "nbgrader.preprocessors.ClearOutput"]
+
+
+def test_a_defence_turned_off_or_a_feedback_step_after_the_redaction_is_refused():
+    config = Config()
+    config.ScanSubmission.enabled = False
+    assert pipeline.configure(config).startswith("the course config sets ScanSubmission.enabled = False, which turns "
+                                                 "off what it does: it holds code that tampers with the grading")
+    config = Config()
+    config.GenerateFeedback.preprocessors = [*pipeline.FEEDBACK, "nbconvert.preprocessors.CoalesceStreamsPreprocessor"]
+    assert pipeline.configure(config).startswith("the course config's GenerateFeedback.preprocessors puts "
+                                                 "nbconvert.preprocessors.CoalesceStreamsPreprocessor after "
+                                                 "hooklab.grading.feedback.HideHiddenTests")
+
+
+def test_reading_a_course_loads_none_of_the_grading_execution():
+    """Checking hooklab's own lists, named as they are, imports nothing (hooklab review reads the course too)."""
+    config = REPO / "autograder" / "nbgrader_config.py"
+    loaded = subprocess.run([sys.executable, "-c", "import sys\nfrom pathlib import Path\n"
+                             "from hooklab.grading.course import Course\n"
+                             f"assert Course(Path({str(config)!r})).pipeline_problem == ''\n"
+                             "print(' '.join(m for m in sys.modules if m.startswith('hooklab')))"],
+                            capture_output=True, text=True, check=True, timeout=120).stdout.split()
+    assert "hooklab.grading.pipeline" in loaded and not [m for m in loaded if m.startswith(
+        tuple(f"hooklab.grading.{name}" for name in ("execute", "kernels", "worker", "judge", "feedback")))], loaded
 
 
 def test_a_feedback_exporter_that_is_not_hooklabs_is_refused():

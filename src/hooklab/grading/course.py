@@ -72,8 +72,8 @@ class Course:
             from hooklab.grading.kernels.client import READY_CLIENT  # the execution side, loaded where it runs
 
             config.AsyncKernelManager.client_class = READY_CLIENT
-            # errors as Python prints them: IPython's default (Context) costs 15-60 ms per error, and a test
-            # cell's traceback is cut to its message in the feedback anyway
+            # errors as Python prints them: IPython's default (Context) costs 15-60 ms per error (the feedback reads
+            # a student's frames in either shape)
             arguments = config.Execute.get("extra_arguments", [])
             arguments = arguments.get_value([]) if isinstance(arguments, LazyConfigValue) else arguments
             config.Execute.extra_arguments = [*arguments, "--InteractiveShell.xmode=Plain"]

@@ -23,14 +23,15 @@ from nbgrader.preprocessors import ClearHiddenTests
 from traitlets import default
 
 from hooklab import exercises
-from hooklab.grading.redaction import PROOF_PREFIX, REDACTED, hidden_lines
+from hooklab.grading import judge
+from hooklab.grading.redaction import MIN_LINE, PROOF_PREFIX, REDACTED, hidden_lines
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 # a frame of IPython's traceback in a notebook cell: "  Cell In[7], line 2 in double_inputs\n    x1, x2 = args\n"
-# a warning as Python prints it in a test cell, then the test's line it quotes (as the grader ran it: its expected
-# values blanked, so it reads wrong): "/tmp/ipykernel_9/1.py:5: UserWarning: …\n  check_tensor(every[name], None)\n"
-_WARNING_SOURCE = re.compile(r"^(.*:\d+: \w*Warning: .*\n)  .*\n", re.M)
-_CELL_FRAME = re.compile(r"^\s*Cell In\[(\d+)\], line (\d+)(?: in (\S+))?\n\s*(.*)", re.S)
+# (Plain mode), or "Cell In[7], line 2, in double_inputs(module, args)\n      1 def …\n----> 2     x1, x2 = args"
+# (Context mode, IPython's default)
+_CELL_FRAME = re.compile(r"^\s*Cell In\[(\d+)\], line (\d+)(?:,? in (\w+))?[^\n]*\n(.*)", re.S)
+_CONTEXT_LINE = re.compile(r"^-*>\s*\d+\s?(.*)$", re.M)  # the line that raised, in Context mode
 REMEMBERED = 4096  # renderings of cells and outputs a worker keeps for the next submissions
 
 
@@ -39,8 +40,8 @@ class HideHiddenTests(ClearHiddenTests):
 
     nbgrader's ``generate_feedback`` renders the autograded notebook, whose test cells still hold
     the hidden tests. A test cell's error is reduced to its message and the lines where code of a cell the student
-    sees whole (their answer, a demo) raised; a warning printed by a test cell loses the test line it quotes (the
-    line as graded, with its expected values blanked); any output line of any cell
+    sees whole (their answer, a demo) raised; a test line quoted as the grader ran it (its expected values
+    blanked), by a warning or a traceback, is shown as written, or redacted if hidden; any output line of any cell
     that quotes a hidden-test line, a delimiter or the grader's proof-of-run line (a hook that
     prints the running cell, an exception message carrying its source) is replaced by a
     redaction mark.
@@ -50,7 +51,15 @@ class HideHiddenTests(ClearHiddenTests):
         self._shown_cells = {cell.get("execution_count") for cell in nb.cells
                              if cell.cell_type == "code" and not utils.is_grade(cell)} - {None}
         begin, end = self.begin_test_delimeter, self.end_test_delimeter
-        lines = set().union(*(hidden_lines(cell.source, begin, end) for cell in nb.cells if utils.is_grade(cell)))
+        tests = [cell.source for cell in nb.cells if utils.is_grade(cell)]
+        # each hidden line as written and as the grader ran it (judge.without_expectations: its expected values
+        # blanked), which is how a warning or a traceback quotes it
+        lines = set().union(*(hidden_lines(source, begin, end) | hidden_lines(judge.without_expectations(source), begin,
+                                                                               end) for source in tests))
+        # a visible line as the grader ran it reads as if None were expected: quoted, it is shown as written
+        self._as_written = {graded.strip(): written.strip() for source in tests for written, graded in
+                            zip(source.split("\n"), judge.without_expectations(source).split("\n"))
+                            if graded != written and len(graded.strip()) >= MIN_LINE}
         # the delimiters and the proof-of-run line show that a message quotes a test cell
         markers = {self.begin_test_delimeter, self.end_test_delimeter, PROOF_PREFIX}
         self._hidden = sorted((lines | markers) - {""}, key=len, reverse=True)
@@ -63,8 +72,6 @@ class HideHiddenTests(ClearHiddenTests):
         for output in cell.get("outputs", []):
             if output.output_type == "error" and utils.is_grade(cell):
                 output.traceback = [f"{output.ename}: {output.evalue}", *self._frames_shown(output.traceback)]
-            if output.output_type == "stream" and utils.is_grade(cell):
-                output.text = _WARNING_SOURCE.sub(r"\1", output.text)
             self._redact(output)
         return cell, resources
 
@@ -75,8 +82,10 @@ class HideHiddenTests(ClearHiddenTests):
         for entry in traceback:
             frame = _CELL_FRAME.match(_ANSI.sub("", entry))
             if frame and int(frame[1]) in self._shown_cells:
-                code = frame[4].strip().splitlines()[0] if frame[4].strip() else ""
-                shown.append(f"  in {frame[3] or 'the cell'}, line {frame[2]} of In [{frame[1]}]: {code}")
+                marked = _CONTEXT_LINE.search(frame[4])
+                code = marked[1].strip() if marked else next(iter(frame[4].strip().splitlines()), "")
+                shown.append(f"  in {frame[3] or 'the cell'}, line {frame[2]} of In [{frame[1]}]" +
+                             (f": {code}" if code else ""))
         return shown
 
     def _redact(self, output: NotebookNode) -> None:
@@ -92,6 +101,8 @@ class HideHiddenTests(ClearHiddenTests):
                 output.data[mime] = [self._clean(v) if isinstance(v, str) else v for v in value]
 
     def _clean(self, text: str) -> str:
+        for graded, written in self._as_written.items():
+            text = text.replace(graded, written)
         if not any(hidden in text for hidden in self._hidden):
             return text
         lines = text.split("\n")

@@ -3,14 +3,16 @@ configuration may not drop.
 
 nbgrader's converters take their preprocessor lists from configuration, with nbgrader's own as defaults; ``hooklab
 autograde`` takes hooklab's as defaults instead (:func:`configure`): a course config that names none grades with
-every defence. One that sets a list may add to it or replace an entry by a subclass of it, but not drop a defence:
-:func:`configure` says why it refuses. Classes are named, not imported, so that reading the course config stays
-quick (``autograder/nbgrader_config.py`` names these lists for nbgrader's own commands).
+every defence. One that sets a list may add to it or replace an entry by a subclass of it, but not drop a defence,
+turn one off (``enabled = False``) or put a feedback step after the hidden tests' redaction: :func:`configure` says
+why it refuses. Classes are named, and imported only to tell whether a replacement is a subclass, so that reading the
+course config stays quick and loads no execution code (``autograder/nbgrader_config.py`` names these lists for
+nbgrader's own commands).
 """
 
 from __future__ import annotations
 
-from traitlets.config import Config
+from traitlets.config import Config, LazyConfigValue
 from traitlets.utils.importstring import import_item
 
 # Before running: the cells put back in the assignment's shape (restored in place, pasted copies dropped), then, after
@@ -43,6 +45,7 @@ FEEDBACK = [
     "hooklab.grading.feedback.HideHiddenTests",
 ]
 FEEDBACK_EXPORTER = "hooklab.grading.feedback.FeedbackExporter"
+LAST_FEEDBACK_STEP = "hooklab.grading.feedback.HideHiddenTests"  # what a later step prints or joins is not redacted
 
 # (section, trait) → its default here, and each defence in it with what it guards
 STEPS: dict[tuple[str, str], tuple[list[str] | str, dict[str, str]]] = {
@@ -65,20 +68,39 @@ STEPS: dict[tuple[str, str], tuple[list[str] | str, dict[str, str]]] = {
 
 
 def configure(config: Config) -> str:
-    """Give ``config`` hooklab's pipeline where it sets none; return why it cannot be graded with ("" when it can): a
-    step whose configured preprocessors (or exporter) drop one of hooklab's defences."""
+    """Give ``config`` hooklab's pipeline where it sets none (a list it extends lazily, ``.append(...)``, extends
+    hooklab's); return why it cannot be graded with ("" when it can): a step whose configured preprocessors (or
+    exporter) drop one of hooklab's defences, a defence turned off, or a feedback step after the redaction."""
     for (section, trait), (default, defences) in STEPS.items():
-        if trait not in config[section]:
-            config[section][trait] = list(default) if isinstance(default, list) else default
-            continue
-        given = config[section][trait]
-        classes = [_class(entry) for entry in (given if isinstance(given, list) else [given])]
+        given = config[section].get(trait, default)
+        if isinstance(given, LazyConfigValue):
+            given = given.get_value(list(default) if isinstance(default, list) else default)
+        given = list(given) if isinstance(given, list | tuple) else given
+        config[section][trait] = given
+        entries = given if isinstance(given, list) else [given]
         for name, guards in defences.items():
-            defence = import_item(name)
-            if not any(isinstance(cls, type) and issubclass(cls, defence) for cls in classes):
+            short = name.rsplit(".", 1)[-1]
+            if config[short].get("enabled", True) is False:
+                return f"the course config sets {short}.enabled = False, which turns off what it does: it {guards}"
+            if name not in entries and not any(_replaces(entry, name) for entry in entries):
                 return (f"the course config's {section}.{trait} leaves out {name}, which {guards}: add it back (or a "
                         f"subclass of it), or remove the setting to grade with hooklab's ({_listed(default)})")
+    steps = config.GenerateFeedback.preprocessors
+    if steps[-1] != LAST_FEEDBACK_STEP and not _replaces(steps[-1], LAST_FEEDBACK_STEP):
+        return (f"the course config's GenerateFeedback.preprocessors puts {_name(steps[-1])} after "
+                f"{LAST_FEEDBACK_STEP}, which redacts the hidden tests from what the steps before it left: make it the "
+                "last step")
     return ""
+
+
+def _replaces(entry: object, name: str) -> bool:
+    """Whether a configured entry (a name or a class) is a subclass of the defence ``name``."""
+    found = _class(entry)
+    return isinstance(found, type) and issubclass(found, import_item(name))
+
+
+def _name(entry: object) -> str:
+    return entry if isinstance(entry, str) else f"{getattr(entry, '__module__', '')}.{getattr(entry, '__name__', '')}"
 
 
 def _class(entry: object) -> object:

@@ -79,7 +79,8 @@ def grade_with(folder: Path, config: str, cheats: dict[str, tuple[str, str]]) ->
 
 
 STATIC_CHECK_OFF = ("c.Autograde.sanitize_preprocessors"
-                    ".remove('hooklab.grading.integrity.preprocessor.ScanSubmission')\n")
+                    ".remove('hooklab.grading.integrity.preprocessor.ScanSubmission')\n"
+                    "c.Pipeline.without = ['hooklab.grading.integrity.preprocessor.ScanSubmission']\n")
 
 
 @pytest.fixture(scope="module")

@@ -5,9 +5,10 @@ nbgrader's converters take their preprocessor lists from configuration, with nbg
 autograde`` takes hooklab's as defaults instead (:func:`configure`): a course config that names none grades with
 every defence. One that sets a list may add to it or replace an entry by a subclass of it, but not drop a defence,
 turn one off (``enabled = False``) or put a feedback step after the hidden tests' redaction: :func:`configure` says
-why it refuses. Classes are named, and imported only to tell whether a replacement is a subclass, so that reading the
-course config stays quick and loads no execution code (``autograder/nbgrader_config.py`` names these lists for
-nbgrader's own commands).
+why it refuses, unless the config names the defence in ``c.Pipeline.without`` (a deliberate choice: the tests of
+what the other defences catch grade without the static scan). Classes are named, and imported only to tell whether
+a replacement is a subclass, so that reading the course config stays quick and loads no execution code
+(``autograder/nbgrader_config.py`` names these lists for nbgrader's own commands).
 """
 
 from __future__ import annotations
@@ -71,6 +72,7 @@ def configure(config: Config) -> str:
     """Give ``config`` hooklab's pipeline where it sets none (a list it extends lazily, ``.append(...)``, extends
     hooklab's); return why it cannot be graded with ("" when it can): a step whose configured preprocessors (or
     exporter) drop one of hooklab's defences, a defence turned off, or a feedback step after the redaction."""
+    without = set(config.Pipeline.get("without", []))
     for (section, trait), (default, defences) in STEPS.items():
         given = config[section].get(trait, default)
         if isinstance(given, LazyConfigValue):
@@ -79,6 +81,8 @@ def configure(config: Config) -> str:
         config[section][trait] = given
         entries = given if isinstance(given, list) else [given]
         for name, guards in defences.items():
+            if name in without:
+                continue
             short = name.rsplit(".", 1)[-1]
             if config[short].get("enabled", True) is False:
                 return f"the course config sets {short}.enabled = False, which turns off what it does: it {guards}"
@@ -86,8 +90,9 @@ def configure(config: Config) -> str:
                 return (f"the course config's {section}.{trait} leaves out {name}, which {guards}: add it back (or a "
                         f"subclass of it), or remove the setting to grade with hooklab's ({_listed(default)})")
     steps = config.GenerateFeedback.preprocessors
-    if steps[-1] != LAST_FEEDBACK_STEP and not _replaces(steps[-1], LAST_FEEDBACK_STEP):
-        return (f"the course config's GenerateFeedback.preprocessors puts {_name(steps[-1])} after "
+    last = steps[-1] if steps else None
+    if LAST_FEEDBACK_STEP not in without and last != LAST_FEEDBACK_STEP and not _replaces(last, LAST_FEEDBACK_STEP):
+        return (f"the course config's GenerateFeedback.preprocessors puts {_name(last)} after "
                 f"{LAST_FEEDBACK_STEP}, which redacts the hidden tests from what the steps before it left: make it the "
                 "last step")
     return ""

@@ -59,7 +59,7 @@ class HideHiddenTests(ClearHiddenTests):
         # a visible line as the grader ran it reads as if None were expected: quoted, it is shown as written
         self._as_written = {graded.strip(): written.strip() for source in tests for written, graded in
                             zip(source.split("\n"), judge.without_expectations(source).split("\n"))
-                            if graded != written and len(graded.strip()) >= MIN_LINE}
+                            if graded != written and len(graded.strip()) >= MIN_LINE and graded.strip() not in lines}
         # the delimiters and the proof-of-run line show that a message quotes a test cell
         markers = {self.begin_test_delimeter, self.end_test_delimeter, PROOF_PREFIX}
         self._hidden = sorted((lines | markers) - {""}, key=len, reverse=True)

@@ -292,5 +292,5 @@ def parameter_problem(got: Any, want: Any, label: str) -> str:
     if registered is not True:
         return f"{label} is a Parameter but is not registered on the module"
     if shape != expected:
-        return f"{label}: shape {tuple(expected or ())} expected, got {tuple(shape or ())}"
+        return wrong_shape(label, tuple(expected or ()), tuple(shape or ()))
     return ""

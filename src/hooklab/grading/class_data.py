@@ -20,12 +20,11 @@ from nbgrader.preprocessors import ClearHiddenTests
 from hooklab.grading.course import Course
 from hooklab.grading.keys import cell_key, split_cell_key, submission_key
 from hooklab.grading.ledger import Ledger
-from hooklab.grading.outputs import NOT_WRITTEN, errors
+from hooklab.grading.outputs import ANSI, NOT_WRITTEN, errors
 from hooklab.grading.redaction import PROOF_PREFIX, REDACTED, hidden_lines
 
 MESSAGE_LENGTH = 160  # characters of a failure message shown
 _NUMBER = re.compile(r"(?<![\w.])[-+]?\d+(?:\.\d+)?(?:e[-+]?\d+)?(?!\w)", re.IGNORECASE)
-_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 _COUNTED = re.compile(r"# (item|key|cell)s?\b")  # "1 item" and "0 items" are one message
 
 
@@ -250,7 +249,7 @@ def failure_messages(path: Path, hidden: set[str]) -> dict[str, str]:
 def message(ename: str, evalue: str, hidden: set[str]) -> str:
     """An error in one line (an exercise not written yet in its own words), shortened, redacted where it quotes a
     hidden test."""
-    text = _ANSI.sub("", evalue if ename == NOT_WRITTEN else f"{ename}: {evalue}" if evalue.strip() else ename)
+    text = ANSI.sub("", evalue if ename == NOT_WRITTEN else f"{ename}: {evalue}" if evalue.strip() else ename)
     if any(line in text for line in hidden):
         return f"{ename}: {REDACTED}" if ename and not any(line in ename for line in hidden) else REDACTED
     first = text.strip().splitlines()[0] if text.strip() else "(an error without a message)"

@@ -24,9 +24,9 @@ from traitlets import default
 
 from hooklab import exercises
 from hooklab.grading import judge
+from hooklab.grading.outputs import ANSI
 from hooklab.grading.redaction import MIN_LINE, PROOF_PREFIX, REDACTED, hidden_lines
 
-_ANSI = re.compile(r"\x1b\[[0-9;]*m")
 # a frame of IPython's traceback in a notebook cell: "  Cell In[7], line 2 in double_inputs\n    x1, x2 = args\n"
 # (Plain mode), or "Cell In[7], line 2, in double_inputs(module, args)\n      1 def …\n----> 2     x1, x2 = args"
 # (Context mode, IPython's default)
@@ -80,7 +80,7 @@ class HideHiddenTests(ClearHiddenTests):
         last: where their own code raised, as "  in double_inputs, line 2 of In [7]: x1, x2 = args"."""
         shown = []
         for entry in traceback:
-            frame = _CELL_FRAME.match(_ANSI.sub("", entry))
+            frame = _CELL_FRAME.match(ANSI.sub("", entry))
             if frame and int(frame[1]) in self._shown_cells:
                 marked = _CONTEXT_LINE.search(frame[4])
                 code = marked[1].strip() if marked else next(iter(frame[4].strip().splitlines()), "")

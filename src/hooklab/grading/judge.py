@@ -30,7 +30,7 @@ from nbgrader import utils
 from nbgrader.preprocessors import ClearHiddenTests
 
 from hooklab import hints, messages, observations
-from hooklab.grading.outputs import GRADERS, NOT_JUDGED, NOT_WRITTEN, WRONG, error_output, errors, failed
+from hooklab.grading.outputs import ANSI, GRADERS, NOT_JUDGED, NOT_WRITTEN, WRONG, error_output, errors, failed
 
 DRIVERS = "hooklab_drivers"  # the key, in a source notebook's metadata, that says its tests are drivers
 # Where each checker takes its expected value: (position, keyword). Any call's ``expected=`` is taken out too.
@@ -44,7 +44,6 @@ EXPECTATIONS = {
 }
 REFERENCE = ("### BEGIN REFERENCE", "### END REFERENCE")  # code that only the kernel's own checks run
 PASSED = "✓"  # how a test cell's printed line says its checks passed (the notebooks' convention)
-_ANSI = re.compile(r"\x1b\[[0-9;]*m")  # the colours of IPython's tracebacks
 # a line of a cell's code as Python counts them (a form feed or U+2028 inside a line ends none; str.splitlines splits
 # there and would shift every line after it)
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
@@ -197,7 +196,7 @@ def _compare_distribution(got: Any, expected: dict[str, Any], label: str) -> str
         return (f"{label} is {messages.describe(got) if isinstance(got, dict) else '?'}, expected "
                 f"{messages.describe(want)}")
     if got.get("shape") != want.get("shape"):
-        return f"{label}: shape {tuple(want.get('shape') or ())} expected, got {tuple(got.get('shape') or ())}"
+        return messages.wrong_shape(label, tuple(want.get("shape") or ()), tuple(got.get("shape") or ()))
     values = messages.array(got)
     if values is None or values.size != math.prod(want.get("shape") or ()):
         return f"{label}: the test's observation is not readable"
@@ -290,7 +289,7 @@ def _not_written(error: NotebookNode) -> str:
     """What an exercise's template error says is not written yet ("pre_hook is not written yet"), or ""."""
     if error.get("ename") != "NotImplementedError":
         return ""
-    for line in _ANSI.sub("", "\n".join(map(str, error.get("traceback", [])))).splitlines():
+    for line in ANSI.sub("", "\n".join(map(str, error.get("traceback", [])))).splitlines():
         if hints.NOT_WRITTEN in line:
             return line.split(":")[0].strip()
     return ""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from nbformat import NotebookNode
@@ -13,6 +14,7 @@ NOT_JUDGED = "NotJudged"  # the reference run could not judge the cell
 NOT_WRITTEN = "NotWritten"  # the exercise the cell tests still raises its template's NotImplementedError
 
 
+ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")  # the colours (and cursor codes) of a kernel's error output
 GRADERS = {HELD, NOT_RUN, WRONG, NOT_JUDGED, NOT_WRITTEN}  # the errors the grader writes, not the kernel
 
 

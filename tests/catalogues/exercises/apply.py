@@ -1,0 +1,113 @@
+"""04_apply: the input space of each exercise (what its text allows, :mod:`catalogues.input_space`) and its
+wrong readings (:mod:`catalogues.wrong_readings`)."""
+
+from __future__ import annotations
+
+from catalogues.honest_answers import APPLY, _cell
+from catalogues.input_space import Dimension
+from catalogues.wrong_answers import Wrong
+
+SPACE: dict[str, list[Dimension]] = {}
+"""The answer cell's grade_id → the dimensions of its input space."""
+
+
+def readings() -> list[Wrong]:
+    """Answers written after misreading an exercise's text, each failing its test cell."""
+    return [
+        # the order of modules() (preorder) taken for apply's
+        Wrong("apply_order_lists_modules_in_preorder", APPLY, "apply_order", _cell('''
+            def apply_order(model: nn.Module) -> list[str]:
+                return [type(module).__name__ for module in model.modules()]
+        '''), "apply_order(Model())"),
+        # "one per visit" read as one per kind of module: right while every class appears once
+        Wrong("apply_order_lists_each_class_once", APPLY, "apply_order", _cell('''
+            def apply_order(model: nn.Module) -> list[str]:
+                names = []
+
+                def visit(module):
+                    if type(module).__name__ not in names:
+                        names.append(type(module).__name__)
+
+                model.apply(visit)
+                return names
+        '''), "apply_order on"),
+        # "one per visit" read as one per module: a module shared by two parents listed once
+        Wrong("apply_order_lists_a_shared_module_once", APPLY, "apply_order", _cell('''
+            def apply_order(model: nn.Module) -> list[str]:
+                visits = {}
+                model.apply(lambda module: visits.setdefault(module, type(module).__name__))
+                return list(visits.values())
+        '''), "apply_order on"),
+        # "b of shape (1,)" read as "shaped like W", which is (1, 1)
+        Wrong("add_bias_shapes_b_like_w", APPLY, "add_bias", _cell('''
+            def add_bias(module: nn.Module) -> None:
+                if isinstance(module, FUNCTIONS):
+                    module.b = nn.Parameter(torch.ones_like(module.W))
+        '''), "ab.a.b"),
+        # "every Function module" read as every module without children: an nn.Linear gets a b too
+        Wrong("add_bias_biases_every_leaf_module", APPLY, "add_bias", _cell('''
+            def add_bias(module: nn.Module) -> None:
+                if not list(module.children()):
+                    module.b = nn.Parameter(torch.ones(1))
+        '''), "leave other modules alone"),
+        # "every Function module" read as every module with a weight of its own
+        Wrong("add_bias_biases_every_module_with_a_weight", APPLY, "add_bias", _cell('''
+            def add_bias(module: nn.Module) -> None:
+                if list(module.parameters(recurse=False)):
+                    module.b = nn.Parameter(torch.ones(1))
+        '''), "leave other modules alone"),
+        # "every Function module" read as every Function among the module's children: right under apply on a model
+        # (each Function has a parent), wrong on a Function alone
+        Wrong("add_bias_biases_the_children", APPLY, "add_bias", _cell('''
+            def add_bias(module: nn.Module) -> None:
+                for child in module.children():
+                    if isinstance(child, FUNCTIONS):
+                        child.b = nn.Parameter(torch.ones(1))
+        '''), "parameters of a single FunctionC after add_bias"),
+        Wrong("init_to_one_fills_the_children", APPLY, "init_to_one", _cell('''
+            def init_to_one(module: nn.Module) -> None:
+                with torch.no_grad():
+                    for child in module.children():
+                        if isinstance(child, FUNCTIONS):
+                            child.W.fill_(1.0)
+        '''), "W of a single FunctionC after FunctionC.apply(init_to_one)"),
+        # requirement 2 missed: a new Parameter of ones replaces W
+        Wrong("init_to_one_replaces_the_parameter", APPLY, "init_to_one", _cell('''
+            def init_to_one(module: nn.Module) -> None:
+                if isinstance(module, FUNCTIONS):
+                    module.W = nn.Parameter(torch.ones(1, 1))
+        '''), "whether each Parameter is still the one the optimizer holds"),
+        # W set to 1 with data swapped for a new tensor of another shape: "1" read as a number, not ones(1, 1)
+        Wrong("init_to_one_sets_a_scalar", APPLY, "init_to_one", _cell('''
+            def init_to_one(module: nn.Module) -> None:
+                if isinstance(module, FUNCTIONS):
+                    module.W.data = torch.tensor(1.0)
+        '''), "after apply(init_to_one)"),
+        # extra_repr set to the string itself rather than to a function that makes it
+        Wrong("add_repr_sets_a_string", APPLY, "add_repr", _cell('''
+            def add_repr(module: nn.Module) -> None:
+                if isinstance(module, FUNCTIONS):
+                    module.extra_repr = function_repr(module)
+        '''), "TypeError"),
+        # "every Function with its own name" read as every module with its name, if it has one
+        Wrong("add_repr_gives_every_module_an_extra_repr", APPLY, "add_repr", _cell('''
+            def add_repr(module: nn.Module) -> None:
+                module.extra_repr = partial(lambda m: f"name={getattr(m, 'name', '')}", module)
+        '''), "repr(model)"),
+        # the same reading of "every Function module" for extra_repr: the children of each module get one
+        Wrong("add_repr_names_the_children", APPLY, "add_repr", _cell('''
+            def add_repr(module: nn.Module) -> None:
+                for child in module.children():
+                    if isinstance(child, FUNCTIONS):
+                        child.extra_repr = partial(function_repr, child)
+        '''), "repr of a single FunctionD after FunctionD.apply(add_repr)"),
+        # "FunctionA(name=plus)" read as a name per class, copied from the example
+        Wrong("add_repr_names_each_class_as_in_the_example", APPLY, "add_repr", _cell('''
+            NAMES = {"FunctionA": "plus", "FunctionB": "subtract", "FunctionC": "multiply", "FunctionD": "divide"}
+
+
+            def add_repr(module: nn.Module) -> None:
+                if isinstance(module, FUNCTIONS):
+                    module.extra_repr = partial(lambda kind: f"name={NAMES[kind]}", type(module).__name__)
+        '''), "repr(model) with other names"),
+    ]

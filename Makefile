@@ -108,7 +108,7 @@ bench: $(INSTALLED) ## hooklab autograde vs sequential nbgrader (BENCH_N submiss
 	$(BIN)/python benchmarks/bench_autograde.py $(BENCH_N) --assignment $(BENCH_ASSIGNMENT) $(if $(filter 1,$(BENCH_DASK)),--dask)
 
 NOTEBOOKS ?=
-mutants: $(INSTALLED) ## the hidden tests' mutation score: each solution's mutants judged as the grader judges (NOTEBOOKS=02_forward_hooks: some)
+mutants: $(INSTALLED) ## the hidden tests' strength: each solution's mutants and the catalogue's wrong readings, judged as the grader judges (NOTEBOOKS=02_forward_hooks: some)
 	$(BIN)/python -m mutation.score $(NOTEBOOKS)
 
 TORCH ?=

@@ -8,7 +8,10 @@ what each test raised and observed. The process then runs the solution's own ans
 reference. A test fails a mutant as the grader fails a submission: it raised, or :func:`judge.verdict` finds its
 observations differ from the reference's. A fork that runs past ``TIMEOUT`` or dies fails (a kernel stopped).
 
-Usage (by :mod:`mutation.score`): python -m mutation.runner NOTEBOOK SEED KEYS_JSON OUT_JSON
+With READINGS_JSON ({grade_id: {name: answer source}}: the catalogue's wrong readings) it runs those answers in
+place of the mutants, each keyed ``grade_id|reading: name``.
+
+Usage (by :mod:`mutation.score`): python -m mutation.runner NOTEBOOK SEED KEYS_JSON OUT_JSON [READINGS_JSON]
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ import signal
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 TIMEOUT = 60.0  # seconds a fork may take (its answer and tests)
 MEMORY = 6 << 30  # bytes of address space a fork may use
@@ -43,7 +46,7 @@ def exercises(nb: Any) -> list[dict[str, Any]]:
     return found
 
 
-def main(notebook: str, seed: str, keys_file: str, out_file: str) -> None:
+def main(notebook: str, seed: str, keys_file: str, out_file: str, readings_file: str = "") -> None:
     import nbformat
     import torch
     from IPython.core.interactiveshell import InteractiveShell
@@ -57,6 +60,7 @@ def main(notebook: str, seed: str, keys_file: str, out_file: str) -> None:
 
     torch.set_num_threads(1)  # no thread pool before the forks: a fork keeps only the thread that forked
     wanted = set(json.loads(Path(keys_file).read_text()))  # "grade_id|key" of the mutants to run; empty: all
+    readings = json.loads(Path(readings_file).read_text()) if readings_file else None
     path = Path(notebook)
     nb = nbformat.read(path, as_version=4)
     os.chdir(path.parent)
@@ -99,13 +103,23 @@ def main(notebook: str, seed: str, keys_file: str, out_file: str) -> None:
             if nb.cells[index].cell_type == "code":
                 run(index)
         source, lines = solution_lines(nb.cells[ex["index"]].source)
-        chosen = [m for m in mutants(source, lines) if not wanted or f"{ex['grade_id']}|{m.key}" in wanted]
+        if readings is not None:
+            chosen = [_Reading(f"reading: {name}", answer) for name, answer in readings.get(ex["grade_id"], {}).items()]
+        else:
+            chosen = [m for m in mutants(source, lines) if not wanted or f"{ex['grade_id']}|{m.key}" in wanted]
         outcomes = _forked(chosen, lambda m, ex=ex: exercise_run(ex, m.source), quiet)
         reference = exercise_run(ex, source)  # the process goes on from here with the solution
         position = ex["last"] + 1
         for mutant, outcome in zip(chosen, outcomes):
             results[f"{ex['grade_id']}|{mutant.key}"] = _judged(outcome, reference)
     Path(out_file).write_text(json.dumps(results))
+
+
+class _Reading(NamedTuple):
+    """A wrong reading's answer, run where a mutant would be."""
+
+    key: str
+    source: str
 
 
 def _judged(outcome: dict[str, Any] | str, reference: dict[str, Any]) -> str:
@@ -185,4 +199,4 @@ def _forked(items: list[Any], work: Any, quiet: int) -> list[dict[str, Any] | st
 
 
 if __name__ == "__main__":
-    main(*sys.argv[1:5])
+    main(*sys.argv[1:6])

@@ -1,4 +1,5 @@
-"""``make mutants``: how many wrong answers the hidden tests catch, every notebook, several seeds.
+"""``make mutants``: how many wrong answers the hidden tests catch, every notebook, several seeds: mutants of each
+solution, and the wrong readings of the test catalogue (:mod:`catalogues.wrong_readings`) beside them.
 
 For every exercise, every mutant of its solution (:mod:`mutation.mutate`) is run and judged as the grader judges a
 submission (:mod:`mutation.runner`), under ``SEEDS`` seeds drawn afresh (``MUTANT_SEEDS="1 2 3"`` runs given ones).
@@ -43,15 +44,51 @@ def equivalents() -> dict[str, str]:
     return found
 
 
-def run(notebook: Path, seed: str, keys: list[str]) -> dict[str, str]:
-    """The runner's verdicts for the mutants ``keys`` of ``notebook`` under ``seed`` (all of them when empty)."""
+def run(notebook: Path, seed: str, keys: list[str], readings: dict[str, dict[str, str]] | None = None
+        ) -> dict[str, str]:
+    """The runner's verdicts for the mutants ``keys`` of ``notebook`` under ``seed`` (all of them when empty), or,
+    given ``readings`` ({grade_id: {name: answer source}}), for those answers instead."""
     with tempfile.TemporaryDirectory(prefix="mutants-") as scratch:
-        wanted, out = Path(scratch) / "keys.json", Path(scratch) / "out.json"
+        wanted, out, answers = Path(scratch) / "keys.json", Path(scratch) / "out.json", Path(scratch) / "readings.json"
         wanted.write_text(json.dumps(keys))
+        extra = []
+        if readings is not None:
+            answers.write_text(json.dumps(readings))
+            extra = [str(answers)]
         env = {**os.environ, "MPLBACKEND": "agg", "PYTHONPATH": str(REPO)}
-        subprocess.run([sys.executable, "-m", "mutation.runner", str(notebook), seed, str(wanted), str(out)],
+        subprocess.run([sys.executable, "-m", "mutation.runner", str(notebook), seed, str(wanted), str(out), *extra],
                        cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
         return json.loads(out.read_text())
+
+
+def catalogued_readings(folder: str) -> dict[str, dict[str, str]]:
+    """The wrong readings of ``tests/catalogues`` for a notebook: {grade_id: {name: answer source}}."""
+    sys.path.insert(0, str(REPO / "tests"))
+    from catalogues.wrong_readings import readings
+
+    found: dict[str, dict[str, str]] = {}
+    for wrong in readings():
+        if wrong.assignment == folder:
+            found.setdefault(wrong.grade_id, {})[wrong.name] = wrong.source
+    return found
+
+
+def readings_score(notebook: Path, seeds: list[str]) -> tuple[int, int, list[str]]:
+    """(caught, catalogued, the names of those the tests pass under some seed) for a notebook's wrong readings,
+    judged as the grader judges them; a reading is caught only if its exercise's tests fail it under every seed."""
+    catalogued = catalogued_readings(notebook.parent.name)
+    total = sum(len(names) for names in catalogued.values())
+    if not total:
+        return 0, 0, []
+    escaped: set[str] = set()
+    for seed in seeds:
+        verdicts = run(notebook, seed, [], catalogued)
+        escaped |= {key for key, why in verdicts.items() if not why or why.startswith(NOT_JUDGED)}
+        ran = {key.removeprefix(f"{grade_id}|reading: ") for grade_id in catalogued for key in verdicts
+               if key.startswith(f"{grade_id}|reading: ")}
+        escaped |= {f"{grade_id}|reading: {name} (not run)" for grade_id, names in catalogued.items()
+                    for name in names if name not in ran}
+    return total - len(escaped), total, sorted(f"{notebook.parent.name} {key}" for key in escaped)
 
 
 def score(notebook: Path, seeds: list[str], known: dict[str, str]) -> tuple[int, int, list[str], list[str]]:
@@ -96,10 +133,13 @@ def main(folders: list[str]) -> int:
         killed, counted, left, gone = score(notebook, seeds, known)
         listed = sum(1 for k in known if k.startswith(f"{notebook.parent.name} "))
         share = f"; {listed} equivalent ({100 * listed / max(1, counted + listed):.1f}%)" if listed else ""
-        line = f"{notebook.parent.name}  {killed}/{counted} ({100 * killed / max(1, counted):.1f}%){share}"
+        caught, catalogued, escaped = readings_score(notebook, seeds)
+        readings_line = f"; wrong readings caught {caught}/{catalogued}" if catalogued else ""
+        line = (f"{notebook.parent.name}  {killed}/{counted} ({100 * killed / max(1, counted):.1f}%){share}"
+                f"{readings_line}")
         print(line, flush=True)
         lines.append(line)
-        survivors += left
+        survivors += left + [f"{name} (a wrong reading)" for name in escaped]
         stale += gone
         total_killed, total = total_killed + killed, total + counted
     print("\nSurvivors (the tests pass them under some seed):" if survivors else "\nNo survivors.")

@@ -102,3 +102,20 @@ def test_every_listed_equivalent_mutant_is_still_made():
                          for m in mutants(*solution_lines(cell.source))}
     listed = equivalents()
     assert listed and not [key for key in listed if key not in made], [key for key in listed if key not in made]
+
+
+@pytest.mark.slow  # runs the runner
+def test_the_runner_judges_a_wrong_reading_in_place_of_a_mutant_and_passes_the_solutions_own_answer():
+    """``make mutants``' second measure: a catalogued wrong reading is run where a mutant would be and fails; the
+    solution's own answer, given as a reading, passes (the measure can tell them apart)."""
+    from catalogues.wrong_readings import readings
+
+    nb = nbformat.read(REPO / "solutions" / "04_apply" / "apply.ipynb", as_version=4)
+    own = solution_lines(next(c.source for c in nb.cells
+                              if c.metadata.get("nbgrader", {}).get("grade_id") == "apply_order"))[0]
+    reading = next(w for w in readings() if w.name == "apply_order_lists_modules_in_preorder")
+    verdicts = run(REPO / "solutions" / "04_apply" / "apply.ipynb", SEED,
+                   [], {"apply_order": {"own": own, reading.name: reading.source}})
+    assert set(verdicts) == {"apply_order|reading: own", f"apply_order|reading: {reading.name}"}, verdicts
+    assert verdicts["apply_order|reading: own"] == "", verdicts
+    assert verdicts[f"apply_order|reading: {reading.name}"].startswith("apply_order_test"), verdicts

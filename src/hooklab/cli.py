@@ -22,6 +22,7 @@ from traitlets.config import Config, PyFileConfigLoader  # noqa: E402 (after rfc
 from hooklab.grading.kernels.sandbox import Sandbox  # noqa: E402 (after rfc3987_syntax is set aside)
 from hooklab.grading.kernels.server import start_server  # noqa: E402 (after rfc3987_syntax is set aside)
 from hooklab.grading.kernels.supervise import unavailable  # noqa: E402 (after rfc3987_syntax is set aside)
+from hooklab.grading.lms import PLATFORMS  # noqa: E402 (after rfc3987_syntax is set aside)
 
 if TYPE_CHECKING:
     from hooklab.grading.course import Course
@@ -115,6 +116,16 @@ def parser() -> argparse.ArgumentParser:
     grade.add_argument("--filename-regex",
                        help="for flat input: regex with named groups student_id and file_id "
                        "(default: <student>_<notebook>.ipynb, student ids without underscores)")
+    lms = grade.add_argument_group(
+        "learning platforms", "the input is an LMS's submissions zip: Canvas's \"Download Submissions\" or "
+        "Moodle's \"Download all submissions\"; students are the LMS's numbers, or the roster's ids")
+    lms.add_argument("--lms", choices=PLATFORMS, help="the LMS whose export SUBMISSIONS is")
+    lms.add_argument("--roster", type=Path,
+                     help="the LMS's own export of the class: Canvas's gradebook CSV (student ids from SIS Login ID), "
+                     "Moodle's grading worksheet (ids from Email address, submission times for nbgrader's late "
+                     "penalties)")
+    lms.add_argument("--roster-timezone", default="UTC",
+                     help="the time zone of the worksheet's times (whoever downloaded it; default: %(default)s)")
     review = commands.add_parser(
         "review",
         help="list the notebooks held for review; release them after a look",
@@ -128,6 +139,26 @@ def parser() -> argparse.ArgumentParser:
                         help="the course's nbgrader_config.py (default: %(default)s)")
     review.add_argument("--release", metavar="STUDENT/ASSIGNMENT", action="append", default=[],
                         help="release this held submission (repeatable)")
+    back = commands.add_parser(
+        "export",
+        help="write an assignment's scores into the LMS's own gradebook export, to import there",
+        description=(
+            "Fill Canvas's gradebook CSV (the column \"<Name> (<id>)\") or Moodle's grading worksheet (Grade) with "
+            "the scores of one assignment, students found as hooklab autograde --lms named them; other cells stay as "
+            "they were (text a spreadsheet would run is quoted). The score is before nbgrader's late penalty: the "
+            "LMS's own late policy applies."
+        ),
+    )
+    back.add_argument("lms_file", type=Path, help="the LMS's export: Canvas's gradebook CSV, Moodle's worksheet")
+    back.add_argument("--lms", choices=PLATFORMS, required=True, help="the LMS the file is from")
+    back.add_argument("--assignment", required=True, help="hooklab's assignment, e.g. 02_forward_hooks")
+    back.add_argument("--column", default="",
+                      help="Canvas: the assignment's column, its whole header \"<Name> (<id>)\", its name or its id")
+    back.add_argument("--to", type=Path, required=True, help="the filled file to write (never the input)")
+    back.add_argument("--late-penalty", action="store_true",
+                      help="write the score after nbgrader's late penalty (then turn the LMS's late policy off)")
+    back.add_argument("--config", type=Path, default=Path("autograder/nbgrader_config.py"),
+                      help="the course's nbgrader_config.py (default: %(default)s)")
     return main
 
 
@@ -141,6 +172,36 @@ def review(course: Course, keys: list[str]) -> int:
     if error:
         print(f"hooklab: {error}", file=sys.stderr)
         return 2
+    return 0
+
+
+def export(course: Course, args: argparse.Namespace) -> int:
+    """``hooklab export``: the scores into the LMS's file (:func:`hooklab.grading.lms.export.export`)."""
+    from hooklab.grading.ledger import LEDGER, Ledger
+    from hooklab.grading.lms.export import export as fill_export
+    from hooklab.grading.untrusted import printable
+
+    if args.to.resolve() == args.lms_file.resolve():
+        print("hooklab: --to must be a new file: the LMS's export is only read", file=sys.stderr)
+        return 2
+    if args.lms == "canvas" and not args.column:
+        print("hooklab: Canvas: name the assignment's column with --column", file=sys.stderr)
+        return 2
+    filled = fill_export(course, Ledger(course.work_dir / LEDGER), args.lms, args.lms_file, args.to, args.assignment,
+                         args.column, args.late_penalty)
+    if filled.problems:
+        for problem in filled.problems:
+            print(f"hooklab: {problem}", file=sys.stderr)
+        return 2
+    print(f"{len(filled.written)} scores written to {args.to}, "
+          + ("after nbgrader's late penalty: turn the LMS's own late policy off before importing."
+             if args.late_penalty else "before any late penalty: the LMS's own late policy applies."))
+    for student in filled.held:
+        print(f"  {printable(student)}: held for review, left as it was (hooklab review)")
+    for student in filled.not_in_file:
+        print(f"  {printable(student)}: graded, but in no row of {args.lms_file.name}")
+    if filled.quoted:
+        print(f"  {filled.quoted} cells that a spreadsheet would run as formulas were quoted")
     return 0
 
 
@@ -166,6 +227,13 @@ def main(argv: list[str] | None = None) -> int:
         from hooklab.grading.course import Course
 
         return review(Course(args.config.resolve(), loaded=config), args.release)
+    if args.command == "export":
+        from hooklab.grading.course import Course
+
+        if not args.lms_file.is_file():
+            print(f"hooklab: no such file: {args.lms_file}", file=sys.stderr)
+            return 2
+        return export(Course(args.config.resolve(), loaded=config), args)
     if not args.submissions.exists():
         print(f"hooklab: no such file or folder: {args.submissions}", file=sys.stderr)
         return 2
@@ -199,9 +267,15 @@ def main(argv: list[str] | None = None) -> int:
             print("hooklab: grade without one with --no-sandbox (student code then runs with the grader's rights)",
                   file=sys.stderr)
         return 2
+    lms = None
+    if args.lms:
+        from hooklab.grading.lms import platform
+
+        lms = platform(args.lms), platform(args.lms).read_roster(args.roster, args.roster_timezone) if args.roster \
+            else None
     report = autograde(args.submissions, course, max(1, args.jobs), force=args.force,
                        filename_regex=args.filename_regex or DEFAULT_FILENAME_REGEX, timestamps=args.timestamps,
-                       dask=args.dask, scheduler=args.scheduler, server=server)
+                       dask=args.dask, scheduler=args.scheduler, server=server, lms=lms)
     print(report)
     if not sandbox.isolate:
         print("Graded WITHOUT a sandbox (--no-sandbox): student code ran with the grader's rights.")

@@ -29,4 +29,10 @@ One submission's way from ``hooklab autograde`` to the gradebook, its feedback, 
 With ``--dask`` or ``--scheduler``, cluster.DaskExecution sends the files to cluster.grade on a Dask worker and
 unpacks the autograded folder it returns; the reference run, recording and feedback stay here. ``hooklab review``
 (review.review) releases held submissions as manual scores and writes grades.csv and the report again.
+
+Learning platforms (``lms/``): with ``--lms``, submissions.find_submissions hands the opened input to
+lms.find_lms_submissions, which reads Canvas's (lms.canvas) or Moodle's (lms.moodle) file names, maps them to student
+ids through the roster (their gradebook export, read by lms.table) and gives the worksheet's submission times as
+nbgrader's timestamp.txt (submissions.Submission.timestamp); ``hooklab export`` (lms.export) writes an assignment's
+scores back into the LMS's own file.
 """

@@ -10,6 +10,7 @@ import stat
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import nbformat
 from nbgrader.apps import NbGraderAPI
@@ -21,6 +22,9 @@ from hooklab.grading.kernels.sandbox import Sandbox, amount
 from hooklab.grading.keys import submission_key
 from hooklab.grading.ledger import Ledger
 from hooklab.grading.submissions import find_submissions, opened_input, place_submission
+
+if TYPE_CHECKING:
+    from hooklab.grading.submissions import Lms
 
 
 @dataclass
@@ -51,13 +55,13 @@ class Plan:
 
 
 def make_plan(submissions: Path, course: Course, ledger: Ledger, *, force: bool, filename_regex: str,
-              timestamps: bool) -> Plan:
+              timestamps: bool, lms: Lms | None = None) -> Plan:
     """Read the input, copy each submission into the course, register the assignments, and say which
     submissions need grading: new, changed, or graded by another grader (:func:`grading_fingerprint`)."""
     config = course.config()
     api, sandbox = NbGraderAPI(config=config), Sandbox(config=config)
     with opened_input(submissions, sandbox) as (folder, problems):
-        found = find_submissions(folder, course, sandbox, filename_regex, timestamps)
+        found = find_submissions(folder, course, sandbox, filename_regex, timestamps, lms)
         problems += found.problems
         assignments = sorted({s.assignment for s in found.submissions})
         sources = {a: sorted((course.root / course.coursedir.source_directory / a).glob("*.ipynb"))

@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from nbgrader.api import Gradebook
 from tqdm import tqdm
@@ -35,6 +36,9 @@ from hooklab.grading.timing import Stages
 from hooklab.grading.untrusted import printable
 from hooklab.seeding import SEED_VARIABLE
 
+if TYPE_CHECKING:
+    from hooklab.grading.submissions import Lms
+
 LOG = "grading.log"
 
 
@@ -49,13 +53,15 @@ def autograde(
     dask: bool = False,
     scheduler: str | None = None,
     server: KernelServer | None = None,
+    lms: Lms | None = None,
 ) -> str:
     """Grade every submission under ``submissions``; returns the summary (also written to the log).
     ``timestamps``: the submissions' ``timestamp.txt`` are nbgrader's
     (:func:`hooklab.grading.submissions.find_submissions`). ``server``: the kernel server the local workers'
     kernels are forked from, which the command started first so that it imports torch while the class is read
     (:func:`hooklab.grading.kernels.server.start_server`); None with Dask, or where kernels cannot be forked. A
-    local worker without it (or whose server has ended) starts one of its own at its first kernel.
+    local worker without it (or whose server has ended) starts one of its own at its first kernel. ``lms``: the
+    input is that LMS's export, mapped with its roster (:mod:`hooklab.grading.lms`).
 
     Three stages: :func:`hooklab.grading.plan.make_plan` (what to grade), :func:`_execute` (workers execute:
     ``jobs`` local processes, or with ``dask`` a local Dask cluster of ``jobs`` workers, or the workers of the Dask
@@ -69,7 +75,7 @@ def autograde(
     # at test time; HOOKLAB_SEED (as grading.json logs it) draws a run's inputs again
     course = dataclasses.replace(course, seed=os.environ.get(SEED_VARIABLE) or str(secrets.randbits(63)))
     plan = make_plan(submissions, course, ledger, force=force, filename_regex=filename_regex,
-                     timestamps=timestamps)
+                     timestamps=timestamps, lms=lms)
     stages = Stages()
     problems, reruns = _execute(plan, course, ledger, stages, jobs, dask=dask, scheduler=scheduler, server=server)
     return _finish(plan, course, ledger, stages, jobs, [*plan.problems, *problems], reruns)

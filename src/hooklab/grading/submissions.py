@@ -25,6 +25,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from nbgrader.plugins import FileNameCollectorPlugin
 
@@ -32,6 +33,11 @@ from hooklab.grading.course import Course
 from hooklab.grading.kernels.sandbox import Sandbox, amount
 from hooklab.grading.keys import submission_key
 from hooklab.grading.untrusted import printable
+
+if TYPE_CHECKING:
+    from hooklab.grading.lms import Platform, Roster
+
+    Lms = tuple[Platform, Roster | None]
 
 # "<student>_<notebook>.ipynb", e.g. "ada_forward_hooks.ipynb"; student ids without underscores.
 DEFAULT_FILENAME_REGEX = r"^(?P<student_id>[^_/]+)_(?P<file_id>[^/]+\.ipynb)$"
@@ -68,6 +74,12 @@ class Submission:
     assignment: str
     files: dict[str, Path] = field(default_factory=dict)  # path inside the submission → source file
     refused: str = ""  # why it is not graded at all (its files are not copied)
+    timestamp: str = ""  # when it was handed in, from the instructor's roster: written as nbgrader's timestamp.txt
+
+    @property
+    def sources(self) -> dict[str, Path | bytes]:
+        """What ``submitted/<student>/<assignment>/`` holds: its files, and the roster's timestamp."""
+        return {**self.files, **({TIMESTAMP: self.timestamp.encode()} if self.timestamp else {})}
 
     @property
     def key(self) -> str:
@@ -160,10 +172,14 @@ def _extract(archive: zipfile.ZipFile, group: list[zipfile.ZipInfo], scratch: Pa
 
 
 def find_submissions(folder: Path, course: Course, sandbox: Sandbox, filename_regex: str = DEFAULT_FILENAME_REGEX,
-                     timestamps: bool = False) -> Found:
-    """Every submission in ``folder``: nbgrader's layout if it has subfolders, otherwise flat. ``timestamps``:
-    the submissions' ``timestamp.txt`` are nbgrader's, not the students' (always so in the course's own
-    ``submitted`` folder)."""
+                     timestamps: bool = False, lms: Lms | None = None) -> Found:
+    """Every submission in ``folder``: nbgrader's layout if it has subfolders, otherwise flat; or an LMS's export
+    (``lms``: :func:`hooklab.grading.lms.find_lms_submissions`). ``timestamps``: the submissions'
+    ``timestamp.txt`` are nbgrader's, not the students' (always so in the course's own ``submitted`` folder)."""
+    if lms is not None:
+        from hooklab.grading.lms import find_lms_submissions
+
+        return find_lms_submissions(folder, course, sandbox, *lms)
     if any(entry.is_dir() for entry in folder.iterdir()):
         timestamps = timestamps or folder.resolve() == course.step_dir("submitted").resolve()
         return _find_nested(folder, course, sandbox, timestamps)
@@ -280,13 +296,15 @@ def _find_flat(folder: Path, course: Course, sandbox: Sandbox, filename_regex: s
     return Found(list(found.values()), problems)
 
 
-def digest(files: dict[str, Path]) -> str:
-    """A fingerprint of a submission's files: names and contents."""
+def digest(files: dict[str, Path] | dict[str, Path | bytes]) -> str:
+    """A fingerprint of a submission's files (or of a file's contents given as bytes): names and contents."""
     sha = hashlib.sha256()
     for name in sorted(files):
         path = files[name]
         sha.update(os.fsencode(name) + b"\0")
-        if path.is_symlink():
+        if isinstance(path, bytes):
+            sha.update(hashlib.sha256(path).digest())
+        elif path.is_symlink():
             sha.update(b"link to " + os.fsencode(os.readlink(path)))
         else:
             with open(path, "rb") as handle:
@@ -308,10 +326,10 @@ def place_submission(submission: Submission, course: Course) -> tuple[Path, str]
     replaces the previous copy in one rename, so a crash never leaves half of one.
     """
     target = course.step_dir("submitted") / submission.student / submission.assignment
-    sources = submission.files  # regular files, none of them a link (find)
+    sources = submission.sources  # regular files, none of them a link (find), and the roster's timestamp
     fingerprint = digest(sources)
-    own = target.is_dir() and not target.is_symlink() and all(path.parent.resolve().is_relative_to(target.resolve())
-                                                              for path in sources.values())
+    own = target.is_dir() and not target.is_symlink() and all(
+        isinstance(path, Path) and path.parent.resolve().is_relative_to(target.resolve()) for path in sources.values())
     if own and not any(path.is_symlink() for path in target.rglob("*")):
         return target, fingerprint  # the input is the course's own submitted folder (a link in it is copied out below)
     if target.is_dir() and digest(files_in(target)) == fingerprint:
@@ -320,7 +338,10 @@ def place_submission(submission: Submission, course: Course) -> tuple[Path, str]
     staging = Path(tempfile.mkdtemp(prefix=f".{submission.assignment}-", dir=target.parent))
     for name, path in sources.items():
         (staging / name).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(path, staging / name, follow_symlinks=False)
+        if isinstance(path, bytes):
+            (staging / name).write_bytes(path)
+        else:
+            shutil.copy2(path, staging / name, follow_symlinks=False)
     if target.exists():
         shutil.rmtree(target)
     shutil.move(staging, target)

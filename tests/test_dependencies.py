@@ -41,6 +41,11 @@ def conda_pins() -> dict[str, str]:
             name, _, version = entry.partition("=")
             if name not in NOT_PIP_PACKAGES:
                 pins[normalise(CONDA_TO_PIP.get(name, name))] = version
+        else:  # pip's section: what conda-forge does not have, pinned as pip pins (name==version)
+            for line in entry.get("pip", []):
+                name, _, version = line.partition("==")
+                if version:
+                    pins[normalise(name)] = version.split("#")[0].strip()
     return pins
 
 

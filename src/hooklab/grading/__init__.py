@@ -35,4 +35,8 @@ lms.find_lms_submissions, which reads Canvas's (lms.canvas) or Moodle's (lms.moo
 ids through the roster (their gradebook export, read by lms.table) and gives the worksheet's submission times as
 nbgrader's timestamp.txt (submissions.Submission.timestamp); ``hooklab export`` (lms.export) writes an assignment's
 scores back into the LMS's own file.
+
+Similar answers: class_report.write also has similarity.class_similarity compare each exercise's answer cells in
+``submitted/`` pair by pair (copydetect's winnowing, the released template left out) and shows the flagged pairs;
+it reads notebooks only and changes no score.
 """

@@ -19,11 +19,13 @@ from pathlib import Path
 from urllib.parse import quote
 
 from matplotlib.figure import Figure
+from nbgrader.preprocessors import ClearHiddenTests
 
 from hooklab.grading.class_data import AssignmentStats, CellStats, Submission, Tables, aggregate, collect
 from hooklab.grading.course import Course
 from hooklab.grading.keys import split_cell_key
 from hooklab.grading.ledger import Ledger
+from hooklab.grading.similarity import BANDS, Exercise, bands, class_similarity
 from hooklab.grading.untrusted import spreadsheet_cell
 
 REPORT = "report.html"
@@ -32,6 +34,7 @@ CSV_FILES = (
     "report-timing.csv",
     "report-problems.csv",
 )
+SIMILARITY_CSV = "report-similarity.csv"  # the flagged pairs of similar answers (hooklab.grading.similarity)
 MESSAGES_SHOWN = 5  # most common messages per test cell on the page (the CSV has all)
 REASONS_SHOWN = 5  # reasons a submission is held, on the page (the CSV has all)
 FIGURE_WIDTH = 800  # pixels a figure takes on the page
@@ -47,13 +50,28 @@ def write(course: Course, ledger: Ledger, folder: Path | None = None) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     tables = aggregate(collect(course, ledger))
     write_csv(tables, timing, folder, problems)
+    delimiters = ClearHiddenTests(config=course.config())
+    similar = class_similarity(course.root / course.coursedir.source_directory, course.step_dir("submitted"),
+                               [(s.student, s.assignment) for s in tables.submissions if s.status != "not run"],
+                               (delimiters.begin_test_delimeter, delimiters.end_test_delimeter))
+    write_similarity_csv(similar, folder)
     page = folder / REPORT
     feedback = course.step_dir("feedback")
     links = {s.key: [(page.stem, os.path.relpath(page, folder))
                      for page in sorted((feedback / s.student / s.assignment).glob("*.html"))]
              for s in tables.submissions}
-    page.write_text(render(tables, timing, list(problems), links))
+    page.write_text(render(tables, timing, list(problems), links, similar))
     return page
+
+
+def write_similarity_csv(similar: Sequence[Exercise], folder: Path) -> None:
+    """The flagged pairs of similar answers, highest score first within each exercise, as the report shows them."""
+    with open(folder / SIMILARITY_CSV, "w", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["assignment", "exercise", "first", "second", "score", "threshold"])
+        writer.writerows([spreadsheet_cell(value) for value in
+                          (e.assignment, e.grade_id, p.first, p.second, f"{p.score:.3f}", f"{p.threshold:.3f}")]
+                         for e in similar for p in e.flagged)
 
 
 def _number(value: float | None) -> str:
@@ -178,8 +196,49 @@ def _count(number: int, thing: str) -> str:
     return f"{number} {thing}{'' if number == 1 else 's'}"
 
 
+def _similar(similar: Sequence[Exercise]) -> list[str]:
+    """The report's section on similar answers: per exercise the distribution of its pairs' scores with the
+    threshold marked, then the flagged pairs, highest first, each with the two answers side by side."""
+    parts = ["<h2 id='similar'>Similar answers</h2>",
+             "<p>Per exercise, pairs of answers that share more of their code than independent answers do, once the "
+             "template is taken out and names, comments and layout are normalised (hooklab.grading.similarity). A "
+             "pair's score is the share of code fingerprints the two have in common; the threshold falls with the "
+             "answers' length and rises with the exercise's own chance level. Answers of a line or two are left out. "
+             "A flag is a reason to look, never a verdict: it changes no score. The pairs are also in "
+             f"{SIMILARITY_CSV}.</p>"]
+    shown = [e for e in similar if e.compared >= 2]
+    if not shown:
+        return [*parts, "<p>No exercise had two answers long enough to compare.</p>"]
+    header = ["exercise", "compared", "too short", *(f"{i / BANDS:.1f}–" for i in range(BANDS)), "threshold",
+              "flagged"]
+    rows = []
+    for exercise in shown:
+        low, high = exercise.thresholds
+        counts = [f"<span class='low'>{n}</span>" if n and (i + 1) / BANDS > low else str(n)
+                  for i, n in enumerate(bands(exercise.scores))]
+        rows.append([escape(f"{exercise.assignment} / {exercise.grade_id}"), str(exercise.compared),
+                     str(len(exercise.short)), *counts,
+                     escape(f"{low:.2f}" if abs(high - low) < 0.005 else f"{low:.2f}–{high:.2f}"),
+                     str(len(exercise.flagged))])
+    parts.append("<p>How many pairs scored in each band (bands that reach the threshold in red):</p>")
+    parts.append(_table(header, rows, numeric=set(range(1, BANDS + 5))))
+    flagged = sorted(((e, p) for e in shown for p in e.flagged), key=lambda item: -item[1].score)
+    if not flagged:
+        return [*parts, "<p>No pair was flagged.</p>"]
+    parts.append(_table(["exercise", "pair", "score", "threshold", "answers side by side"], [
+        [escape(f"{e.assignment} / {e.grade_id}"), escape(f"{p.first} · {p.second}"), f"{p.score:.2f}",
+         f"{p.threshold:.2f}",
+         "<details><summary>show</summary><table><tr>"
+         f"<th>{escape(p.first)}</th><th>{escape(p.second)}</th></tr><tr>"
+         f"<td><pre>{escape(p.first_answer)}</pre></td><td><pre>{escape(p.second_answer)}</pre></td>"
+         "</tr></table></details>"]
+        for e, p in flagged
+    ], numeric={2, 3}))
+    return parts
+
+
 def render(tables: Tables, timing: dict[str, float] | None, problems: list[str],
-           feedback: Mapping[str, list[tuple[str, str]]] | None = None) -> str:
+           feedback: Mapping[str, list[tuple[str, str]]] | None = None, similar: Sequence[Exercise] = ()) -> str:
     """The page: a summary, then per assignment its figure, its numbers and its test cells with the
     most common failure messages, then every submission's score with links to its feedback pages
     (``feedback``: "student/assignment" → (notebook, address relative to the page)), what was held or
@@ -241,6 +300,8 @@ def render(tables: Tables, timing: dict[str, float] | None, problems: list[str],
         parts.append(_table(["test cell", "points", "submissions", "full points", "mean points",
                              "most common failure messages (submissions)"],
                             rows, numeric={1, 2, 3, 4}))
+    if similar:
+        parts += _similar(similar)
     parts.append("<h2 id='submissions'>Every submission</h2>")
     if tables.submissions:
         parts.append(_table(["submission", "score", "", "feedback"], [

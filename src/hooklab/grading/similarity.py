@@ -4,7 +4,7 @@ than independently written answers do. It only informs the report; it never chan
 Each answer cell is normalised as copydetect's ``filter_code`` normalises code, with Python's own tokenizer (five
 times faster than Pygments, which ``filter_code`` uses, and which takes over for a cell Python cannot tokenize):
 names become ``V``, strings ``S``, comments and layout go, so renaming and reformatting change nothing. Its
-fingerprints are copydetect's winnowed k-gram hashes (``get_document_fingerprints``), less those of the released
+fingerprints are copydetect's winnowed k-gram hashes (its ``winnow``, robust winnowing), less those of the released
 template (the cell as students got it), so the given code counts for nobody; a set of hashes, so reordering
 statements keeps them. A pair's score is the share of fingerprints the two answers have in common (of each one's,
 averaged). An answer with fewer than :data:`MIN_LINES` lines of its own, or :data:`MIN_FINGERPRINTS`, is too
@@ -17,6 +17,7 @@ all look alike raises its own bar.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import io
 import keyword
 import logging
@@ -110,14 +111,18 @@ def _filtered(code: str) -> str:
 
 
 def fingerprints(code: str, boilerplate: Iterable[int] = ()) -> set[int]:
-    """The winnowed hashes of ``code``'s normalised text, less ``boilerplate``'s."""
-    from copydetect.utils import get_document_fingerprints  # its package imports pyplot: 0.8 s, when needed only
+    """The winnowed hashes of ``code``'s normalised text (copydetect's ``winnow`` over its k-grams), less
+    ``boilerplate``'s. The k-grams are hashed with BLAKE2, not Python's ``hash`` (as copydetect's own
+    ``hashed_kgrams`` does), so a class gets the same pairs in every run."""
+    from copydetect.utils import winnow  # its package imports pyplot: 0.8 s, when needed only
 
     text = normalised(code)
     if len(text) < NOISE:
         return set()
-    hashes, _ = get_document_fingerprints(text, NOISE, GUARANTEE - NOISE + 1, np.array(sorted(boilerplate)))
-    return {int(value) for value in hashes}
+    hashes = np.array([int.from_bytes(hashlib.blake2b(text[start:start + NOISE].encode(), digest_size=8).digest(),
+                                      "little", signed=True) for start in range(len(text) - NOISE + 1)])
+    selected, _ = winnow(hashes, GUARANTEE - NOISE + 1, remove_duplicates=False)
+    return {int(value) for value in selected} - set(boilerplate)
 
 
 def own_lines(answer: str, template: str) -> int:

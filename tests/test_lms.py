@@ -221,3 +221,36 @@ def test_moodle_worksheet_is_filled_column_by_column(tmp_path: Path):
                                                      "'" + row[column] for row in before]
         else:
             assert [row[column] for row in after] == [row[column] for row in before], name
+
+
+@pytest.mark.filterwarnings("ignore:Object of type:sqlalchemy.exc.SAWarning")  # nbgrader's add_submission's own
+def test_export_writes_the_gradebooks_scores_before_the_late_penalty_unless_told(tmp_path: Path, course: Course,
+                                                                                 capsys: pytest.CaptureFixture[str]):
+    from nbgrader.api import Gradebook
+
+    from hooklab.cli import main
+
+    with Gradebook(course.db_url) as gradebook:
+        gradebook.add_assignment("hw")
+        gradebook.add_notebook("nb", "hw")
+        gradebook.add_grade_cell("ex_test", "nb", "hw", max_score=20, cell_type="code")
+        for student, points, penalty in (("ada@example.edu", 15, 0), ("bob@example.edu", 20, 4), ("204", 8, 0)):
+            gradebook.add_student(student)
+            gradebook.add_submission("hw", student)
+            gradebook.find_grade("ex_test", "nb", "hw", student).auto_score = points
+            gradebook.find_submission_notebook("nb", "hw", student).late_submission_penalty = penalty
+        gradebook.db.commit()
+    worksheet = csv_file(tmp_path / "worksheet.csv", WORKSHEET)
+    config = str(course.config_file)
+    assert main(["export", str(worksheet), "--lms", "moodle", "--assignment", "hw", "--to", str(tmp_path / "raw.csv"),
+                 "--config", config]) == 0
+    assert "3 scores written" in capsys.readouterr().out
+    grade = WORKSHEET[0].index("Grade")
+    assert [row[grade] for row in read_table(tmp_path / "raw.csv").rows] == ["Grade", "75", "100", "", "40"]
+    assert main(["export", str(worksheet), "--lms", "moodle", "--assignment", "hw", "--to", str(tmp_path / "late.csv"),
+                 "--late-penalty", "--config", config]) == 0
+    assert "turn the LMS's own late policy off" in capsys.readouterr().out
+    assert [row[grade] for row in read_table(tmp_path / "late.csv").rows] == ["Grade", "75", "80", "", "40"]
+    assert read_table(worksheet).rows == WORKSHEET  # the LMS's own file is only read
+    assert main(["export", str(worksheet), "--lms", "moodle", "--assignment", "hw", "--to", str(worksheet),
+                 "--config", config]) == 2

@@ -17,8 +17,9 @@ all look alike raises its own bar.
 from __future__ import annotations
 
 import dataclasses
-import hashlib
+import functools
 import io
+import json
 import keyword
 import logging
 import re
@@ -27,8 +28,8 @@ import tokenize
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
-import nbformat
 import numpy as np
 
 from hooklab.grading.redaction import REDACTED, hidden_lines
@@ -75,10 +76,12 @@ def template_of(source: str) -> str:
     return _SOLUTION.sub(STUB, source)
 
 
+_POWERS = np.array([pow(1_000_003, NOISE - 1 - index, 2**64) for index in range(NOISE)], dtype=np.uint64)
 _LAYOUT = {tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT, tokenize.ENCODING,
            tokenize.ENDMARKER}
 
 
+@functools.lru_cache(maxsize=4096)  # a class's identical answers (the template left as it was) tokenized once
 def normalised(code: str) -> str:
     """``code`` as copydetect compares it: every name ``V`` (keywords kept), every string ``S``, comments and layout
     gone; a cell Python cannot tokenize by :func:`copydetect.utils.filter_code`."""
@@ -112,15 +115,19 @@ def _filtered(code: str) -> str:
 
 def fingerprints(code: str, boilerplate: Iterable[int] = ()) -> set[int]:
     """The winnowed hashes of ``code``'s normalised text (copydetect's ``winnow`` over its k-grams), less
-    ``boilerplate``'s. The k-grams are hashed with BLAKE2, not Python's ``hash`` (as copydetect's own
-    ``hashed_kgrams`` does), so a class gets the same pairs in every run."""
+    ``boilerplate``'s. The k-grams are hashed by a fixed polynomial, not Python's salted ``hash`` (as copydetect's
+    own ``hashed_kgrams`` does), so a class gets the same pairs in every run."""
     from copydetect.utils import winnow  # its package imports pyplot: 0.8 s, when needed only
 
     text = normalised(code)
     if len(text) < NOISE:
         return set()
-    hashes = np.array([int.from_bytes(hashlib.blake2b(text[start:start + NOISE].encode(), digest_size=8).digest(),
-                                      "little", signed=True) for start in range(len(text) - NOISE + 1)])
+    data = np.frombuffer(text.encode(), dtype=np.uint8)
+    if len(data) < NOISE:
+        return set()
+    # a polynomial hash of each k-gram of bytes, modulo 2**64 (numpy's unsigned arithmetic wraps)
+    windows = np.lib.stride_tricks.sliding_window_view(data, NOISE).astype(np.uint64)
+    hashes = (windows @ _POWERS).view(np.int64)
     selected, _ = winnow(hashes, GUARANTEE - NOISE + 1, remove_duplicates=False)
     return {int(value) for value in selected} - set(boilerplate)
 
@@ -132,10 +139,10 @@ def own_lines(answer: str, template: str) -> int:
                if line.strip() and not line.strip().startswith("#") and line.strip() not in given)
 
 
-def length_threshold(size: int) -> float:
-    """The score a pair must reach when the smaller answer has ``size`` fingerprints: SHORT for the shortest, falling
-    towards LONG as answers grow (two short answers share more by chance)."""
-    return LONG + (SHORT - LONG) * SCALE / (SCALE + max(0, size - MIN_FINGERPRINTS))
+def length_threshold(size: Any) -> Any:
+    """The score a pair must reach when the smaller answer has ``size`` fingerprints (a number or an array): SHORT
+    for the shortest, falling towards LONG as answers grow (two short answers share more by chance)."""
+    return LONG + (SHORT - LONG) * SCALE / (SCALE + np.maximum(0, np.asarray(size) - MIN_FINGERPRINTS))
 
 
 def score(first: set[int], second: set[int]) -> float:
@@ -179,10 +186,9 @@ def compare(assignment: str, grade_id: str, answers: Mapping[str, str], template
         spread = 1.4826 * statistics.median(abs(value - median) for value in exercise.scores)
         exercise.chance = median + SPREADS * spread
     if len(students):
-        exercise.thresholds = (max(length_threshold(int(sizes.max())), exercise.chance),
-                               max(length_threshold(int(sizes.min())), exercise.chance))
-    thresholds = np.maximum(np.vectorize(length_threshold, otypes=[float])(np.minimum.outer(sizes, sizes)),
-                            exercise.chance) if len(students) else np.zeros((0, 0))
+        exercise.thresholds = (max(float(length_threshold(sizes.max())), exercise.chance),
+                               max(float(length_threshold(sizes.min())), exercise.chance))
+    thresholds = np.maximum(length_threshold(np.minimum.outer(sizes, sizes)), exercise.chance)
     for i, j in zip(*np.nonzero(np.triu(scores >= thresholds, 1)), strict=True):
         a, b = students[i], students[j]
         exercise.flagged.append(Pair(a, b, float(scores[i, j]), float(thresholds[i, j]), answers[a], answers[b]))
@@ -191,13 +197,18 @@ def compare(assignment: str, grade_id: str, answers: Mapping[str, str], template
 
 
 def answer_cells(notebook: Path) -> dict[str, str]:
-    """A notebook's answer cells by grade_id (nbgrader's ``solution`` cells)."""
+    """A notebook's answer cells by grade_id (nbgrader's ``solution`` cells), read as JSON (nbformat's validation
+    would take most of the time; a graded notebook was validated before it ran)."""
     cells = {}
-    for cell in nbformat.read(notebook, as_version=4).cells:
-        meta = cell.get("metadata", {}).get("nbgrader", {})
-        if (cell.cell_type == "code" and meta.get("solution") and isinstance(meta.get("grade_id"), str)
-                and isinstance(cell.source, str)):
-            cells.setdefault(meta["grade_id"], cell.source)
+    for cell in json.loads(notebook.read_bytes()).get("cells", []):
+        if not isinstance(cell, dict):
+            continue
+        meta = cell.get("metadata", {}).get("nbgrader", {}) if isinstance(cell.get("metadata"), dict) else {}
+        source = cell.get("source", "")
+        source = "".join(source) if isinstance(source, list) and all(isinstance(s, str) for s in source) else source
+        if (cell.get("cell_type") == "code" and isinstance(meta, dict) and meta.get("solution")
+                and isinstance(meta.get("grade_id"), str) and isinstance(source, str)):
+            cells.setdefault(meta["grade_id"], source)
     return cells
 
 
@@ -219,15 +230,15 @@ def class_similarity(source: Path, submitted: Path, submissions: Iterable[tuple[
     for assignment, students in sorted(by_assignment.items()):
         for notebook in sorted((source / assignment).glob("*.ipynb")):
             templates = {grade_id: template_of(text) for grade_id, text in answer_cells(notebook).items()}
-            hidden = {line for cell in nbformat.read(notebook, as_version=4).cells
+            hidden = {line for cell in json.loads(notebook.read_bytes())["cells"]
                       if cell.get("metadata", {}).get("nbgrader", {}).get("grade")
-                      for line in hidden_lines(cell.source, *markers)}
+                      for line in hidden_lines("".join(cell["source"]), *markers)}
             answers: dict[str, dict[str, str]] = {grade_id: {} for grade_id in templates}
             for student in students:
                 path = submitted / student / assignment / notebook.name
                 try:
                     cells = answer_cells(path) if path.is_file() and not path.is_symlink() else {}
-                except Exception:  # a notebook nbformat cannot read: not graded either, nothing to compare
+                except Exception:  # a notebook that is not JSON: not graded either, nothing to compare
                     continue
                 for grade_id, text in cells.items():
                     if grade_id in answers:

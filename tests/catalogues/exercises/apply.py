@@ -110,4 +110,70 @@ def readings() -> list[Wrong]:
                 if isinstance(module, FUNCTIONS):
                     module.extra_repr = partial(lambda kind: f"name={NAMES[kind]}", type(module).__name__)
         '''), "repr(model) with other names"),
+        # requirement 3 read as "the W and b the module has when make_linear runs": both taken at registration, so a W
+        # replaced by a new Parameter afterwards is not seen
+        Wrong("make_linear_takes_w_and_b_at_registration", APPLY, "make_linear", _cell('''
+            def make_linear(module: nn.Module) -> None:
+                if isinstance(module, FUNCTIONS):
+                    W, b = module.W, module.b
+
+                    def linear(module, args, output):
+                        return args[0] @ W.T + b
+
+                    module.register_forward_hook(linear)
+        '''), "mat1 and mat2 shapes cannot be multiplied"),
+        # "x @ W.T" read as a product of entries: right while W is 1 x 1
+        Wrong("make_linear_multiplies_entries", APPLY, "make_linear", _cell('''
+            def make_linear(module: nn.Module) -> None:
+                def linear(module, args, output):
+                    return args[0] * module.W.T + module.b
+
+                if isinstance(module, FUNCTIONS):
+                    module.register_forward_hook(linear)
+        '''), "model(x) for a batch of"),
+        # "one forward hook on every Function" read as "at most one": a Function that already holds a hook (a caller's
+        # logging hook) is left as it is
+        Wrong("make_linear_skips_a_function_with_a_hook", APPLY, "make_linear", _cell('''
+            def make_linear(module: nn.Module) -> None:
+                def linear(module, args, output):
+                    return args[0] @ module.W.T + module.b
+
+                if isinstance(module, FUNCTIONS) and not module._forward_hooks:
+                    module.register_forward_hook(linear)
+        '''), "already held a forward hook"),
+        # "the biases of both are 0" read as "every Linear and Conv2d has a bias": a layer built with bias=False raises
+        Wrong("init_weights_assumes_a_bias", APPLY, "init_weights", _cell('''
+            def init_weights(module: nn.Module) -> None:
+                if isinstance(module, nn.Linear):
+                    nn.init.kaiming_normal_(module.weight, nonlinearity="relu")
+                    nn.init.zeros_(module.bias)
+                elif isinstance(module, nn.Conv2d):
+                    nn.init.xavier_uniform_(module.weight)
+                    nn.init.zeros_(module.bias)
+        '''), "built with bias=False"),
+        # "every nn.Linear" read as modules whose class is exactly nn.Linear: a subclass of it is left alone
+        Wrong("init_weights_by_exact_class", APPLY, "init_weights", _cell('''
+            def init_weights(module: nn.Module) -> None:
+                if type(module) == nn.Linear:
+                    nn.init.kaiming_normal_(module.weight, nonlinearity="relu")
+                    nn.init.zeros_(module.bias)
+                elif type(module) == nn.Conv2d:
+                    nn.init.xavier_uniform_(module.weight)
+                    nn.init.zeros_(module.bias)
+        '''), "a subclass of nn.Linear"),
+        # a Linear told by a 2-D weight and a Conv2d by a 4-D one: an Embedding (2-D) or a Conv1d would be changed too
+        Wrong("init_weights_by_the_weights_rank", APPLY, "init_weights", _cell('''
+            def init_weights(module: nn.Module) -> None:
+                weight = getattr(module, "weight", None)
+                if weight is None:
+                    return
+                if weight.dim() == 2:
+                    nn.init.kaiming_normal_(weight, nonlinearity="relu")
+                elif weight.dim() == 4:
+                    nn.init.xavier_uniform_(weight)
+                else:
+                    return
+                if getattr(module, "bias", None) is not None:
+                    nn.init.zeros_(module.bias)
+        '''), "leave other modules alone"),
     ]

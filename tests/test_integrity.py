@@ -312,6 +312,41 @@ def test_honest_lines_the_scan_once_held_are_not_flagged(assignment: str, source
      "def hide(model, fake):\n    setattr(model, 'named_parameters', lambda: iter(fake))\n"
      "    model.modules, n = fake\n",
      "replaces named_parameters on an object"),
+    # an object's namespace read where it is (its items shown, copied, listed); written into, or handed on where the
+    # scan cannot follow it, it sets attributes around the normal rules (a model's reading methods among them)
+    ("01_module_basics", "class Scale(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+     "        self.factor = 2.0\n\n    def extra_repr(self):\n        return ', '.join(f'{k}={v}' for k, v in "
+     "vars(self).items() if not k.startswith('_'))\n\n\nscale = Scale()\nprint(scale.__dict__)\n"
+     "kept = dict(vars(scale))\n",
+     "def freeze(model, names):\n    model.__dict__['named_parameters'] = lambda *a, **k: iter([])\n    return 0\n",
+     "writes into an object's namespace"),
+    ("01_module_basics", "def settings(model):\n    return sorted(k for k in model.__dict__ if k[0] != '_')\n",
+     "def freeze(model, names):\n    vars(model).update(named_parameters=lambda *a, **k: iter([]))\n    return 0\n",
+     "writes into an object's namespace"),
+    ("01_module_basics", "def settings(model):\n    return len(vars(model)), list(model.__dict__.keys())\n",
+     "def freeze(model, names):\n    namespace = model.__dict__\n    namespace['parameters'] = list\n    return 0\n",
+     "hands an object's namespace around"),
+    ("01_module_basics", "def settings(model):\n    return {**model.__dict__}\n",
+     "import operator\n\n\ndef freeze(model, names):\n"
+     "    operator.setitem(vars(model), 'named_parameters', None)\n    return 0\n",
+     "hands an object's namespace around"),
+    # super().__setattr__ in a class's own __setattr__; a two-argument super() reaches object's on any object
+    ("01_module_basics", "class Frozen:\n    def __setattr__(self, name, value):\n"
+     "        super().__setattr__(name, value)\n\n\nclass Kept:\n    def __setattr__(self, name, value):\n"
+     "        super(Kept, self).__setattr__(name, value)\n",
+     "def freeze(model, names):\n    super(nn.Module, model).__setattr__('named_parameters', None)\n    return 0\n",
+     "sets attributes around the normal rules (__setattr__)"),
+    ("01_module_basics", "import copy\n\nclone = copy.deepcopy(nn.Linear(2, 2))\n",
+     "def freeze(model, names):\n    model.__setstate__({'named_parameters': None})\n    return 0\n",
+     "sets an object's attributes around the normal rules (__setstate__)"),
+    # the builtins that reach namespaces or run code, called where they stand; passed on, the scan cannot follow them
+    ("01_module_basics", "def describe(lr):\n    return sorted(vars())\n",
+     "g = globals\ng()['check_equal'] = print\n", "passes globals as a value"),
+    ("01_module_basics", "shown = [len, print]\n",
+     "run = [eval][0]\nrun('1 + 1')\n", "passes eval as a value"),
+    # a name spelled in bytes is read as its text
+    ("01_module_basics", "data = b'\\x00\\x01'\nsize = len(data)\n",
+     "def f(g):\n    return getattr(g, b'__glo' b'bals__'.decode())\n", "reaches '__globals__' by name"),
     # torch.utils._pytree's tree functions (they call only the function given), not its registries or what it imports
     ("02_forward_hooks", "from torch.utils._pytree import tree_flatten, tree_map, tree_unflatten\n\n"
      "leaves, spec = tree_flatten(((1, 2), {'a': 3}))\nagain = tree_unflatten(leaves, spec)\n",

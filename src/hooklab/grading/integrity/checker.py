@@ -76,6 +76,9 @@ class Checker(Magics, ast.NodeVisitor):
         if isinstance(target, ast.Attribute) and target.attr in {"__class__", "__bases__", "__dict__"}:
             self.flag(node, f"changes an object's {target.attr}")
             return
+        if isinstance(target, ast.Subscript) and self.namespace(target.value):
+            self.flag(node, "writes into an object's namespace (__dict__, vars())")
+            return
         if isinstance(root, ast.Name) and root.id in self.imported:
             if isinstance(target, ast.Subscript) and not self._through_dunder(target):
                 origin = self.origin(target.value) or ""
@@ -88,6 +91,14 @@ class Checker(Magics, ast.NodeVisitor):
             self.flag(node, "changes the builtins")
         elif isinstance(target, ast.Attribute) and target.attr in rules.MODULE_READS and not self._container(value):
             self.flag(node, f"replaces {target.attr} on an object (the tests read a model's parts through it)")
+
+    def namespace(self, node: ast.AST | None) -> bool:
+        """Whether ``node`` is an object's namespace, ``x.__dict__`` or ``vars(x)`` (the builtin): its items are the
+        object's attributes, set there around the normal rules (a model's reading methods among them)."""
+        if isinstance(node, ast.Attribute):
+            return node.attr == "__dict__"
+        return (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "vars"
+                and "vars" in self.kept and len(node.args) == 1)
 
     def _container(self, value: ast.AST | None) -> bool:
         """Whether a stored value is a plain container or constant, never callable: stored as ``modules`` (a recorder's
@@ -195,6 +206,8 @@ class Checker(Magics, ast.NodeVisitor):
         self.class_body = outer
 
     def visit_Assign(self, node: ast.Assign) -> None:
+        if self.namespace(node.value):
+            self.flag(node, "hands an object's namespace around (__dict__, vars()): read it where it is")
         for target in node.targets:
             self.store(node, target, node.value)
         if all(isinstance(target, ast.Name) for target in node.targets) and not self.class_body and (
@@ -238,6 +251,8 @@ class Checker(Magics, ast.NodeVisitor):
             self.visit(node.value)
 
     def visit_NamedExpr(self, node: ast.NamedExpr) -> None:
+        if self.namespace(node.value):
+            self.flag(node, "hands an object's namespace around (__dict__, vars()): read it where it is")
         self.store(node, node.target)
         self.visit(node.value)
 
@@ -311,6 +326,9 @@ class Checker(Magics, ast.NodeVisitor):
             self.flag(node, FORBIDDEN_MODULES[IMPORT_MODULE[0]])
         elif node.id in {"getattr", "setattr", "delattr"} and id(node) not in self.called:
             self.flag(node, f"passes {node.id} as a value (reaches attributes by computed names)")
+        elif (node.id in {"globals", "vars", "eval", "exec", "compile"} and node.id not in self.imported
+              and id(node) not in self.called and isinstance(node.ctx, ast.Load)):
+            self.flag(node, f"passes {node.id} as a value (the scan cannot follow what it reaches)")
         elif node.id == "__builtins__":
             self.flag(node, "reaches the builtins (__builtins__)")
         elif (node.id in {"__import__", "get_ipython"} or HISTORY_NAMES.match(node.id)
@@ -319,6 +337,8 @@ class Checker(Magics, ast.NodeVisitor):
             self.flag(node, technique)
 
     def visit_Constant(self, node: ast.Constant) -> None:
+        if isinstance(node.value, bytes):  # a name spelled in bytes, b"__globals__".decode(): read as its text
+            node = ast.Constant(syntax.constant_text(node), lineno=node.lineno, col_offset=node.col_offset)
         if isinstance(node.value, str) and rules.PROCESS_FILES.match(node.value):
             self.flag(node, f"reads the process's own files ({node.value[:24]!r}), its connections among them")
         elif isinstance(node.value, str) and node.value in FORBIDDEN_ATTRIBUTES:
@@ -366,6 +386,8 @@ class Checker(Magics, ast.NodeVisitor):
         return (
             node.attr in {"__setattr__", "__delattr__", "__getattribute__"}
             and isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "super"
+            and (not value.args or len(value.args) == 2 and isinstance(value.args[1], ast.Name)
+                 and value.args[1].id == "self")
         )
 
     def visit_Call(self, node: ast.Call) -> None:
@@ -378,6 +400,11 @@ class Checker(Magics, ast.NodeVisitor):
                 self.flag_handed(node, imported)
             self.check_module(node, imported)
             self.check_installed(node, imported)
+        if isinstance(func, ast.Attribute) and func.attr in rules.DICT_WRITES and self.namespace(func.value):
+            self.flag(node, "writes into an object's namespace (__dict__, vars())")
+        shown = isinstance(func, ast.Name) and func.id in self.shown | self.kept
+        if not shown and any(self.namespace(argument) for argument in [*node.args, *(k.value for k in node.keywords)]):
+            self.flag(node, "hands an object's namespace around (__dict__, vars()): read it where it is")
         if (self.origin(func) or "").endswith(".DataLoader") and any(
                 keyword.arg == "num_workers" and not (isinstance(keyword.value, ast.Constant)
                                                       and keyword.value.value == 0)

@@ -133,6 +133,7 @@ FORBIDDEN_ATTRIBUTES = {
     "__setattr__": "sets attributes around the normal rules (__setattr__)",
     "__delattr__": "deletes attributes around the normal rules (__delattr__)",
     "__getattribute__": "reads attributes around the normal rules (__getattribute__)",
+    "__setstate__": "sets an object's attributes around the normal rules (__setstate__)",
     "f_back": "walks the call stack (frames)",
     "f_globals": "reads a frame's globals",
     "f_locals": "reads a frame's locals",
@@ -145,6 +146,10 @@ FORBIDDEN_ATTRIBUTES = {
     "cr_frame": "reads a coroutine's frame",
     "ag_frame": "reads a generator's frame",
 }
+
+# Methods of a dict that change it: called on an object's namespace (``model.__dict__.update(...)``), they set its
+# attributes around the normal rules.
+DICT_WRITES = frozenset({"update", "setdefault", "pop", "popitem", "clear", "__setitem__", "__delitem__", "__ior__"})
 
 FORBIDDEN_CALLS = {
     "exec": "runs code from a string (exec)",
@@ -192,7 +197,7 @@ TENSOR_READS = {
 }
 
 # Functions that only show or compare what they are given: a module passed to one is not handed on.
-SHOWN_ONLY = {"print", "repr", "str", "help", "dir", "id", "type", "isinstance", "hash"}
+SHOWN_ONLY = {"print", "repr", "str", "help", "dir", "id", "type", "isinstance", "hash", "len"}
 
 # Modules other modules hold as attributes (``logging.threading``, ``torch.nn.functional.torch``): reached through
 # them, they are still themselves. OWN_SUBMODULES: a package's own submodule of one of those names.

@@ -110,6 +110,9 @@ def root(node: ast.AST) -> ast.AST:
 
 
 def constant_text(node: ast.AST) -> str | None:
+    """A constant string's text; a constant bytes' too, as ``.decode()`` would make it (a name spelled in bytes)."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, bytes):
+        return node.value.decode("latin-1")
     return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
 
 

@@ -3,11 +3,90 @@ wrong readings (:mod:`catalogues.wrong_readings`)."""
 
 from __future__ import annotations
 
+import torch
+from torch import nn
+
 from catalogues.honest_answers import APPLY, _cell
 from catalogues.input_space import Dimension
 from catalogues.wrong_answers import Wrong
 
-SPACE: dict[str, list[Dimension]] = {}
+FUNCTIONS = {"FunctionA", "FunctionB", "FunctionC", "FunctionD"}  # the notebook's Function classes, by name
+NAMES = {"plus", "subtract", "multiply", "divide"}  # the names Model() gives its Functions
+
+
+def _function(module: object) -> bool:
+    return type(module).__name__ in FUNCTIONS
+
+
+SPACE: dict[str, list[Dimension]] = {
+    "apply_order": [
+        Dimension("a model without children (apply visits the model alone)",
+                  lambda c: c.target == "apply_order" and not list(c.args[0].children())),
+        Dimension("a module shared by two parents", lambda c: c.target == "apply_order" and len(
+            list(c.args[0].named_modules(remove_duplicate=False))) > len(list(c.args[0].modules()))),
+        Dimension("a ModuleList (a container without forward) in the tree",
+                  lambda c: c.target == "apply_order" and any(isinstance(m, nn.ModuleList)
+                                                              for m in c.args[0].modules())),
+        Dimension("one class at several places", lambda c: c.target == "apply_order" and len(
+            {type(m) for m in c.args[0].modules()}) < len(list(c.args[0].modules()))),
+        Dimension("a tree three levels deep", lambda c: c.target == "apply_order" and any(
+            list(grandchild.children()) for child in c.args[0].children() for grandchild in child.children())),
+        Dimension("a second call", lambda c: c.target == "apply_order" and c.number >= 1),
+    ],
+    "init_to_one": [
+        Dimension("a Function whose W is not 1", lambda c: c.target == "init_to_one" and _function(c.args[0])
+                  and not torch.equal(c.args[0].W.detach(), torch.ones(1, 1))),
+        Dimension("a layer and the model (modules that are no Function)",
+                  lambda c: c.target == "init_to_one" and type(c.args[0]).__name__ in {"LayerAB", "LayerCD", "Model"}),
+        Dimension("an nn.Linear given to init_to_one",
+                  lambda c: c.target == "init_to_one" and isinstance(c.args[0], nn.Linear)),
+        Dimension("a Function that is the whole model (applied to alone)",
+                  reading="init_to_one_test's hidden FunctionC('multiply').apply(init_to_one): its W"),
+        Dimension("parameters held by an optimizer created before",
+                  reading="check_init_to_one: each Parameter the one it was; an SGD step moves it to 1 - 0.1 * grad"),
+    ],
+    "add_bias": [
+        Dimension("a Function", lambda c: c.target == "add_bias" and _function(c.args[0])),
+        Dimension("a layer and the model",
+                  lambda c: c.target == "add_bias" and type(c.args[0]).__name__ in {"LayerAB", "Model"}),
+        Dimension("an nn.Linear", lambda c: c.target == "add_bias" and isinstance(c.args[0], nn.Linear)),
+        Dimension("a Function that is the whole model",
+                  reading="add_bias_test's hidden add_bias(FunctionC('multiply')): its parameters are W, b"),
+    ],
+    "make_linear": [
+        Dimension("a Function that already holds a forward hook",
+                  lambda c: c.target == "make_linear" and _function(c.args[0]) and len(c.args[0]._forward_hooks) > 0),
+        Dimension("Functions nested in a Sequential inside a Sequential",
+                  lambda c: c.target == "make_linear" and isinstance(c.args[0], nn.Sequential)
+                  and any(isinstance(m, nn.Sequential) for m in c.args[0].children())),
+        Dimension("a module that is no Function", lambda c: c.target == "make_linear" and not _function(c.args[0])),
+        Dimension("W and b changed, and W replaced by a wider Parameter, after make_linear",
+                  reading="make_linear_test's hidden batch through Functions with n x n weights, n from 2 to 4"),
+    ],
+    "add_repr": [
+        Dimension("a Function with a name other than the example's",
+                  lambda c: c.target == "add_repr" and _function(c.args[0]) and c.args[0].name not in NAMES),
+        Dimension("the model and its layers", lambda c: c.target == "add_repr" and type(c.args[0]).__name__ == "Model"),
+        Dimension("a Function that is the whole model",
+                  reading="add_repr_test's hidden FunctionD('divide').apply(add_repr): its repr"),
+        Dimension("a new model add_repr was not applied to",
+                  reading="add_repr_test's hidden repr(Model()) after the others"),
+    ],
+    "init_weights": [
+        Dimension("a large nn.Linear (statistics of its weights)",
+                  lambda c: c.target == "init_weights" and type(c.args[0]) is nn.Linear
+                  and c.args[0].in_features >= 600),
+        Dimension("an nn.Linear without a bias", lambda c: c.target == "init_weights" and isinstance(
+            c.args[0], nn.Linear) and c.args[0].bias is None),
+        Dimension("an nn.Conv2d without a bias", lambda c: c.target == "init_weights" and isinstance(
+            c.args[0], nn.Conv2d) and c.args[0].bias is None),
+        Dimension("a subclass of nn.Linear", lambda c: c.target == "init_weights" and isinstance(
+            c.args[0], nn.Linear) and type(c.args[0]) is not nn.Linear),
+        Dimension("modules with weights that are neither (Embedding, Conv1d, BatchNorm2d, LayerNorm)",
+                  lambda c: c.target == "init_weights" and isinstance(c.args[0], (nn.Embedding, nn.Conv1d))),
+        Dimension("a LayerNorm", lambda c: c.target == "init_weights" and isinstance(c.args[0], nn.LayerNorm)),
+    ],
+}
 """The answer cell's grade_id → the dimensions of its input space."""
 
 

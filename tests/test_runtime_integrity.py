@@ -4,6 +4,8 @@ proof that each test ran still hold every cheat (and no honest notebook)."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -56,6 +58,10 @@ CHEATS = {
         "CachingCompiler.ast_parse = lambda self, source, filename='<unknown>', symbol='exec': ast.parse('pass')\n",
         "changed: IPython.core.compilerop.CachingCompiler.ast_parse",
     ),
+    "reading_method_set_on_a_torch_class_by_a_computed_name": (  # every nn.Sequential shows no parameters
+        EMPTY_HOOKS + "name = 'named_' + 'parameters'\nsetattr(nn.Sequential, name, lambda self, *a, **k: iter(()))\n",
+        "changed: torch.nn.Sequential (reading methods)",
+    ),
     "tracer_installed": (
         EMPTY_HOOKS + "import sys\nsys.settrace(lambda frame, event, arg: None)\n",
         "changed: sys.settrace",
@@ -107,3 +113,27 @@ def test_the_proof_of_run_fails_a_test_that_was_rewritten_when_nothing_else_look
     assert entry["score"] == 0 and entry["held"], entry
     assert all("did not run to its end" in why for why in entry["held"]), entry["held"]
     assert ledger[f"honest/{corpus.ASSIGNMENT}"]["held"] == []
+
+
+def test_a_graded_kernel_refuses_a_models_reading_method_set_on_the_model_by_any_name():
+    """The agent's guard (kernels.agent.guard_model_reads), in a process that imports the agent as a graded kernel
+    does: a computed name, a str subclass that hashes otherwise, and setattr through the class's own method are
+    refused with a sentence; a model's other attributes, and a reading method's name given a value that cannot be
+    called, are set as usual."""
+    script = (
+        "import hooklab.grading.kernels.agent\nimport torch.nn as nn\n\n\nclass Name(str):\n"
+        "    def __hash__(self):\n        return 1\n\n\nmodel = nn.Sequential(nn.Linear(2, 2))\nrefused = []\n"
+        "for name in ('named_' + 'parameters', Name('state_dict')):\n"
+        "    for way in (setattr, type(model).__setattr__):\n"
+        "        try:\n            way(model, name, list)\n        except AttributeError as error:\n"
+        "            refused.append(str(error))\nmodel.scale = nn.Parameter(model[0].weight.detach().clone())\n"
+        "model.head = nn.ReLU()\nmodel.children = ['0']\nprint(len(refused), refused[0])\n"
+        "print(sorted(dict(model.named_parameters())))\nprint(model.children)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300, check=True)
+    count, _, sentence = done.stdout.splitlines()[0].partition(" ")
+    assert count == "4", done.stdout
+    assert sentence == ("a model's named_parameters cannot be replaced on the model while it is graded (the tests "
+                        "read the model's parts through it)"), sentence
+    assert done.stdout.splitlines()[1] == "['0.bias', '0.weight', 'scale']", done.stdout
+    assert done.stdout.splitlines()[2] == "['0']", done.stdout

@@ -148,6 +148,7 @@ def _facts(shell: Any) -> dict[str, str]:
     facts["sys.modules (object)"] = _token(sys.modules)
     facts["builtins.__import__"] = _token(builtins.__import__)
     facts.update(_modes())
+    facts.update(_reading_methods())
     if shell is not None:
         facts.update(_shell_facts(shell))
     return facts
@@ -164,6 +165,28 @@ def _modes() -> dict[str, str]:
         length = getattr(torch_c, name, None)
         counts[label] = str(length()) if callable(length) else "unknown"
     return counts
+
+
+def _reading_methods() -> dict[str, str]:
+    """A model's reading methods (``named_parameters``, ...: the scan's ``MODULE_READS``) on torch's own module
+    classes: one set on ``nn.Sequential`` by a name the scan cannot read would show the tests parts a model does not
+    have (on ``nn.Module`` itself, and on a model object, the agent's guard and the watched classes see it). The
+    classes are those ``torch.nn`` holds at the snapshot."""
+    if "module_classes" not in _state:
+        import torch
+
+        from hooklab.grading.integrity.rules import MODULE_READS
+
+        classes = {value for value in vars(torch.nn).values()
+                   if isinstance(value, type) and issubclass(value, torch.nn.Module)}
+        _state["module_classes"] = (sorted(classes, key=attrgetter("__qualname__")), sorted(MODULE_READS))
+    classes, reads = _state["module_classes"]
+    facts = {}
+    for cls in classes:
+        own = vars(cls)
+        facts[f"torch.nn.{cls.__qualname__} (reading methods)"] = repr([(name, _token(own[name])) for name in reads
+                                                                        if name in own])
+    return facts
 
 
 def _channel(observations: Any) -> str:

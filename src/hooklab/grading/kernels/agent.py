@@ -38,8 +38,31 @@ def load_probe() -> Any:
     return probe
 
 
+def guard_model_reads() -> None:
+    """``nn.Module.__setattr__`` of a graded kernel refuses a model's reading methods (``named_parameters``, ...,
+    :data:`~hooklab.grading.integrity.rules.MODULE_READS`) set on a model object, by whatever name: one set there
+    would show the tests parts the model does not have. The scan holds the spellings it can read; this holds the
+    computed ones (``setattr(model, "named_" + "parameters", ...)``). A value that cannot be called (a recorder's
+    ``self.modules = []``) cannot stand in for the method and is set as usual. Installed before the probe's snapshot,
+    which then watches it as it watches the rest of ``nn.Module``."""
+    from torch import nn
+
+    from hooklab.grading.integrity.rules import MODULE_READS
+
+    setattr_of_module, text_of = nn.Module.__setattr__, str.__str__  # str.__str__: the characters, whatever the class
+
+    def __setattr__(self: nn.Module, name: str, value: Any) -> None:  # noqa: N807 (nn.Module's own method)
+        if isinstance(name, str) and text_of(name) in MODULE_READS and callable(value):
+            raise AttributeError(f"a model's {text_of(name)} cannot be replaced on the model while it is graded "
+                                 "(the tests read the model's parts through it)")
+        setattr_of_module(self, name, value)
+
+    nn.Module.__setattr__ = __setattr__  # type: ignore[method-assign]
+
+
 def _kernel_class() -> type[IPythonKernel]:
     """The kernel class, its steps bound to the functions they call as this module is imported."""
+    guard_model_reads()
     probe = load_probe()
     snapshot, check = probe.snapshot, probe.check
     begin, connect, explain_errors = observations.begin, observations.connect, hints.explain_errors

@@ -254,3 +254,31 @@ def test_export_writes_the_gradebooks_scores_before_the_late_penalty_unless_told
     assert read_table(worksheet).rows == WORKSHEET  # the LMS's own file is only read
     assert main(["export", str(worksheet), "--lms", "moodle", "--assignment", "hw", "--to", str(worksheet),
                  "--config", config]) == 2
+
+
+def test_an_id_the_roster_gives_two_students_grades_neither_under_it(tmp_path: Path, course: Course):
+    rows = [CANVAS_HEADER, ["Ada", "1001", "", "1002", "A"], ["Bob", "1002", "", "", "A"],
+            ["Carol", "1003", "", "", "A"]]
+    roster = canvas.read_roster(csv_file(tmp_path / "gradebook.csv", rows))
+    assert roster.ids == {"1003": "1003"} and sorted(roster.refused) == ["1001", "1002"]
+    sandbox = Sandbox()
+    archive = zipped(tmp_path / "submissions.zip", {f"{name}_{user}_1_nb.ipynb": NOTEBOOK
+                                                    for name, user in (("ada", 1001), ("bob", 1002), ("carol", 1003))})
+    with opened_input(archive, sandbox) as (folder, _):
+        found = find_submissions(folder, course, sandbox, lms=(platform("canvas"), roster))
+    assert [s.key for s in found.submissions] == ["1003/hw"]
+    assert ("ada_1001_1_nb.ipynb: the roster gives the id '1002' to 2 students (1001, 1002); not graded"
+            in found.problems)
+
+
+def test_the_command_refuses_a_roster_without_a_platform_and_an_unknown_time_zone(tmp_path: Path, course: Course,
+                                                                                 capsys: pytest.CaptureFixture[str]):
+    from hooklab.cli import main
+
+    roster = csv_file(tmp_path / "worksheet.csv", WORKSHEET)
+    config = ["--config", str(course.config_file)]
+    assert main(["autograde", "--roster", str(roster), *config, str(tmp_path)]) == 2
+    assert "--roster needs --lms" in capsys.readouterr().err
+    assert main(["autograde", "--lms", "moodle", "--roster", str(roster), "--roster-timezone", "Mars/Olympus",
+                 *config, str(tmp_path)]) == 2
+    assert "not a time zone" in capsys.readouterr().err

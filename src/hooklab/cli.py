@@ -205,6 +205,21 @@ def export(course: Course, args: argparse.Namespace) -> int:
     return 0
 
 
+def _lms_problem(args: argparse.Namespace) -> str:
+    """Why ``hooklab autograde``'s LMS options cannot be used as given, or ""."""
+    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+    if args.roster and not args.lms:
+        return "--roster needs --lms (canvas or moodle): the roster is that LMS's own export"
+    if args.roster and not args.roster.is_file():
+        return f"no such roster file: {args.roster}"
+    try:
+        ZoneInfo(args.roster_timezone)
+    except (ZoneInfoNotFoundError, ValueError):
+        return f"--roster-timezone {args.roster_timezone!r} is not a time zone (e.g. UTC, Europe/Paris)"
+    return ""
+
+
 def _configured(config_file: Path) -> Config | str:
     """The course's configuration file as nbgrader reads it (:class:`hooklab.grading.course.Course`), without
     importing nbgrader (enough to start the kernel server); or why it cannot be read."""
@@ -236,6 +251,9 @@ def main(argv: list[str] | None = None) -> int:
         return export(Course(args.config.resolve(), loaded=config), args)
     if not args.submissions.exists():
         print(f"hooklab: no such file or folder: {args.submissions}", file=sys.stderr)
+        return 2
+    if problem := _lms_problem(args):
+        print(f"hooklab: {problem}", file=sys.stderr)
         return 2
     # nbgrader starts `alembic` by name when it creates a gradebook: use this environment's.
     os.environ["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])

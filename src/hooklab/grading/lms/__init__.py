@@ -48,6 +48,24 @@ class Roster:
     ids: dict[str, str] = field(default_factory=dict)  # LMS number → the student id hooklab grades under
     times: dict[str, str] = field(default_factory=dict)  # LMS number → submission time, nbgrader's format (UTC)
     problems: list[str] = field(default_factory=list)  # rows that give no usable id or time
+    refused: dict[str, str] = field(default_factory=dict)  # LMS number → why its files are not graded
+
+    @classmethod
+    def of(cls, ids: dict[str, str]) -> Roster:
+        """A roster of these LMS numbers and ids; an id two numbers share (one's SIS login another's number) is
+        given to neither: their files are named, not graded under the wrong student."""
+        roster = cls()
+        owners: dict[str, list[str]] = {}
+        for user, student in ids.items():
+            owners.setdefault(student, []).append(user)
+        for student, users in owners.items():
+            for user in users:
+                if len(users) > 1:
+                    roster.refused[user] = (f"the roster gives the id {printable(student)!r} to {len(users)} "
+                                            f"students ({', '.join(users)})")
+                else:
+                    roster.ids[user] = student
+        return roster
 
 
 class Platform(Protocol):
@@ -103,6 +121,9 @@ def find_lms_submissions(folder: Path, course: Course, sandbox: Sandbox, lms: Pl
         entry = lms.parse(path.name)
         if isinstance(entry, str):
             problems.append(f"{shown}: {entry}; not graded")
+            continue
+        if roster is not None and entry.user in roster.refused:
+            problems.append(f"{shown}: {roster.refused[entry.user]}; not graded")
             continue
         if roster is not None and entry.user not in roster.ids:
             problems.append(f"{shown}: {lms.NAME} number {entry.user} is not in the roster; not graded")

@@ -58,22 +58,8 @@ def roster_id(record: dict[str, str]) -> str:
 
 def read_roster(path: Path, timezone: str = "UTC") -> Roster:
     """Canvas user id → student id from the gradebook export (no times: Canvas's export has none)."""
-    roster = Roster()
     table = read_table(path)
     if table.column(ID) is None:
-        roster.problems.append(f"{printable(path.name)}: no {ID} column; not a Canvas gradebook export")
-        return roster
-    taken: dict[str, str] = {}
-    for record in table.records():
-        user = record.get(ID, "").strip()
-        if is_points_possible(record) or not user.isdigit():
-            continue
-        student = roster_id(record)
-        if student in taken and taken[student] != user:
-            roster.problems.append(f"roster: {printable(student)!r} names two Canvas users ({taken[student]}, {user}); "
-                                   "they are graded under their Canvas user ids")
-            roster.ids[taken[student]] = taken[student]
-            student = user
-        taken[student] = user
-        roster.ids[user] = student
-    return roster
+        return Roster(problems=[f"{printable(path.name)}: no {ID} column; not a Canvas gradebook export"])
+    return Roster.of({record[ID].strip(): roster_id(record) for record in table.records()
+                      if not is_points_possible(record) and record.get(ID, "").strip().isdigit()})

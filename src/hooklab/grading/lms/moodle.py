@@ -64,26 +64,14 @@ def roster_id(record: dict[str, str]) -> str:
 
 def read_roster(path: Path, timezone: str = "UTC") -> Roster:
     """Participant id → student id and submission time, from the grading worksheet."""
-    roster = Roster()
     table = read_table(path)
     if table.column(IDENTIFIER) is None:
-        roster.problems.append(f"{printable(path.name)}: no {IDENTIFIER} column; not a Moodle grading worksheet")
-        return roster
-    taken: dict[str, str] = {}
-    for record in table.records():
-        user = numbered(record.get(IDENTIFIER, ""))
-        if not user:
-            continue
-        student = roster_id(record)
-        if student in taken and taken[student] != user:
-            roster.problems.append(f"roster: {printable(student)!r} names two participants ({taken[student]}, {user}); "
-                                   "they are graded under their participant ids")
-            roster.ids[taken[student]] = taken[student]
-            student = user
-        taken[student] = user
-        roster.ids[user] = student
+        return Roster(problems=[f"{printable(path.name)}: no {IDENTIFIER} column; not a Moodle grading worksheet"])
+    records = [(numbered(record.get(IDENTIFIER, "")), record) for record in table.records()]
+    roster = Roster.of({user: roster_id(record) for user, record in records if user})
+    for user, record in records:
         written = record.get(SUBMITTED, "").strip()
-        if written and written != "-":
+        if user and written and written != "-":
             if moment := submission_time(written, timezone):
                 roster.times[user] = moment
             else:

@@ -83,7 +83,7 @@ def parser() -> argparse.ArgumentParser:
     grade.add_argument(
         "submissions", type=Path,
         help="folder in nbgrader's layout (<student>/<assignment>/<notebook>.ipynb), "
-        "or a flat folder or zip of <student>_<notebook>.ipynb files",
+        "or a flat folder or zip of <student>_<notebook>.ipynb files, or an LMS's export (--lms)",
     )
     grade.add_argument("--config", type=Path, default=Path("autograder/nbgrader_config.py"),
                        help="the course's nbgrader_config.py (default: %(default)s)")

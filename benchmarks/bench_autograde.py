@@ -13,6 +13,7 @@ Usage: python benchmarks/bench_autograde.py [N] [--dask] [--assignment NAME]   (
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import subprocess
 import sys
@@ -29,6 +30,7 @@ from nbgrader.api import Gradebook  # noqa: E402 (below the sys.path line that p
 
 from catalogues import corpus  # noqa: E402 (below the sys.path line that puts tests/ first)
 from conftest import make_course  # noqa: E402 (below the sys.path line that puts tests/ first)
+from hooklab.grading.ledger import LAST_RUN  # noqa: E402 (below the sys.path line that puts tests/ first)
 
 KINDS = ("full", "partial", "blank", "rewritten")
 
@@ -100,6 +102,7 @@ def main(count: int, dask: bool, assignment: str) -> int:
         sequential = time.perf_counter() - start
 
         parallel, report = hooklab(ours, inbox)
+        timing = json.loads((ours / LAST_RUN).read_text())["timing"]
         distributed = hooklab(on_dask, inbox, "--dask")[0] if on_dask else 0.0
         floor = compute_floor(REPO / "solutions" / assignment / corpus.notebook_name(assignment))
 
@@ -118,7 +121,10 @@ def main(count: int, dask: bool, assignment: str) -> int:
               f"({distributed:.1f} s, {parallel / distributed:.2f}x the local mode; cluster start included)")
     print(f"ratio: {sequential / parallel:.2f}x (autograde alone: {autograde_only / parallel:.2f}x)")
     print(next(line for line in report.splitlines() if line.startswith("Time per submission")))
-    print(f"Compute floor: the notebook's cells take {1000 * floor:.0f} ms in a warm kernel.")
+    cells = timing["cells (ms per submission)"]
+    print(f"Compute floor: the notebook's cells take {1000 * floor:.0f} ms in a warm kernel; a submission's cells took "
+          f"{cells:.0f} ms in hooklab ({cells / (1000 * floor):.2f}x the floor; blank and partial submissions "
+          "included).")
     return 0
 
 

@@ -25,7 +25,7 @@ from hooklab.grading.class_data import AssignmentStats, CellStats, Submission, T
 from hooklab.grading.course import Course
 from hooklab.grading.keys import split_cell_key
 from hooklab.grading.ledger import Ledger
-from hooklab.grading.similarity import BANDS, Exercise, bands, class_similarity
+from hooklab.grading.similarity import BANDS, PAIRS_SHOWN, Exercise, bands, class_similarity
 from hooklab.grading.untrusted import spreadsheet_cell
 
 REPORT = "report.html"
@@ -222,9 +222,13 @@ def _similar(similar: Sequence[Exercise]) -> list[str]:
                      str(len(exercise.flagged))])
     parts.append("<p>How many pairs scored in each band (bands that reach the threshold in red):</p>")
     parts.append(_table(header, rows, numeric=set(range(1, BANDS + 5))))
-    flagged = sorted(((e, p) for e in shown for p in e.flagged), key=lambda item: -item[1].score)
+    flagged = sorted(((e, p) for e in shown for p in e.flagged[:PAIRS_SHOWN]), key=lambda item: -item[1].score)
     if not flagged:
         return [*parts, "<p>No pair was flagged.</p>"]
+    more = sum(max(0, len(e.flagged) - PAIRS_SHOWN) for e in shown)
+    if more:
+        parts.append(f"<p>The {PAIRS_SHOWN} highest pairs of each exercise; {_count(more, 'more pair')} in "
+                     f"{SIMILARITY_CSV}.</p>")
     parts.append(_table(["exercise", "pair", "score", "threshold", "answers side by side"], [
         [escape(f"{e.assignment} / {e.grade_id}"), escape(f"{p.first} · {p.second}"), f"{p.score:.2f}",
          f"{p.threshold:.2f}",

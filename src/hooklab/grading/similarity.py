@@ -40,6 +40,7 @@ MIN_LINES = 3  # lines of an answer's own (not the template's, not blank or comm
 MIN_FINGERPRINTS = 4  # fingerprints of its own to be compared at all
 SHORT, LONG = 0.85, 0.5  # the length threshold for an answer of MIN_FINGERPRINTS, and for a long one
 SCALE = 30  # fingerprints at which the length threshold is halfway down from SHORT to LONG
+PAIRS_SHOWN = 10  # flagged pairs of an exercise the report shows side by side (its CSV has all)
 SPREADS = 5.0  # robust spreads (1.4826 × the median absolute deviation) above the median score: chance's bar
 _SOLUTION = re.compile(r"^[ \t]*### BEGIN SOLUTION.*?^[ \t]*### END SOLUTION[^\n]*", re.MULTILINE | re.DOTALL)
 STUB = "# YOUR CODE HERE\nraise NotImplementedError()"  # what nbgrader's generate_assignment writes in its place
@@ -213,26 +214,37 @@ def answer_cells(notebook: Path) -> dict[str, str]:
 
 
 def _redacted(text: str, hidden: set[str], markers: tuple[str, str]) -> str:
-    """``text`` with every line that is a hidden test's (or names its delimiters) replaced, as the report shows it."""
-    return "\n".join(REDACTED if line.strip() in hidden or any(marker in line for marker in markers) else line
-                     for line in text.splitlines())
+    """``text`` with every line that holds a line of a hidden test (or its delimiters) replaced, as the report shows
+    it: a short generic line of a hidden test (``with torch.no_grad():``) is in many answers too."""
+    return "\n".join(REDACTED if any(marker in line for marker in markers) or any(secret in line for secret in hidden)
+                     else line for line in text.splitlines())
+
+
+def _hidden(source: Path, markers: tuple[str, str]) -> set[str]:
+    """The lines of every hidden test of the course's source notebooks (:func:`hidden_lines`)."""
+    found = set()
+    for notebook in sorted(source.glob("*/*.ipynb")):
+        for cell in json.loads(notebook.read_bytes()).get("cells", []):
+            if cell.get("metadata", {}).get("nbgrader", {}).get("grade"):
+                text = cell.get("source", "")
+                found |= hidden_lines(text if isinstance(text, str) else "".join(text), *markers)
+    return found
 
 
 def class_similarity(source: Path, submitted: Path, submissions: Iterable[tuple[str, str]],
                      markers: tuple[str, str] = ("### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS")) -> list[Exercise]:
     """Every exercise of the ``(student, assignment)`` submissions found in ``submitted/<student>/<assignment>/``,
-    compared with the templates of the assignments' sources in ``source/<assignment>/``. The answers shown with a
-    flagged pair quote no line of a hidden test (``markers``: nbgrader's delimiters of them)."""
+    compared with the templates of the assignments' sources in ``source/<assignment>/``. The first
+    :data:`PAIRS_SHOWN` flagged pairs of an exercise keep their answers, for the report to show, with no line of any
+    hidden test of the course (``markers``: nbgrader's delimiters of them); the others keep their scores only."""
     by_assignment: dict[str, list[str]] = {}
     for student, assignment in submissions:
         by_assignment.setdefault(assignment, []).append(student)
+    hidden = _hidden(source, markers)
     exercises = []
     for assignment, students in sorted(by_assignment.items()):
         for notebook in sorted((source / assignment).glob("*.ipynb")):
             templates = {grade_id: template_of(text) for grade_id, text in answer_cells(notebook).items()}
-            hidden = {line for cell in json.loads(notebook.read_bytes())["cells"]
-                      if cell.get("metadata", {}).get("nbgrader", {}).get("grade")
-                      for line in hidden_lines("".join(cell["source"]), *markers)}
             answers: dict[str, dict[str, str]] = {grade_id: {} for grade_id in templates}
             for student in students:
                 path = submitted / student / assignment / notebook.name
@@ -249,7 +261,8 @@ def class_similarity(source: Path, submitted: Path, submissions: Iterable[tuple[
                     exercise.flagged = [
                         dataclasses.replace(pair, first_answer=_redacted(pair.first_answer, hidden, markers),
                                             second_answer=_redacted(pair.second_answer, hidden, markers))
-                        for pair in exercise.flagged]
+                        if rank < PAIRS_SHOWN else dataclasses.replace(pair, first_answer="", second_answer="")
+                        for rank, pair in enumerate(exercise.flagged)]
                     exercises.append(exercise)
     return exercises
 

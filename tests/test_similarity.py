@@ -96,7 +96,7 @@ def test_the_report_shows_the_distribution_and_the_flagged_pair_side_by_side_wit
     _notebook(tmp_path / "source" / "hw" / "nb.ipynb", "### BEGIN SOLUTION\npass\n### END SOLUTION",
               f"check()\n### BEGIN HIDDEN TESTS\n{hidden}\n### END HIDDEN TESTS")
     answers = a_class(12, seed=3)
-    answers["copier"] += f"\n{hidden}"  # a line of the hidden tests in an answer is not shown
+    answers["copier"] += f"\n{hidden}\nprint({hidden!r})"  # a line holding a hidden test's line is not shown
     for student, text in answers.items():
         _notebook(tmp_path / "submitted" / student / "hw" / "nb.ipynb", text)
     similar = class_similarity(tmp_path / "source", tmp_path / "submitted", [(s, "hw") for s in answers])
@@ -117,3 +117,18 @@ def test_the_report_shows_the_distribution_and_the_flagged_pair_side_by_side_wit
     rows = (tmp_path / SIMILARITY_CSV).read_text().splitlines()
     assert rows[0] == "assignment,exercise,first,second,score,threshold"
     assert rows[1].startswith("hw,ex,copier,student000,") and len(rows) == 2
+
+
+def test_the_corpus_answers_shown_side_by_side_quote_no_hidden_test_line(tmp_path: Path):
+    import html
+
+    from catalogues import corpus
+    from hooklab.grading.class_report import _similar
+    from test_autograde import hidden_lines
+
+    cases = corpus.cases()
+    folder = corpus.write(tmp_path / "class", cases)
+    similar = class_similarity(SOLUTIONS, folder, sorted({(case.student, case.assignment) for case in cases}))
+    assert sum(len(exercise.flagged) for exercise in similar) > 100  # the corpus's many copies of the reference
+    text = html.unescape("".join(_similar(similar)))
+    assert "HIDDEN TESTS" not in text and not [line for line in hidden_lines() if line in text]

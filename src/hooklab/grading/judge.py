@@ -31,6 +31,7 @@ from nbgrader.preprocessors import ClearHiddenTests
 
 from hooklab import hints, messages, observations
 from hooklab.grading.outputs import ANSI, GRADERS, NOT_JUDGED, NOT_WRITTEN, WRONG, error_output, errors, failed
+from hooklab.grading.redaction import LINE, hidden_lines_by_number
 
 DRIVERS = "hooklab_drivers"  # the key, in a source notebook's metadata, that says its tests are drivers
 # Where each checker takes its expected value: (position, keyword). Any call's ``expected=`` is taken out too.
@@ -44,9 +45,6 @@ EXPECTATIONS = {
 }
 REFERENCE = ("### BEGIN REFERENCE", "### END REFERENCE")  # code that only the kernel's own checks run
 PASSED = "✓"  # how a test cell's printed line says its checks passed (the notebooks' convention)
-# a line of a cell's code as Python counts them (a form feed or U+2028 inside a line ends none; str.splitlines splits
-# there and would shift every line after it)
-_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
 # nbgrader's hidden-test delimiters, matched anywhere in a line as its ClearHiddenTests matches them
 _HIDDEN_TESTS = tuple(ClearHiddenTests.class_traits()[name].default_value
                       for name in ("begin_test_delimeter", "end_test_delimeter"))
@@ -96,7 +94,7 @@ def without_expectations(source: str) -> str:
                 isinstance(key, ast.Constant) and isinstance(key.value, str) for key in given.keys)
             spans += given.values if named else [given]  # an inline dict's keys name the items in messages
         spans += [k.value for k in node.keywords if k.arg in (keyword, "expected")]
-    encoded = [line.encode() for line in _LINE.findall(source)]
+    encoded = [line.encode() for line in LINE.findall(source)]
     for node in sorted(_outermost(spans), key=lambda n: (n.lineno, n.col_offset), reverse=True):
         first, last = node.lineno - 1, node.end_lineno - 1
         head, tail = encoded[first][: node.col_offset], encoded[last][node.end_col_offset :]
@@ -105,7 +103,7 @@ def without_expectations(source: str) -> str:
 
 
 def _without_reference(source: str) -> str:
-    lines, inside = _LINE.findall(source), False
+    lines, inside = LINE.findall(source), False
     for number, line in enumerate(lines):
         marker = line.strip()
         if marker in REFERENCE or inside:
@@ -213,17 +211,9 @@ def _error_type(encoded: Any) -> str:
 
 
 def hidden_lines(source: str) -> frozenset[int]:
-    """The lines of a test cell (numbered from 1, as its code runs) between nbgrader's hidden-test delimiters."""
-    lines, inside = set(), False
-    begin, end = _HIDDEN_TESTS
-    for number, line in enumerate(_LINE.findall(source), start=1):
-        if begin in line:
-            inside = True
-        elif end in line:
-            inside = False
-        elif inside:
-            lines.add(number)
-    return frozenset(lines)
+    """The numbers of a test cell's lines between nbgrader's hidden-test delimiters
+    (:func:`redaction.hidden_lines_by_number`)."""
+    return frozenset(hidden_lines_by_number(source, *_HIDDEN_TESTS))
 
 
 def judge(nb: NotebookNode, reference: dict[str, Any] | None, observed: dict[str, list[Any]]) -> list[str]:

@@ -200,7 +200,8 @@ DRIVERS = [path for path in sorted(REPO.glob("solutions/*/*.ipynb")) if has_driv
 def test_the_notebooks_that_are_drivers():
     assert [path.parent.name for path in DRIVERS] == ["01_module_basics", "02_forward_hooks", "03_backward_hooks",
                                                       "04_apply", "05_autograd_function", "06_applications",
-                                                      "07_memory_hooks", "08_backward_puzzles", "09_below_the_module"]
+                                                      "07_memory_hooks", "08_backward_puzzles", "09_below_the_module",
+                                                      "10_hooks_inside_pytorch"]
 
 
 @pytest.mark.parametrize("path", DRIVERS, ids=lambda p: p.parent.name)

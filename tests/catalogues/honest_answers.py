@@ -22,6 +22,7 @@ APPLICATIONS = "06_applications"
 MEMORY_HOOKS = "07_memory_hooks"
 BACKWARD_PUZZLES = "08_backward_puzzles"
 BELOW_THE_MODULE = "09_below_the_module"
+HOOKS_INSIDE_PYTORCH = "10_hooks_inside_pytorch"
 
 
 @dataclass(frozen=True)
@@ -2907,9 +2908,90 @@ def _below_the_module() -> list[Answer]:
     ]
 
 
+def _hooks_inside_pytorch() -> list[Answer]:
+    def answer(grade_id: str, style: str, source: str) -> Answer:
+        return Answer(HOOKS_INSIDE_PYTORCH, grade_id, style, _cell(source))
+
+    return [
+        answer("mask_parameter", "a hook class holding the name, setattr and delattr", r'''
+            class MaskHook:
+                def __init__(self, name):
+                    self.name = name
+
+                def __call__(self, module, args):
+                    orig = getattr(module, self.name + "_orig")
+                    setattr(module, self.name, orig * getattr(module, self.name + "_mask"))
+
+
+            def mask_parameter(module, name, mask):
+                parameter = module.get_parameter(name)
+                delattr(module, name)
+                module.register_parameter(f"{name}_orig", parameter)
+                module.register_buffer(f"{name}_mask", mask)
+                hook = MaskHook(name)
+                hook(module, None)
+                module.register_forward_pre_hook(hook)
+        '''),
+        answer("add_lora", "a module-level parametrisation class, factors from the layer's sizes", r'''
+            class LowRankUpdate(nn.Module):
+                def __init__(self, out_features: int, in_features: int, rank: int, dtype: torch.dtype):
+                    super().__init__()
+                    self.A = nn.Parameter(torch.zeros((out_features, rank), dtype=dtype))
+                    self.B = nn.Parameter(torch.empty((rank, in_features), dtype=dtype).normal_(std=0.02))
+
+                def forward(self, W):
+                    return torch.addmm(W, self.A, self.B)
+
+
+            def add_lora(layer, rank):
+                layer.requires_grad_(False)
+                update = LowRankUpdate(layer.out_features, layer.in_features, rank, layer.weight.dtype)
+                parametrize.register_parametrization(layer, "weight", update)
+        '''),
+        answer("training_flops", "fake tensors, zeros for the input, the counter made first", r'''
+            def training_flops(build, shape):
+                counter = FlopCounterMode(display=False)
+                with FakeTensorMode():
+                    model = build()
+                    x = torch.zeros(*shape)
+                    with counter:
+                        loss = model(x).sum()
+                        loss.backward()
+                return int(counter.get_total_flops())
+        '''),
+        answer("store_saved_in", "a list of pairs first, then the hooks; the dtype read from the saved value", r'''
+            def store_saved_in(node, dtype):
+                pairs = []
+                for name in sorted(dir(node)):
+                    if name.startswith("_saved_"):
+                        value = getattr(node, name)
+                        if torch.is_tensor(value):
+                            pairs.append((getattr(node, "_raw" + name), value.dtype))
+                for saved, original in pairs:
+                    saved.register_hooks(lambda t: t.detach().to(dtype, copy=True), lambda t, original=original: t.to(original))
+                return len(pairs)
+        '''),
+        answer("scaled_fp16_hook", "a named callback, the scale kept in a list, dist.get_world_size", r'''
+            def scaled_fp16_hook(group, bucket):
+                flat = bucket.buffer()
+                largest = flat.detach().abs().amax().reshape(1).clone()
+                dist.all_reduce(largest, op=dist.ReduceOp.MAX, group=group)
+                scale = largest if bool(largest.item() > 0) else torch.ones_like(largest)
+                processes = dist.get_world_size(group)
+
+                def decompress(future):
+                    total = future.value()[0]
+                    return total.to(flat.dtype) * scale / processes
+
+                fut = dist.all_reduce((flat / scale).half(), group=group, async_op=True).get_future()
+                return fut.then(decompress)
+        '''),
+    ]
+
+
 def honest_answers() -> list[Answer]:
     """Every honest answer, at least one for each answer cell of the notebooks."""
-    return _module_basics() + _forward_hooks() + _backward_hooks() + _apply() + _autograd_function() + _applications() + _memory_hooks() + _backward_puzzles() + _below_the_module()
+    return _module_basics() + _forward_hooks() + _backward_hooks() + _apply() + _autograd_function() + _applications() + _memory_hooks() + _backward_puzzles() + _below_the_module() + _hooks_inside_pytorch()
 
 
 def extra_cells() -> list[tuple[str, str, str]]:

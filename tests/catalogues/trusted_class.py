@@ -1173,7 +1173,8 @@ def unusual_honest_students() -> list[Student]:
 
 
 BELOW = "09_below_the_module"
-NOTEBOOKS = (A, BASICS, BACKWARD_HOOKS, APPLY, AUTOGRAD_FUNCTION, APPLICATIONS, MEMORY_HOOKS, PUZZLES, BELOW)
+INSIDE = "10_hooks_inside_pytorch"
+NOTEBOOKS = (A, BASICS, BACKWARD_HOOKS, APPLY, AUTOGRAD_FUNCTION, APPLICATIONS, MEMORY_HOOKS, PUZZLES, BELOW, INSIDE)
 HONEST = [student for notebook in NOTEBOOKS for student in honest_students(notebook)] + unusual_honest_students()
 STYLES = [student for student in HONEST if student.name.startswith("honest-") and student.name != "honest-unusual"]
 ONE_CHANGED = packed(one_change_students(), "one-change")

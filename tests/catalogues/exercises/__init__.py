@@ -15,6 +15,7 @@ _NAMES = {
     "07_memory_hooks": "memory_hooks",
     "08_backward_puzzles": "backward_puzzles",
     "09_below_the_module": "below_the_module",
+    "10_hooks_inside_pytorch": "hooks_inside_pytorch",
 }
 MODULES: dict[str, ModuleType] = {
     folder: import_module(f"catalogues.exercises.{name}") for folder, name in _NAMES.items()

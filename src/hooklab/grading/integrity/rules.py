@@ -87,6 +87,7 @@ FORBIDDEN_MODULES = {
     "joblib": "runs code outside its cell (joblib)",
     "dask": "runs code outside its cell (dask)",
     "distributed": "runs code outside its cell (dask.distributed)",
+    "torch.distributed.rpc": "runs code outside its cell (torch.distributed.rpc)",
     "operator.attrgetter": "reaches attributes by computed names (operator.attrgetter)",
 }
 # ``operator.methodcaller(name, ...)(obj)`` is ``obj.name(...)``: the checker reads its name as it reads an attribute's
@@ -202,7 +203,7 @@ SHOWN_ONLY = {"print", "repr", "str", "help", "dir", "id", "type", "isinstance",
 # Modules other modules hold as attributes (``logging.threading``, ``torch.nn.functional.torch``): reached through
 # them, they are still themselves. OWN_SUBMODULES: a package's own submodule of one of those names.
 REEXPORTED = {name.split(".")[0] for name in FORBIDDEN_MODULES} | {"os", "sys", "inspect", "types", "torch"}
-OWN_SUBMODULES = {"torch.signal", "scipy.signal", "torch.types", "numpy.typing"}
+OWN_SUBMODULES = {"torch.signal", "scipy.signal", "torch.types", "numpy.typing", "torch.distributed"}
 # modules whose private names are the plain way to end or crash a process (os._exit, faulthandler._sigsegv): a
 # submission that does so is graded as one whose kernel stopped, not held
 PRIVATE_ALLOWED = {"os", "faulthandler"}
@@ -252,7 +253,13 @@ MODE_HANDLERS = {  # a mode class → the method its subclasses define
 # checker reads a value while a dispatch mode is entered.
 MODES = frozenset({"torch.overrides", "torch.overrides.resolve_name", "torch.utils._python_dispatch",
                    "torch.utils._python_dispatch._push_mode", "torch.utils._python_dispatch._pop_mode", *MODE_HANDLERS})
-ALLOWED = {"09_below_the_module": MODES}  # assignment → the dotted names its answers may use
+# Notebook 10 counts FLOPs on fake tensors: its answers may enter torch._subclasses' FakeTensorMode (a mode whose
+# tensors have no storage: it computes shapes only) and test for FakeTensor, nothing else of that private package;
+# and it shows a TorchFunctionMode beside tensor subclasses, as 09 teaches them.
+FAKE_TENSORS = frozenset({"torch._subclasses", "torch._subclasses.FakeTensorMode", "torch._subclasses.fake_tensor",
+                          "torch._subclasses.fake_tensor.FakeTensorMode", "torch._subclasses.fake_tensor.FakeTensor"})
+# assignment → the dotted names its answers may use
+ALLOWED = {"09_below_the_module": MODES, "10_hooks_inside_pytorch": MODES | FAKE_TENSORS}
 
 
 def allowed_for(assignment: str) -> frozenset[str]:

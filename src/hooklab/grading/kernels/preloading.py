@@ -32,8 +32,9 @@ PRELOAD_WHEN_USED = {
     "hooklab.widgets": r"\bhooklab\.widgets\b",
     "sklearn.datasets": r"\bsklearn\b",
     # (and notebook 09's FlopCounterMode, whose first use imports it: 3-4 s in each kernel otherwise; the modes'
-    # own modules, torch.overrides and torch.utils._python_dispatch, come with torch)
-    "torch._dynamo": r"\boptim\b|\bcompile\b|\b_dynamo\b|\bFlopCounterMode\b",
+    # own modules, torch.overrides and torch.utils._python_dispatch, come with torch; so does the first
+    # DistributedDataParallel of notebook 10, about 2 s: torch.distributed itself comes with torch)
+    "torch._dynamo": r"\boptim\b|\bcompile\b|\b_dynamo\b|\bFlopCounterMode\b|\bDistributedDataParallel\b",
     # where the notebooks draw (pyplot, or one of hooklab's widgets that plot): matplotlib's renderer, which the
     # server uses once (_draw_once)
     RENDERER: r"\bpyplot\b|\bplt\b|\bGradientFlow\b|\bFunctionPlayground\b|\bVanishingPuzzle\b",

@@ -159,7 +159,39 @@ def parser() -> argparse.ArgumentParser:
                       help="write the score after nbgrader's late penalty (then turn the LMS's late policy off)")
     back.add_argument("--config", type=Path, default=Path("autograder/nbgrader_config.py"),
                       help="the course's nbgrader_config.py (default: %(default)s)")
+    scaffold = commands.add_parser(
+        "new-exercise",
+        help="add a graded exercise's cells to a source notebook of solutions/ (docs/new_exercise.md)",
+        description=(
+            "Insert, before the notebook's summary, an exercise in the pack's shape: its heading with a requirements "
+            "skeleton, an answer cell (nbgrader solution, grade_id ID) and a test cell (grade_id ID_test, the points, "
+            "a visible check and hidden tests on inputs from random_generator()); then print what to add to "
+            "tests/catalogues/exercises/."
+        ),
+    )
+    scaffold.add_argument("notebook", type=Path, help="solutions/<assignment>/<notebook>.ipynb (never notebooks/)")
+    scaffold.add_argument("--id", required=True, dest="grade_id",
+                          help="the answer cell's grade_id and its function's name, e.g. count_hooks")
+    scaffold.add_argument("--title", required=True, help="the heading's title")
+    scaffold.add_argument("--points", type=float, required=True, help="the test cell's points")
     return main
+
+
+def new_exercise(args: argparse.Namespace) -> int:
+    """``hooklab new-exercise``: the exercise's cells (:func:`hooklab.scaffold.new_exercise`), then what is left."""
+    from hooklab.scaffold import ScaffoldError, catalogue_hint, new_exercise as scaffold
+
+    try:
+        added = scaffold(args.notebook, args.grade_id, args.title, args.points)
+    except ScaffoldError as error:
+        print(f"hooklab: {error}", file=sys.stderr)
+        return 2
+    print(f"Exercise {added.number} ({args.grade_id}, {args.grade_id}_test) added to {args.notebook} as cells "
+          f"{added.index}–{added.index + 2}; write its text, solution and tests where they say TODO.")
+    for note in added.notes:
+        print(f"  note: {note}")
+    print(catalogue_hint(args.notebook, args.grade_id))
+    return 0
 
 
 def review(course: Course, keys: list[str]) -> int:
@@ -231,6 +263,8 @@ def _configured(config_file: Path) -> Config | str:
 
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
+    if args.command == "new-exercise":
+        return new_exercise(args)
     if not args.config.is_file():
         print(f"hooklab: no nbgrader config at {args.config} (use --config)", file=sys.stderr)
         return 2

@@ -3,17 +3,156 @@ wrong readings (:mod:`catalogues.wrong_readings`)."""
 
 from __future__ import annotations
 
+import torch
+
 from catalogues.honest_answers import AUTOGRAD_FUNCTION, _cell
-from catalogues.input_space import Dimension
+from catalogues.input_space import Call, Dimension
 from catalogues.wrong_answers import Wrong
 
-SPACE: dict[str, list[Dimension]] = {}
+FORWARD = "LinearFunction.forward"
+
+
+def _linear(c: Call, test) -> bool:
+    """A call of LinearFunction.forward (input, weight, bias) for which ``test(input, weight, bias)`` holds."""
+    return c.target == FORWARD and test(*c.args, *(None,) * (3 - len(c.args)))
+
+
+SPACE: dict[str, list[Dimension]] = {
+    "linear_function": [
+        Dimension("no bias", lambda c: _linear(c, lambda x, w, b: b is None)),
+        Dimension("a batch of 1", lambda c: _linear(c, lambda x, w, b: x.shape[0] == 1)),
+        Dimension("one input feature", lambda c: _linear(c, lambda x, w, b: x.shape[1] == 1)),
+        Dimension("one output", lambda c: _linear(c, lambda x, w, b: w.shape[0] == 1)),
+        Dimension("float64", lambda c: _linear(c, lambda x, w, b: x.dtype == torch.float64)),
+        Dimension("float32, nn.Linear's dtype, with a backward pass",
+                  lambda c: c.target == "LinearFunction.backward" and c.args[1].dtype == torch.float32),
+        Dimension("an input that needs no gradient", lambda c: _linear(c, lambda x, w, b: not x.requires_grad)),
+        Dimension("a frozen weight", lambda c: _linear(c, lambda x, w, b: x.requires_grad and not w.requires_grad)),
+        Dimension("a frozen bias", lambda c: _linear(c, lambda x, w, b: b is not None and not b.requires_grad)),
+        Dimension("two graphs alive, the later call's forward before the earlier one's backward",
+                  reading="linear_function_test's hidden check_float32_and_interleaved, with and without a bias, "
+                  "in both orders"),
+        Dimension("backward called directly on an input that needs no gradient (no work for it)",
+                  reading="check_no_work_for_the_input: no tensor with the batch and the input's width made"),
+    ],
+    "linear_module": [
+        Dimension("bias=False", lambda c: c.target == "Linear.__init__" and (
+            c.kwargs.get("bias", c.args[3] if len(c.args) > 3 else True) is False)),
+        Dimension("one input feature", lambda c: c.target == "Linear.__init__" and c.args[1] == 1),
+        Dimension("one output feature", lambda c: c.target == "Linear.__init__" and c.args[2] == 1),
+        Dimension("a layer large enough for the statistics of its initial values",
+                  lambda c: c.target == "Linear.__init__" and c.args[2] >= 20_000),
+        Dimension("a forward pass", lambda c: c.target == "Linear.forward" and c.args[1].dtype == torch.float32),
+    ],
+    "stable_softplus": [
+        Dimension("beyond exp's float32 range (|x| > 88)",
+                  lambda c: c.target == "StableSoftplus.forward" and bool((c.args[0].abs() > 88).any())),
+        Dimension("zero", lambda c: c.target == "StableSoftplus.forward" and bool((c.args[0] == 0).any())),
+        Dimension("negatives", lambda c: c.target == "StableSoftplus.forward" and bool((c.args[0] < 0).any())),
+        Dimension("float32", lambda c: c.target == "StableSoftplus.forward" and c.args[0].dtype == torch.float32),
+        Dimension("float64 (gradcheck)",
+                  lambda c: c.target == "StableSoftplus.forward" and c.args[0].dtype == torch.float64),
+        Dimension("a gradient for large inputs",
+                  lambda c: c.target == "StableSoftplus.backward" and c.args[1].dtype == torch.float32),
+    ],
+    "cube": [
+        Dimension("negatives", lambda c: c.target == "Cube.forward" and bool((c.args[0] < 0).any())),
+        Dimension("float64", lambda c: c.target == "Cube.forward" and c.args[0].dtype == torch.float64),
+        Dimension("a second backward pass (double backward)", lambda c: c.target == "Cube.backward" and c.number >= 1),
+        Dimension("x changed in place between forward and backward",
+                  reading="backward_after_x_changed: autograd's 'modified by an inplace operation' error"),
+    ],
+}
 """The answer cell's grade_id → the dimensions of its input space."""
 
 
 def readings() -> list[Wrong]:
     """Answers written after misreading an exercise's text, each failing its test cell."""
     return [
+        # "the static methods hold no state" read as "keep what backward needs on the class": whether a bias was given
+        # is stored once for every graph, so a graph built before another call gets that call's answer
+        Wrong("linear_function_keeps_the_bias_flag_on_the_class", AUTOGRAD_FUNCTION, "linear_function", _cell('''
+            class LinearFunction(Function):
+                @staticmethod
+                def forward(input, weight, bias=None):
+                    output = input @ weight.T
+                    if bias is not None:
+                        output = output + bias
+                    return output
+
+                @staticmethod
+                def setup_context(ctx, inputs, output):
+                    input, weight, bias = inputs
+                    ctx.save_for_backward(input, weight)
+                    LinearFunction.has_bias = bias is not None
+
+                @staticmethod
+                def backward(ctx, grad_output):
+                    input, weight = ctx.saved_tensors
+                    grad_input = grad_weight = grad_bias = None
+                    if ctx.needs_input_grad[0]:
+                        grad_input = grad_output @ weight
+                    if ctx.needs_input_grad[1]:
+                        grad_weight = grad_output.T @ input
+                    if LinearFunction.has_bias and ctx.needs_input_grad[2]:
+                        grad_bias = grad_output.sum(0)
+                    return grad_input, grad_weight, grad_bias
+        '''), "two graphs built before either backward ran"),
+        # "bias is (out,)" read loosely: the summed gradient squeezed, which is a scalar when there is one output
+        Wrong("linear_function_squeezes_the_bias_gradient", AUTOGRAD_FUNCTION, "linear_function", _cell('''
+            class LinearFunction(Function):
+                @staticmethod
+                def forward(input, weight, bias=None):
+                    output = input @ weight.T
+                    if bias is not None:
+                        output = output + bias
+                    return output
+
+                @staticmethod
+                def setup_context(ctx, inputs, output):
+                    input, weight, bias = inputs
+                    ctx.save_for_backward(input, weight)
+
+                @staticmethod
+                def backward(ctx, grad_output):
+                    input, weight = ctx.saved_tensors
+                    grad_input = grad_weight = grad_bias = None
+                    if ctx.needs_input_grad[0]:
+                        grad_input = grad_output @ weight
+                    if ctx.needs_input_grad[1]:
+                        grad_weight = grad_output.T @ input
+                    if ctx.needs_input_grad[2]:
+                        grad_bias = grad_output.sum(0).squeeze()
+                    return grad_input, grad_weight, grad_bias
+        '''), "invalid gradient at index 2"),
+        # the bias gradient as a product with a column of ones made in float64, the dtype of the example: a float32
+        # layer (nn.Linear's dtype) fails in backward
+        Wrong("linear_function_sums_with_float64_ones", AUTOGRAD_FUNCTION, "linear_function", _cell('''
+            class LinearFunction(Function):
+                @staticmethod
+                def forward(input, weight, bias=None):
+                    output = input @ weight.T
+                    if bias is not None:
+                        output = output + bias
+                    return output
+
+                @staticmethod
+                def setup_context(ctx, inputs, output):
+                    input, weight, bias = inputs
+                    ctx.save_for_backward(input, weight)
+
+                @staticmethod
+                def backward(ctx, grad_output):
+                    input, weight = ctx.saved_tensors
+                    grad_input = grad_weight = grad_bias = None
+                    if ctx.needs_input_grad[0]:
+                        grad_input = grad_output @ weight
+                    if ctx.needs_input_grad[1]:
+                        grad_weight = grad_output.T @ input
+                    if ctx.needs_input_grad[2]:
+                        grad_bias = grad_output.T @ torch.ones(len(grad_output), dtype=torch.float64)
+                    return grad_input, grad_weight, grad_bias
+        '''), "must have the same dtype"),
         # the formula log(1 + exp(x)) as written, not the stable one
         Wrong("stable_softplus_exponentiates_x", AUTOGRAD_FUNCTION, "stable_softplus", _cell('''
             class StableSoftplus(Function):

@@ -14,6 +14,7 @@ from nbgrader.utils import is_grade, is_solution
 
 from conftest import REPO
 from hooklab import cli
+from hooklab.grading.judge import without_expectations
 from hooklab.scaffold import ScaffoldError, new_exercise
 from test_exercise_text import HEADING, exercise_texts
 
@@ -68,6 +69,15 @@ def test_the_notebook_stays_valid_for_nbformat_and_nbgrader_and_nbgrader_release
     stub, checks = released.cells[added.index + 1:added.index + 3]
     assert "raise NotImplementedError()" in stub.source and "BEGIN SOLUTION" not in stub.source
     assert "random_generator" not in checks.source and checks.source.startswith("x = ")
+
+
+def test_graded_the_test_cell_calls_its_reference_only_where_expected_values_are_taken_out(apply_copy: Path):
+    """The grader blanks the REFERENCE block in the student's kernel and takes out the checkers' expected arguments:
+    a call of the block's function anywhere else would raise NameError there (the reference then fails its test)."""
+    added = new_exercise(apply_copy, "count_children", "count the children", 2)
+    test = nbformat.read(apply_copy, as_version=4).cells[added.index + 2]
+    assert "expected_count_children" in test.source
+    assert "expected_count_children" not in without_expectations(test.source)
 
 
 def test_the_skeleton_has_the_shape_the_text_tests_ask_for(apply_copy: Path):

@@ -3,14 +3,432 @@ wrong readings (:mod:`catalogues.wrong_readings`)."""
 
 from __future__ import annotations
 
-from catalogues.honest_answers import BELOW_THE_MODULE, _cell  # noqa: F401 (the readings to come use them)
-from catalogues.input_space import Dimension
+from collections.abc import Callable
+
+import torch
+from torch import nn
+
+from catalogues.honest_answers import BELOW_THE_MODULE, _cell
+from catalogues.input_space import Call, Dimension
 from catalogues.wrong_answers import Wrong
 
-SPACE: dict[str, list[Dimension]] = {}
+
+def _has(*classes: str) -> Callable[[Call], bool]:
+    """The model the answer gets holds a module of one of these classes (the hidden tests' own, by name)."""
+    return lambda call: any(type(module).__name__ in classes for module in call.args[0].modules())
+
+
+def _forward_named(name: str) -> Callable[[Call], bool]:
+    """The model holds a module whose forward is the hidden tests' function ``name`` (their classes are named at
+    random)."""
+    return lambda call: any(getattr(type(module).forward, "__name__", "") == name for module in call.args[0].modules())
+
+
+def _leaf(call: Call) -> bool:
+    return next(call.args[0].children(), None) is None
+
+
+SPACE: dict[str, list[Dimension]] = {
+    "log_ops": [
+        Dimension("a model whose forward takes a sum of every entry", _has("Normalise")),
+        Dimension("a model whose forward runs an operator that returns two tensors (max along a dim)", _has("Peak")),
+        Dimension("a model whose parameters hold a .grad already",
+                  lambda c: any(p.grad is not None for p in c.args[0].parameters())),
+        Dimension("a product in float64 (casts with a keyword argument)", _has("Double")),
+        Dimension("a functional matmul in a module's own forward", _has("Mixer", "Block")),
+        Dimension("a second call", lambda c: c.number >= 1),
+    ],
+    "matmul_flops": [
+        Dimension("a call after one whose model raised", lambda c: c.after_raise),
+        Dimension("a model whose forward raises a KeyboardInterrupt", lambda c: any(
+            isinstance(getattr(m, "failure", None), KeyboardInterrupt) for m in c.args[0].modules())),
+        Dimension("the model itself a leaf", _leaf),
+        Dimension("a module whose own product runs before its child's", _has("Premix")),
+        Dimension("products through x.mm and torch.addmm", _has("Methods")),
+        Dimension("batched products (bmm) through @ and torch.bmm, on 3-D inputs",
+                  lambda c: c.args[1].dim() == 3 and _has("Attention")(c) and _has("Products")(c)),
+        Dimension("a product in float64 (casts with a keyword argument)", _has("Double")),
+    ],
+    "predict_fires": [
+        *[Dimension(f"call {call!r}", lambda c, call=call: c.args[1] == call)
+          for call in ("backward", "backward(inputs=[x])", "backward(inputs=[weight])", "grad(x)", "grad(weight)")],
+        Dimension("one use", lambda c: c.args[0] == 1),
+        Dimension("4 or more uses", lambda c: 4 <= c.args[0] < 100),
+        Dimension("a chain of millions of uses", lambda c: c.args[0] >= 10**6),
+        Dimension("no model run and no call of fires while it predicts",
+                  reading="predicted(): fires raises and check_no_model_run watches every call the tests make"),
+    ],
+    "first_nonfinite": [
+        Dimension("the model itself a leaf", _leaf),
+        Dimension("children registered in another order than they run", _has("Backwards")),
+        Dimension("x without grad", lambda c: not c.args[1].requires_grad),
+        Dimension("a nested model", lambda c: any(isinstance(m, nn.Sequential) for m in c.args[0].children())),
+        Dimension("a -inf alone in the forward (the log of h² at 0)", _forward_named("square_log")),
+        Dimension("an inf gradient, no nan (sqrt after a ReLU)", _forward_named("root")),
+        Dimension("a module with children that makes a nan in its own forward", _has("LogInside")),
+        Dimension("hooks removed in every case", reading="check_nonfinite: check_no_hooks_left around every call"),
+    ],
+    "low_precision": [
+        Dimension("bfloat16", lambda c: c.args[2] == torch.bfloat16),
+        Dimension("float16", lambda c: c.args[2] == torch.float16),
+        Dimension("a bias given by keyword", _has("KeywordLinear")),
+        Dimension("torch.mm, torch.matmul and torch.bmm in a module's forward", _has("TorchProducts")),
+        Dimension("two elementwise operations in a row on a product's result", _has("ScaleShift")),
+        Dimension("a second call on the same model", lambda c: c.number >= 1),
+        Dimension("a mode of the caller's entered around the call",
+                  reading="low_precision_test's Watching: the modes entered once it returns, the caller's one included "
+                          "(a condition runs with the notebook's modes switched off, so no call shows it)"),
+    ],
+}
 """The answer cell's grade_id → the dimensions of its input space."""
 
 
 def readings() -> list[Wrong]:
     """Answers written after misreading an exercise's text, each failing its test cell."""
-    return []
+    return [
+        # one mode for both passes, split where the backward's ("sum", ()) is: a full sum in the forward splits it early
+        Wrong("log_ops_split_at_the_first_full_sum", BELOW_THE_MODULE, "log_ops", _cell('''
+            def log_ops(model, x):
+                class Recorder(TorchDispatchMode):
+                    def __init__(self):
+                        super().__init__()
+                        self.pairs = []
+
+                    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+                        out = func(*args, **(kwargs or {}))
+                        shape = tuple(out.shape) if isinstance(out, torch.Tensor) else None
+                        self.pairs.append((func.overloadpacket.__name__, shape))
+                        return out
+
+                with Recorder() as recorder:
+                    model(x).sum().backward()
+                split = recorder.pairs.index(("sum", ()))
+                return recorder.pairs[:split], recorder.pairs[split:]
+        '''), "the forward ops of Linear → Normalise"),
+        # "the shape of the tensor it returned" read for an operator that returns several: the first one's
+        Wrong("log_ops_shape_of_the_first_of_several_results", BELOW_THE_MODULE, "log_ops", _cell('''
+            def log_ops(model, x):
+                class Recorder(TorchDispatchMode):
+                    def __init__(self):
+                        super().__init__()
+                        self.pairs = []
+
+                    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+                        out = func(*args, **(kwargs or {}))
+                        first = out[0] if isinstance(out, (tuple, list)) and out else out
+                        shape = tuple(first.shape) if isinstance(first, torch.Tensor) else None
+                        self.pairs.append((func.overloadpacket.__name__, shape))
+                        return out
+
+                with Recorder() as forward:
+                    out = model(x)
+                with Recorder() as backward:
+                    out.sum().backward()
+                return forward.pairs, backward.pairs
+        '''), "the forward ops of Linear → Peak"),
+        # a backward pass as a training step runs it: the gradients zeroed first
+        Wrong("log_ops_zeroes_the_gradients_first", BELOW_THE_MODULE, "log_ops", _cell('''
+            def log_ops(model, x):
+                class Recorder(TorchDispatchMode):
+                    def __init__(self):
+                        super().__init__()
+                        self.pairs = []
+
+                    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+                        out = func(*args, **(kwargs or {}))
+                        shape = tuple(out.shape) if isinstance(out, torch.Tensor) else None
+                        self.pairs.append((func.overloadpacket.__name__, shape))
+                        return out
+
+                model.zero_grad()
+                with Recorder() as forward:
+                    out = model(x)
+                with Recorder() as backward:
+                    out.sum().backward()
+                return forward.pairs, backward.pairs
+        '''), "whose parameters hold a .grad already"),
+        # the stack of running modules kept beside the function, as the FLOPs are: a forward that raised leaves its
+        # modules on it, and the next count credits them
+        Wrong("matmul_flops_running_modules_kept_between_calls", BELOW_THE_MODULE, "matmul_flops", _cell('''
+            RUNNING = []
+
+
+            def matmul_flops(model, x):
+                flops = {}
+
+                def enter(name):
+                    return lambda module, args: RUNNING.append(name)
+
+                def leave(module, args, output):
+                    RUNNING.pop()
+
+                class Counter(TorchDispatchMode):
+                    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+                        name = func.overloadpacket.__name__
+                        if name in ("mm", "addmm", "bmm"):
+                            a, b = (args[1], args[2]) if name == "addmm" else (args[0], args[1])
+                            count = 2 * a.shape[-2] * a.shape[-1] * b.shape[-1] * (a.shape[0] if name == "bmm" else 1)
+                            for module in RUNNING:
+                                flops[module] = flops.get(module, 0) + count
+                        return func(*args, **(kwargs or {}))
+
+                handles = []
+                for name, module in model.named_modules():
+                    handles.append(module.register_forward_pre_hook(enter(name)))
+                    handles.append(module.register_forward_hook(leave))
+                try:
+                    with Counter():
+                        model(x)
+                finally:
+                    for handle in handles:
+                        handle.remove()
+                return flops
+        '''), "after a forward that raised"),
+        # forward hooks alone: the products since the last module finished are credited to the next one that finishes
+        # (and its parents), right while a module's own products come after its children's
+        Wrong("matmul_flops_credited_when_a_module_finishes", BELOW_THE_MODULE, "matmul_flops", _cell('''
+            def matmul_flops(model, x):
+                flops, pending = {}, [0]
+
+                def finished(name):
+                    def hook(module, args, output):
+                        if pending[0]:
+                            parts = name.split(".") if name else []
+                            for depth in range(len(parts) + 1):
+                                owner = ".".join(parts[:depth])
+                                flops[owner] = flops.get(owner, 0) + pending[0]
+                            pending[0] = 0
+                    return hook
+
+                class Counter(TorchDispatchMode):
+                    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+                        name = func.overloadpacket.__name__
+                        if name in ("mm", "addmm", "bmm"):
+                            a, b = (args[1], args[2]) if name == "addmm" else (args[0], args[1])
+                            batch = a.shape[0] if name == "bmm" else 1
+                            pending[0] += 2 * a.shape[-2] * a.shape[-1] * b.shape[-1] * batch
+                        return func(*args, **(kwargs or {}))
+
+                handles = [module.register_forward_hook(finished(name)) for name, module in model.named_modules()]
+                try:
+                    with Counter():
+                        model(x)
+                finally:
+                    for handle in handles:
+                        handle.remove()
+                return flops
+        '''), "matmul_flops on Premix"),
+        # the operator called with its arguments only: the keyword arguments of a cast (dtype) are dropped
+        Wrong("matmul_flops_operators_called_without_keywords", BELOW_THE_MODULE, "matmul_flops", _cell('''
+            def matmul_flops(model, x):
+                running, flops = [], {}
+
+                class Counter(TorchDispatchMode):
+                    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+                        name = func.overloadpacket.__name__
+                        if name in ("mm", "addmm", "bmm"):
+                            a, b = (args[1], args[2]) if name == "addmm" else (args[0], args[1])
+                            count = 2 * a.shape[-2] * a.shape[-1] * b.shape[-1] * (a.shape[0] if name == "bmm" else 1)
+                            for module in running:
+                                flops[module] = flops.get(module, 0) + count
+                        return func(*args)
+
+                def enter(name):
+                    def hook(module, args):
+                        running.append(name)
+                    return hook
+
+                def leave(module, args, output):
+                    running.pop()
+
+                handles = []
+                for name, module in model.named_modules():
+                    handles.append(module.register_forward_pre_hook(enter(name)))
+                    handles.append(module.register_forward_hook(leave))
+                try:
+                    with Counter():
+                        model(x)
+                finally:
+                    for handle in handles:
+                        handle.remove()
+                return flops
+        '''), "expected m1 and m2 to have the same dtype"),
+        # each use's hooks counted by walking the chain back, one call per use: right, until the chain is long
+        Wrong("predict_fires_walks_the_chain_recursively", BELOW_THE_MODULE, "predict_fires", _cell('''
+            def predict_fires(uses, call):
+                input_grad = call in ("backward", "backward(inputs=[x])", "grad(x)")
+
+                def backward_hooks(use):  # the full backward hooks of uses 1 … use, from the last one back
+                    if use == 0:
+                        return 0
+                    needs_input_grad = input_grad or use > 1
+                    return int(needs_input_grad) + backward_hooks(use - 1)
+
+                return {
+                    "forward hook": uses,
+                    "full backward hook": backward_hooks(uses),
+                    "tensor hook": int(call in ("backward", "backward(inputs=[weight])", "grad(weight)")),
+                    "post-accumulate hook": int(call in ("backward", "backward(inputs=[weight])")),
+                }
+        '''), "RecursionError"),
+        # "leaf modules" read as the model's modules below it: the model itself never watched, even when it is a leaf
+        Wrong("first_nonfinite_model_itself_never_watched", BELOW_THE_MODULE, "first_nonfinite", _cell('''
+            def first_nonfinite(model, x):
+                forward_bad, backward_bad, handles = [], [], []
+
+                def watch(name):
+                    def forward_hook(module, args, output):
+                        if not torch.isfinite(output).all():
+                            forward_bad.append(name)
+
+                    def backward_hook(module, grad_input, grad_output):
+                        if grad_input[0] is not None and not torch.isfinite(grad_input[0]).all():
+                            backward_bad.append(name)
+
+                    return forward_hook, backward_hook
+
+                for name, module in model.named_modules():
+                    if name and next(module.children(), None) is None:
+                        forward_hook, backward_hook = watch(name)
+                        handles.append(module.register_forward_hook(forward_hook))
+                        handles.append(module.register_full_backward_hook(backward_hook))
+                try:
+                    out = model(x)
+                    if forward_bad:
+                        return forward_bad[0], "forward"
+                    out.sum().backward()
+                    if backward_bad:
+                        return backward_bad[0], "backward"
+                    return None
+                finally:
+                    for handle in handles:
+                        handle.remove()
+        '''), "first_nonfinite on Log alone"),
+        # "the first in the order they ran" read as the model's order: named_modules() forward, reversed backward
+        Wrong("first_nonfinite_in_the_order_of_named_modules", BELOW_THE_MODULE, "first_nonfinite", _cell('''
+            def first_nonfinite(model, x):
+                bad, handles = {"forward": set(), "backward": set()}, []
+                leaves = [name for name, module in model.named_modules() if next(module.children(), None) is None]
+
+                def watch(name):
+                    def forward_hook(module, args, output):
+                        if not torch.isfinite(output).all():
+                            bad["forward"].add(name)
+
+                    def backward_hook(module, grad_input, grad_output):
+                        if grad_input[0] is not None and not torch.isfinite(grad_input[0]).all():
+                            bad["backward"].add(name)
+
+                    return forward_hook, backward_hook
+
+                for name in leaves:
+                    forward_hook, backward_hook = watch(name)
+                    handles.append(model.get_submodule(name).register_forward_hook(forward_hook))
+                    handles.append(model.get_submodule(name).register_full_backward_hook(backward_hook))
+                try:
+                    out = model(x)
+                    for name in leaves:
+                        if name in bad["forward"]:
+                            return name, "forward"
+                    out.sum().backward()
+                    for name in reversed(leaves):
+                        if name in bad["backward"]:
+                            return name, "backward"
+                    return None
+                finally:
+                    for handle in handles:
+                        handle.remove()
+        '''), "Backwards(children registered"),
+        # "non-finite" read as nan, the value the examples make
+        Wrong("first_nonfinite_looks_for_nan_only", BELOW_THE_MODULE, "first_nonfinite", _cell('''
+            def first_nonfinite(model, x):
+                forward_bad, backward_bad, handles = [], [], []
+
+                def watch(name):
+                    def forward_hook(module, args, output):
+                        if output.isnan().any():
+                            forward_bad.append(name)
+
+                    def backward_hook(module, grad_input, grad_output):
+                        if grad_input[0] is not None and grad_input[0].isnan().any():
+                            backward_bad.append(name)
+
+                    return forward_hook, backward_hook
+
+                for name, module in model.named_modules():
+                    if next(module.children(), None) is None:
+                        forward_hook, backward_hook = watch(name)
+                        handles.append(module.register_forward_hook(forward_hook))
+                        handles.append(module.register_full_backward_hook(backward_hook))
+                try:
+                    out = model(x)
+                    if forward_bad:
+                        return forward_bad[0], "forward"
+                    out.sum().backward()
+                    if backward_bad:
+                        return backward_bad[0], "backward"
+                    return None
+                finally:
+                    for handle in handles:
+                        handle.remove()
+        '''), "LogSquare"),
+        # "no mode stays entered" read as "no mode is active when it returns": every mode popped, the caller's too
+        Wrong("low_precision_pops_every_mode", BELOW_THE_MODULE, "low_precision", _cell('''
+            from torch.overrides import _pop_mode
+
+
+            def low_precision_output(model, x, dtype):
+                products = {F.linear, torch.matmul, torch.Tensor.matmul, torch.mm, torch.bmm}
+
+                class LowPrecision(TorchFunctionMode):
+                    def __torch_function__(self, func, types, args=(), kwargs=None):
+                        kwargs = kwargs or {}
+                        if func not in products:
+                            return func(*args, **kwargs)
+                        cast = [a.to(dtype) if isinstance(a, torch.Tensor) else a for a in args]
+                        low = {k: v.to(dtype) if isinstance(v, torch.Tensor) else v for k, v in kwargs.items()}
+                        return func(*cast, **low).to(args[0].dtype)
+
+                try:
+                    LowPrecision().__enter__()
+                    return model(x)
+                finally:
+                    while torch._C._len_torch_function_stack():
+                        _pop_mode()
+        '''), "called inside a mode of the caller's"),
+        # "bias included" overlooked: the product in dtype, the bias added afterwards in float32
+        Wrong("low_precision_bias_added_in_float32", BELOW_THE_MODULE, "low_precision", _cell('''
+            def low_precision_output(model, x, dtype):
+                class LowPrecision(TorchFunctionMode):
+                    def __torch_function__(self, func, types, args=(), kwargs=None):
+                        kwargs = dict(kwargs or {})
+                        if func is F.linear:
+                            h, weight = args[0], args[1]
+                            bias = args[2] if len(args) > 2 else kwargs.get("bias")
+                            out = F.linear(h.to(dtype), weight.to(dtype)).to(h.dtype)
+                            return out if bias is None else out + bias
+                        if func in (torch.matmul, torch.Tensor.matmul, torch.mm, torch.bmm):
+                            return func(*(a.to(dtype) for a in args)).to(args[0].dtype)
+                        return func(*args, **kwargs)
+
+                with LowPrecision():
+                    return model(x)
+        '''), "low_precision_output(a model of width"),
+        # the products found by their names, as resolve_name gives them: torch.mm's is "torch.spmm"
+        Wrong("low_precision_products_by_name", BELOW_THE_MODULE, "low_precision", _cell('''
+            def low_precision_output(model, x, dtype):
+                names = {"torch.nn.functional.linear", "torch.matmul", "torch.Tensor.matmul", "torch.mm", "torch.bmm"}
+
+                class LowPrecision(TorchFunctionMode):
+                    def __torch_function__(self, func, types, args=(), kwargs=None):
+                        kwargs = kwargs or {}
+                        if torch.overrides.resolve_name(func) not in names:
+                            return func(*args, **kwargs)
+                        cast = [a.to(dtype) if isinstance(a, torch.Tensor) else a for a in args]
+                        low = {k: v.to(dtype) if isinstance(v, torch.Tensor) else v for k, v in kwargs.items()}
+                        return func(*cast, **low).to(args[0].dtype)
+
+                with LowPrecision():
+                    return model(x)
+        '''), "low_precision_output(a model of width"),
+    ]

@@ -511,14 +511,24 @@ def by_autograd(ctx, grad_output):
         return torch.autograd.grad(leaves[0] * leaves[1], leaves, grad_output)
 
 
+def by_complex_step(ctx, grad_output):
+    x, y = ctx.saved_tensors
+    step = 1e-30  # exact to rounding for a product, unlike finite differences
+    gx = ((x.to(torch.complex128) + 1j * step) * y).imag / step
+    gy = (x * (y.to(torch.complex128) + 1j * step)).imag / step
+    return (gx * grad_output).to(x.dtype), (gy * grad_output).to(y.dtype)
+
+
 @pytest.mark.parametrize(("backward", "what"), [
     (by_autograd, "turns gradient recording on"),
+    (by_complex_step, "computes with complex numbers (to), as a derivative by the complex step does"),
     (lambda ctx, g: torch.func.vjp(torch.mul, *ctx.saved_tensors)[1](g), "turns gradient recording on"),
     (lambda ctx, g: (torch._softmax_backward_data(g, ctx.saved_tensors[0], 1, g.dtype), None),
      "calls PyTorch's own backward function (_softmax_backward_data)"),
     (lambda ctx, g: (torch.ops.aten._log_softmax_backward_data(g, ctx.saved_tensors[0], 1, g.dtype), None),
      "calls PyTorch's own backward function (_log_softmax_backward_data)"),
-], ids=["enable_grad and autograd.grad", "torch.func.vjp", "torch backward function", "aten backward kernel"])
+], ids=["enable_grad and autograd.grad", "complex step", "torch.func.vjp", "torch backward function",
+        "aten backward kernel"])
 def test_backward_that_uses_autograd_fails_whatever_it_returns(backward, what):
     with fails_with(CALL + re.escape(f"Mul.backward {what}") + ".*no autograd, torch.func or PyTorch backward "
                                                                "functions inside the Function"):

@@ -344,6 +344,16 @@ def test_honest_lines_the_scan_once_held_are_not_flagged(assignment: str, source
      "g = globals\ng()['check_equal'] = print\n", "passes globals as a value"),
     ("01_module_basics", "shown = [len, print]\n",
      "run = [eval][0]\nrun('1 + 1')\n", "passes eval as a value"),
+    # an attribute name built from character codes; a method's object behind a builtin (the builtins module)
+    ("01_module_basics", "def layer(self, i):\n    return getattr(self, f'layer{i}')\n\n\nletter = chr(97)\n",
+     "def f(o):\n    return getattr(o, chr(95) * 2 + 'class' + chr(95) * 2)\n",
+     "builds an attribute name from character codes"),
+    ("01_module_basics", "def rename(name):\n    return name.translate({46: 95})\n",
+     "def f(o):\n    return getattr(o, 'YYclassYY'.translate({89: 95}))\n",
+     "builds an attribute name from character codes"),
+    ("01_module_basics", "class Counter:\n    def __init__(self):\n        self.calls = 0\n\n"
+     "    def hook(self, module, args, output):\n        self.calls += 1\n",
+     "run = print.__self__.exec\n", "reaches the object behind a method (__self__"),
     # a name spelled in bytes is read as its text
     ("01_module_basics", "data = b'\\x00\\x01'\nsize = len(data)\n",
      "def f(g):\n    return getattr(g, b'__glo' b'bals__'.decode())\n", "reaches '__globals__' by name"),

@@ -62,6 +62,13 @@ CHEATS = {
         EMPTY_HOOKS + "name = 'named_' + 'parameters'\nsetattr(nn.Sequential, name, lambda self, *a, **k: iter(()))\n",
         "changed: torch.nn.Sequential (reading methods)",
     ),
+    "checkers_class_patched_through_a_checkers_globals": (  # 08's watches switched off, by names the scan can't read
+        EMPTY_HOOKS + "from hooklab.checks import check_backward\n\n\ndef reach(owner, word):\n"
+                      "    return getattr(owner, ('XX%sXX' % word).replace('X', '_'))\n\n\n"
+                      "watches = reach(check_backward, 'glob' + 'als')\n"
+                      "setattr(watches['_Span'], 'forked', property(lambda self: False, lambda self, value: None))\n",
+        "changed: hooklab.checks._Span.forked",
+    ),
     "tracer_installed": (
         EMPTY_HOOKS + "import sys\nsys.settrace(lambda frame, event, arg: None)\n",
         "changed: sys.settrace",

@@ -342,10 +342,11 @@ def random_generator() -> torch.Generator:
 # where finite differences cannot decide (ties) or are too imprecise (float32).
 
 # Calls that compute a gradient with autograd rather than with a formula: the puzzles forbid them.
-_AUTOGRAD_CALLS = {"grad", "backward", "vjp", "jvp", "jacrev", "jacfwd", "hessian", "jacobian", "vhp", "hvp"}
+_AUTOGRAD_CALLS = frozenset({"grad", "backward", "vjp", "jvp", "jacrev", "jacfwd", "hessian", "jacobian", "vhp",
+                             "hvp"})
 # What forward-mode autograd calls to attach and read tangents (torch.autograd.forward_ad, torch.func.jvp, jacfwd).
-_FORWARD_MODE_CALLS = {"_make_dual", "_unpack_dual", "make_dual", "unpack_dual"}
-_FORWARD_MODE_OPS = {"_make_dual", "_unpack_dual", "_fw_primal"}  # the operators they run
+_FORWARD_MODE_CALLS = frozenset({"_make_dual", "_unpack_dual", "make_dual", "unpack_dual"})
+_FORWARD_MODE_OPS = frozenset({"_make_dual", "_unpack_dual", "_fw_primal"})  # the operators they run
 
 
 class _AutogradGuard(TorchFunctionMode):
@@ -373,7 +374,15 @@ class _AutogradGuard(TorchFunctionMode):
             self.note(f"calls PyTorch's own backward function ({name})")
         elif _is_grad_enabled():
             self.note(f"records a graph ({name} with gradient recording on)")
-        return func(*args, **kwargs)
+        result = func(*args, **kwargs)
+        if any(isinstance(value, torch.Tensor) and value.dtype.is_complex for value in _tensors_of(result)):
+            self.note(f"computes with complex numbers ({name}), as a derivative by the complex step does")
+        return result
+
+
+def _tensors_of(result: Any) -> tuple[Any, ...]:
+    """A torch call's result as a tuple of what it returned (a tensor, or the items of a tuple or list)."""
+    return tuple(result) if isinstance(result, (tuple, list)) else (result,)
 
 
 # The mode above sees the calls made on the thread it was entered on, while it is not itself running. What a
@@ -387,8 +396,8 @@ _set_num_threads = torch.set_num_threads
 _STOPPED = "stops the profiler that watches it"
 # acc_events: each watch starts a profiler of its own, so nothing accumulates; it keeps torch 2.12's profiler from
 # warning on stderr that events are cleared between cycles (which would fail the test cell under nbgrader).
-_EVERY_THREAD = {"activities": [torch.profiler.ProfilerActivity.CPU], "acc_events": True,
-                 "experimental_config": torch.profiler._ExperimentalConfig(profile_all_threads=True)}
+_EVERY_THREAD = types.MappingProxyType({"activities": (torch.profiler.ProfilerActivity.CPU,), "acc_events": True,
+                 "experimental_config": torch.profiler._ExperimentalConfig(profile_all_threads=True)})
 _started: list[bool] = []  # whether the profiler has been started in this process
 _forks = [0]  # processes this one has forked (multiprocessing, a DataLoader's workers): their work is unwatched
 if hasattr(os, "register_at_fork"):

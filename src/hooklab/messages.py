@@ -13,12 +13,14 @@ from __future__ import annotations
 
 import base64
 import json
+import types
 from typing import Any
 
 import numpy
 
 SHOWN = 200  # characters of a value shown in a sentence
-_STORED = {"float64": numpy.float64, "complex128": numpy.complex128, "int64": numpy.int64, "uint8": numpy.uint8}
+_STORED = types.MappingProxyType({"float64": numpy.float64, "complex128": numpy.complex128, "int64": numpy.int64,
+                                  "uint8": numpy.uint8})
 NAN_HINT = "where a number is expected (are the parameters and inputs it is computed from finite?)"
 
 

@@ -29,6 +29,7 @@ import math
 import os
 import random
 import sys
+import types
 from collections.abc import Callable
 from json import encoder as json_encoder
 from typing import Any
@@ -37,7 +38,8 @@ PLAIN_DEPTH = 32  # how deep plain values are encoded before they count as too d
 PLAIN_ITEMS = 10_000  # how many plain values one observation may hold
 PLAIN_SCALARS = (str, int, float, bool, complex, type(None))  # with lists, tuples and dicts of them: plain data
 
-_BUILTINS = dict(vars(builtins))  # as they were when the checkers were imported, before any notebook code
+# as they were when the checkers were imported, before any notebook code (read-only, as every table here)
+_BUILTINS = types.MappingProxyType(dict(vars(builtins)))
 CHANNEL = "HOOKLAB_OBSERVATIONS_FD"  # the environment variable that names the kernel's end of its channel
 _state: dict[str, Any] = {"seed": None, "draws": itertools.count(), "seen": [], "channel": None, "send": None}
 
@@ -267,7 +269,8 @@ def _numpy_integers() -> tuple[type, ...]:
 
 
 NUMPY_INTEGERS = _numpy_integers()  # a NumPy integer counts as the int it holds where a count is asked for
-_OWN_FILES = {__file__, os.path.join(os.path.dirname(__file__), "checks.py")}  # frames skipped to find a check's caller
+# frames skipped to find a check's caller
+_OWN_FILES = frozenset({__file__, os.path.join(os.path.dirname(__file__), "checks.py")})
 
 
 DISTRIBUTION = ("mean", "mean_atol", "std", "std_rtol", "kurtosis", "kurtosis_atol", "bound")  # what describes one

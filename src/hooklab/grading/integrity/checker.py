@@ -450,6 +450,12 @@ class Checker(Magics, ast.NodeVisitor):
         """Whether an attribute name given as a value spells a dangerous attribute, written or built at run time
         (flagged)."""
         text = syntax.constant_text(name)
+        coded = [node for node in ast.walk(name) if isinstance(node, ast.Call) and (
+            isinstance(node.func, ast.Name) and node.func.id == "chr"
+            or isinstance(node.func, ast.Attribute) and node.func.attr in {"translate", "fromhex", "maketrans"})]
+        if text is None and coded:
+            self.flag(node, "builds an attribute name from character codes (chr, translate)")
+            return True
         fragments = [syntax.constant_text(piece) for piece in sorted(  # in the order they are written
             (n for n in ast.walk(name) if syntax.constant_text(n) is not None), key=lambda n: (n.lineno, n.col_offset))]
         for piece in [*fragments, *([] if text is not None else ["".join(fragments)])]:  # and the pieces put together

@@ -128,6 +128,7 @@ FORBIDDEN_ATTRIBUTES = {
     "__kwdefaults__": "changes a function's default arguments",
     "__builtins__": "reaches the builtins",
     "__subclasses__": "searches classes (__subclasses__)",
+    "__self__": "reaches the object behind a method (__self__: the builtins module behind a builtin)",
     "__import__": "uses the import system (__import__)",
     "__loader__": "uses the import system (__loader__)",
     "__spec__": "uses the import system (__spec__)",

@@ -253,24 +253,6 @@ def readings() -> list[Wrong]:
                         handle.remove()
                 return flops
         '''), "expected m1 and m2 to have the same dtype"),
-        # each use's hooks counted by walking the chain back, one call per use: right, until the chain is long
-        Wrong("predict_fires_walks_the_chain_recursively", BELOW_THE_MODULE, "predict_fires", _cell('''
-            def predict_fires(uses, call):
-                input_grad = call in ("backward", "backward(inputs=[x])", "grad(x)")
-
-                def backward_hooks(use):  # the full backward hooks of uses 1 … use, from the last one back
-                    if use == 0:
-                        return 0
-                    needs_input_grad = input_grad or use > 1
-                    return int(needs_input_grad) + backward_hooks(use - 1)
-
-                return {
-                    "forward hook": uses,
-                    "full backward hook": backward_hooks(uses),
-                    "tensor hook": int(call in ("backward", "backward(inputs=[weight])", "grad(weight)")),
-                    "post-accumulate hook": int(call in ("backward", "backward(inputs=[weight])")),
-                }
-        '''), "RecursionError"),
         # "leaf modules" read as the model's modules below it: the model itself never watched, even when it is a leaf
         Wrong("first_nonfinite_model_itself_never_watched", BELOW_THE_MODULE, "first_nonfinite", _cell('''
             def first_nonfinite(model, x):

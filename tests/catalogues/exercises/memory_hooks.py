@@ -52,6 +52,8 @@ SPACE: dict[str, list[Dimension]] = {
                   and any(not key.startswith(c.args[2]) for key in c.args[1])),
         Dimension("another module's own layer named fc", lambda c: c.target == "rename_fc" and c.args[2] != ""
                   and any(key.startswith("fc.") for key in c.args[1])),
+        Dimension("the prefix fc. (an Encoder that its parent names fc)",
+                  lambda c: c.target == "rename_fc" and c.args[2] == "fc."),
         Dimension("a module name with characters special to regular expressions", lambda c: c.target == "rename_fc"
                   and any(char in c.args[2] for char in "()[]+*?")),
     ],
@@ -212,6 +214,15 @@ def readings() -> list[Wrong]:
                     if renamed != key:
                         state_dict[renamed] = state_dict.pop(key)
         '''), "enc(1)"),
+        # "what follows prefix" taken as what follows its last occurrence: an Encoder that its parent names fc (prefix
+        # "fc.") has fc. again in its keys
+        Wrong("rename_fc_splits_at_the_prefix", MEMORY_HOOKS, "state_dict_hook", _cell('''
+            def rename_fc(module, state_dict, prefix, *rest):
+                for key in [key for key in state_dict if key.startswith(prefix)]:
+                    after = key.split(prefix)[-1] if prefix else key
+                    if after.startswith("fc."):
+                        state_dict[prefix + "linear." + after[len("fc."):]] = state_dict.pop(key)
+        '''), "given ['fc.fc.bias', 'fc.fc.weight']"),
         # hooks removed by clearing the layer's hook dicts: a hook the caller had on the layer is removed too
         Wrong("per_sample_grads_clears_every_hook", MEMORY_HOOKS, "per_sample_grads", _cell('''
             def per_sample_grads(layer, x, targets):

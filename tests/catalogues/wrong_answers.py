@@ -1135,7 +1135,7 @@ def _earlier() -> list[Wrong]:
                 activation = captured["activation"]
                 weights = activation.grad[0].mean(dim=(1, 2), keepdim=True)
                 return F.relu((weights * activation[0]).sum(dim=0)).detach()
-        '''), "whose .grad"),
+        '''), "named_modules cannot be replaced on the model while it is graded"),
         Wrong("grad_cam_cleans_up_only_after_an_exception", APPLICATIONS, "grad_cam", _cell('''
             def grad_cam(model, layer, image, target):
                 captured = {}

@@ -946,7 +946,7 @@ def _earlier() -> list[Wrong]:
                 model.named_modules = named_modules
                 model(x)
                 return list(records)
-        '''), "still holding a hook after leaf_output_shapes"),
+        '''), "named_modules cannot be replaced on the model while it is graded"),
         Wrong("leaf_shapes_borrows_the_reference", FORWARD_HOOKS, "leaf_shapes", _cell('''
             def leaf_output_shapes(model, x):
                 try:

@@ -43,6 +43,8 @@ SPACE: dict[str, list[Dimension]] = {
         Dimension("a layer large enough for the statistics of its initial values",
                   lambda c: c.target == "Linear.__init__" and c.args[2] >= 20_000),
         Dimension("a forward pass", lambda c: c.target == "Linear.forward" and c.args[1].dtype == torch.float32),
+        Dimension("two layers drawn one after the other (values drawn anew, at random)",
+                  reading="linear_module_test's hidden check_drawn_anew: one layer's values minus another's"),
     ],
     "stable_softplus": [
         Dimension("beyond exp's float32 range (|x| > 88)",
@@ -153,6 +155,74 @@ def readings() -> list[Wrong]:
                         grad_bias = grad_output.T @ torch.ones(len(grad_output), dtype=torch.float64)
                     return grad_input, grad_weight, grad_bias
         '''), "must have the same dtype"),
+        # "uniformly distributed in ±1/sqrt(in_features)" read as evenly spaced over that range: the right mean, spread
+        # and kurtosis, and the same values in every layer
+        Wrong("linear_module_evenly_spaced_values", AUTOGRAD_FUNCTION, "linear_module", _cell('''
+            class Linear(nn.Module):
+                def __init__(self, in_features, out_features, bias=True):
+                    super().__init__()
+                    self.in_features, self.out_features = in_features, out_features
+                    bound = in_features**-0.5
+                    count = out_features * in_features
+                    self.weight = nn.Parameter(torch.linspace(-bound, bound, count).view(out_features, in_features))
+                    if bias:
+                        self.bias = nn.Parameter(torch.linspace(-bound, bound, out_features))
+                    else:
+                        self.register_parameter("bias", None)
+
+                def forward(self, input):
+                    return LinearFunction.apply(input, self.weight, self.bias)
+
+                def extra_repr(self):
+                    sizes = f"in_features={self.in_features}, out_features={self.out_features}"
+                    return f"{sizes}, bias={self.bias is not None}"
+        '''),
+              "of one layer minus another's"),
+        # the initial values made reproducible by seeding torch's generator in __init__: every layer starts the same
+        Wrong("linear_module_seeds_torch_in_init", AUTOGRAD_FUNCTION, "linear_module", _cell('''
+            class Linear(nn.Module):
+                def __init__(self, in_features, out_features, bias=True):
+                    super().__init__()
+                    self.in_features, self.out_features = in_features, out_features
+                    bound = in_features**-0.5
+                    torch.manual_seed(0)
+                    self.weight = nn.Parameter(nn.init.uniform_(torch.empty(out_features, in_features), -bound, bound))
+                    if bias:
+                        self.bias = nn.Parameter(nn.init.uniform_(torch.empty(out_features), -bound, bound))
+                    else:
+                        self.register_parameter("bias", None)
+
+                def forward(self, input):
+                    return LinearFunction.apply(input, self.weight, self.bias)
+
+                def extra_repr(self):
+                    sizes = f"in_features={self.in_features}, out_features={self.out_features}"
+                    return f"{sizes}, bias={self.bias is not None}"
+        '''),
+              "of one layer minus another's"),
+        # the same with a generator of its own, seeded by the layer's sizes: every layer of one shape starts the same
+        Wrong("linear_module_seeded_by_its_sizes", AUTOGRAD_FUNCTION, "linear_module", _cell('''
+            class Linear(nn.Module):
+                def __init__(self, in_features, out_features, bias=True):
+                    super().__init__()
+                    self.in_features, self.out_features = in_features, out_features
+                    bound = in_features**-0.5
+                    drawn = torch.Generator().manual_seed(1000 * in_features + out_features)
+                    weight = torch.empty(out_features, in_features).uniform_(-bound, bound, generator=drawn)
+                    self.weight = nn.Parameter(weight)
+                    if bias:
+                        self.bias = nn.Parameter(torch.empty(out_features).uniform_(-bound, bound, generator=drawn))
+                    else:
+                        self.register_parameter("bias", None)
+
+                def forward(self, input):
+                    return LinearFunction.apply(input, self.weight, self.bias)
+
+                def extra_repr(self):
+                    sizes = f"in_features={self.in_features}, out_features={self.out_features}"
+                    return f"{sizes}, bias={self.bias is not None}"
+        '''),
+              "of one layer minus another's"),
         # the formula log(1 + exp(x)) as written, not the stable one
         Wrong("stable_softplus_exponentiates_x", AUTOGRAD_FUNCTION, "stable_softplus", _cell('''
             class StableSoftplus(Function):

@@ -254,6 +254,41 @@ def readings() -> list[Wrong]:
                 return flops
         '''), "expected m1 and m2 to have the same dtype"),
         # "leaf modules" read as the model's modules below it: the model itself never watched, even when it is a leaf
+        # the counts copied from the notebook's table of fires(2, call): right for two uses, wrong for any other number
+        Wrong("predict_fires_copies_the_table_for_two_uses", BELOW_THE_MODULE, "predict_fires", _cell('''
+            def predict_fires(uses: int, call: str) -> dict[str, int]:
+                seen_for_two = {
+                    "backward": (2, 1, 1), "backward(inputs=[x])": (2, 0, 0), "backward(inputs=[weight])": (1, 1, 1),
+                    "grad(x)": (2, 0, 0), "grad(weight)": (1, 1, 0),
+                }
+                backward, tensor, accumulate = seen_for_two[call]
+                return {"forward hook": uses, "full backward hook": backward, "tensor hook": tensor,
+                        "post-accumulate hook": accumulate}
+        '''), "predict_fires(1, 'backward')"),
+        # requirement 2 read as "a use whose input needs no gradient fires the full backward hook once": right for two
+        # uses (only the first one's input needs none), wrong for three
+        Wrong("predict_fires_one_backward_hook_without_the_input", BELOW_THE_MODULE, "predict_fires", _cell('''
+            def predict_fires(uses: int, call: str) -> dict[str, int]:
+                input_grad = call in ("backward", "backward(inputs=[x])", "grad(x)")
+                return {
+                    "forward hook": uses,
+                    "full backward hook": uses if input_grad else 1,
+                    "tensor hook": int(call in ("backward", "backward(inputs=[weight])", "grad(weight)")),
+                    "post-accumulate hook": int(call in ("backward", "backward(inputs=[weight])")),
+                }
+        '''), "predict_fires(1, 'backward(inputs=[weight])')"),
+        # the weight's tensor hook read as firing for each use after the first (once for the example's two uses)
+        Wrong("predict_fires_tensor_hook_per_later_use", BELOW_THE_MODULE, "predict_fires", _cell('''
+            def predict_fires(uses: int, call: str) -> dict[str, int]:
+                weight_grad = call in ("backward", "backward(inputs=[weight])", "grad(weight)")
+                input_grad = call in ("backward", "backward(inputs=[x])", "grad(x)")
+                return {
+                    "forward hook": uses,
+                    "full backward hook": uses if input_grad else uses - 1,
+                    "tensor hook": uses - 1 if weight_grad else 0,
+                    "post-accumulate hook": int(call in ("backward", "backward(inputs=[weight])")),
+                }
+        '''), "predict_fires(1, 'backward')"),
         Wrong("first_nonfinite_model_itself_never_watched", BELOW_THE_MODULE, "first_nonfinite", _cell('''
             def first_nonfinite(model, x):
                 forward_bad, backward_bad, handles = [], [], []

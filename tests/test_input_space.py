@@ -3,6 +3,8 @@ tests explore every dimension that has a condition, under each of several seeds 
 
 from __future__ import annotations
 
+from collections import Counter
+
 import nbformat
 import pytest
 
@@ -25,6 +27,17 @@ def test_every_notebook_has_its_catalogue_and_every_space_names_an_exercise_of_i
     assert set(MODULES) == folders, "catalogues/exercises lists a module per notebook of solutions/"
     unknown = {folder: sorted(set(dimensions) - _answer_ids(folder)) for folder, dimensions in SPACES.items()}
     assert not any(unknown.values()), f"spaces of answer cells that do not exist: {unknown}"
+
+
+def test_every_exercise_has_its_input_space_and_three_wrong_readings():
+    from catalogues.wrong_readings import readings
+
+    counts = Counter((wrong.assignment, wrong.grade_id) for wrong in readings())
+    short = {f"{folder}/{grade_id}": f"{counts[folder, grade_id]} readings, {len(SPACES[folder].get(grade_id, []))} "
+                                     "dimensions"
+             for folder in MODULES for grade_id in sorted(_answer_ids(folder))
+             if counts[folder, grade_id] < 3 or not SPACES[folder].get(grade_id)}
+    assert not short, f"exercises without their input space or three wrong readings: {short}"
 
 
 def test_a_dimension_has_a_condition_or_a_reading():

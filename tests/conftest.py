@@ -17,6 +17,7 @@ import urllib.request
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import nbformat
 import pytest
@@ -296,6 +297,20 @@ def run_nbgrader(args: list[str], course: Path) -> subprocess.CompletedProcess:
     )
     assert result.returncode == 0, f"nbgrader {' '.join(args)} failed:\n{result.stdout}\n{result.stderr}"
     return result
+
+
+def two_assignments(root: Path) -> Any:
+    """A course of two assignments with a blank notebook each, hw (nb.ipynb) and hw2 (other.ipynb): a
+    :class:`hooklab.grading.course.Course` for the tests of reading a class's input."""
+    from nbformat.v4 import new_notebook
+
+    from hooklab.grading.course import Course
+
+    for assignment, notebook in (("hw", "nb.ipynb"), ("hw2", "other.ipynb")):
+        (root / "source" / assignment).mkdir(parents=True)
+        nbformat.write(new_notebook(), root / "source" / assignment / notebook)
+    (root / "nbgrader_config.py").write_text(f"c = get_config()\nc.CourseDirectory.root = {str(root)!r}\n")
+    return Course(root / "nbgrader_config.py")
 
 
 def make_course(root: Path) -> Path:

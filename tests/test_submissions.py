@@ -7,10 +7,9 @@ import os
 import zipfile
 from pathlib import Path
 
-import nbformat
 import pytest
-from nbformat.v4 import new_notebook
 
+from conftest import two_assignments
 from hooklab.grading.course import Course
 from hooklab.grading.kernels.sandbox import Sandbox
 from hooklab.grading.submissions import (
@@ -25,13 +24,7 @@ from hooklab.grading.submissions import (
 
 @pytest.fixture
 def course(tmp_path: Path) -> Course:
-    """Assignments hw (nb.ipynb) and hw2 (other.ipynb)."""
-    root = tmp_path / "course"
-    for assignment, notebook in (("hw", "nb.ipynb"), ("hw2", "other.ipynb")):
-        (root / "source" / assignment).mkdir(parents=True)
-        nbformat.write(new_notebook(), root / "source" / assignment / notebook)
-    (root / "nbgrader_config.py").write_text(f"c = get_config()\nc.CourseDirectory.root = {str(root)!r}\n")
-    return Course(root / "nbgrader_config.py")
+    return two_assignments(tmp_path / "course")
 
 
 def write(path: Path, text: str = "{}") -> Path:

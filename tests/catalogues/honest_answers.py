@@ -1267,7 +1267,7 @@ def _apply() -> list[Answer]:
 
 
             def init_weights(module: nn.Module) -> None:
-                initialise = INITIALISERS.get(type(module))
+                initialise = next((init for kind, init in INITIALISERS.items() if isinstance(module, kind)), None)
                 if initialise is None:
                     return
                 initialise(module.weight)

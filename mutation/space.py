@@ -13,7 +13,6 @@ Usage: python -m mutation.space NOTEBOOK_FOLDER [SEED ...]   (prints, per exerci
 
 from __future__ import annotations
 
-import ast
 import functools
 import json
 import os
@@ -25,15 +24,6 @@ from typing import Any
 REPO = Path(__file__).resolve().parent.parent
 SEEDS = ("space-1", "space-2")
 WRAPPED_DUNDERS = {"__init__", "__call__", "__enter__", "__exit__", "__torch_function__", "__torch_dispatch__"}
-
-
-def defined_names(source: str) -> list[str]:
-    """The functions and classes a cell defines at its top level."""
-    try:
-        tree = ast.parse(source)
-    except SyntaxError:
-        return []
-    return [node.name for node in tree.body if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)]
 
 
 class _Exercise:
@@ -76,7 +66,7 @@ class _Exercise:
                         pass
 
 
-def _wrap_defined(namespace: dict[str, Any], names: list[str], exercise: _Exercise, current_test: list[str]) -> None:
+def _wrap_defined(namespace: dict[str, Any], names: set[str], exercise: _Exercise, current_test: list[str]) -> None:
     """Replace each named function in ``namespace``, and each method of each named class, by a recording one."""
     for name in names:
         value = namespace.get(name)
@@ -107,6 +97,7 @@ def explore(folder: str, seed: str) -> dict[str, Any]:
     from hooklab import observations
     from hooklab.grading import judge
     from hooklab.grading.execute import cell_key
+    from hooklab.grading.integrity.scan import definitions_of
 
     spaces = space().get(folder, {})
     path = next((REPO / "solutions" / folder).glob("*.ipynb"))
@@ -132,7 +123,7 @@ def explore(folder: str, seed: str) -> dict[str, Any]:
             error = result.error_before_exec or result.error_in_exec
             failed.append(f"{grade_id or 'a given cell'}: {type(error).__name__}: {error}"[:300])
         if grade_id in exercises and utils.is_solution(cell) and not test:
-            _wrap_defined(shell.user_ns, defined_names(cell.source), exercises[grade_id], current_test)
+            _wrap_defined(shell.user_ns, definitions_of([cell.source]), exercises[grade_id], current_test)
     return {"held": {grade_id: exercise.held for grade_id, exercise in exercises.items()}, "failed": failed}
 
 

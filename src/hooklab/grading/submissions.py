@@ -61,7 +61,8 @@ def refusal(student: str) -> str:
     return ""
 
 
-def _link(path: Path, root: Path) -> str:
+def link_problem(path: Path, root: Path) -> str:
+    """What a summary says of a link found under ``root`` (it is never followed)."""
     return (f"{printable(path.relative_to(root).as_posix())}: a link, not followed (only the files themselves are "
             "graded)")
 
@@ -190,7 +191,7 @@ def _find_nested(folder: Path, course: Course, sandbox: Sandbox, timestamps: boo
     submissions, problems = [], []
     for entry in sorted(folder.iterdir()):
         if entry.is_symlink():
-            problems.append(_link(entry, folder))
+            problems.append(link_problem(entry, folder))
         elif entry.is_file():
             problems.append(f"{printable(entry.name)}: a file outside any student folder, ignored")
         elif entry.is_dir() and not entry.name.startswith("."):
@@ -213,7 +214,7 @@ def _find_student(student_dir: Path, course: Course, root: Path, sandbox: Sandbo
                      [f"{printable(student_dir.name)}/: could not be read ({printable(str(error))[:160]}); not graded"])
     for entry in entries:
         if entry.is_symlink():
-            problems.append(_link(entry, root))
+            problems.append(link_problem(entry, root))
         elif entry.is_dir() and entry.name in course.notebooks:
             assignment_dirs.append(entry)
     if not assignment_dirs:
@@ -221,7 +222,7 @@ def _find_student(student_dir: Path, course: Course, root: Path, sandbox: Sandbo
                         f"({', '.join(course.notebooks)})")
     for assignment_dir in assignment_dirs:
         try:
-            files, refused = _files_of(assignment_dir, root, sandbox, timestamps, problems)
+            files, refused = files_of(assignment_dir, root, sandbox, timestamps, problems)
         except (OSError, RecursionError) as error:  # a tree too deep, a folder that cannot be read
             files, refused = {}, f"its files could not be read ({printable(str(error) or type(error).__name__)[:160]})"
         submissions.append(Submission(student_dir.name, assignment_dir.name, files, refused))
@@ -241,7 +242,7 @@ def _raise(error: OSError) -> None:
     raise error
 
 
-def _files_of(folder: Path, root: Path, sandbox: Sandbox, timestamps: bool,
+def files_of(folder: Path, root: Path, sandbox: Sandbox, timestamps: bool,
               problems: list[str]) -> tuple[dict[str, Path], str]:
     """A submission folder's regular files by path inside it, and why it is refused ("" if it is not); the links
     and the student's own timestamp left out are added to ``problems``."""
@@ -251,7 +252,7 @@ def _files_of(folder: Path, root: Path, sandbox: Sandbox, timestamps: bool,
         if ".ipynb_checkpoints" in path.parts:
             continue
         if path.is_symlink():
-            problems.append(_link(path, root))
+            problems.append(link_problem(path, root))
         elif name == TIMESTAMP and not timestamps:
             problems.append(f"{printable(path.relative_to(root).as_posix())}: the student's own, left out (hooklab "
                             "autograde --timestamps takes it)")
@@ -269,7 +270,7 @@ def _find_flat(folder: Path, course: Course, sandbox: Sandbox, filename_regex: s
     problems = []
     for path in sorted(folder.iterdir()):
         if path.is_symlink():
-            problems.append(_link(path, folder))
+            problems.append(link_problem(path, folder))
             continue
         if not path.is_file():
             continue

@@ -107,7 +107,7 @@ def find_lms_submissions(folder: Path, course: Course, sandbox: Sandbox, lms: Pl
     A student's newest entry of a notebook counts (an LMS keeps the latest attempt, but a renamed re-upload
     sits beside the first); the others are named. A number the roster does not know, an id the roster gives
     that cannot be a student's folder, a file of no assignment and a link are named with the reason."""
-    from hooklab.grading.submissions import TIMESTAMP, Found, Submission, _files_of, _link, refusal, too_big
+    from hooklab.grading.submissions import TIMESTAMP, Found, Submission, files_of, link_problem, refusal, too_big
 
     problems = list(roster.problems) if roster else []
     chosen: dict[tuple[str, str], tuple[LmsFile, Path]] = {}  # (student, path in the submission) → newest entry
@@ -116,7 +116,7 @@ def find_lms_submissions(folder: Path, course: Course, sandbox: Sandbox, lms: Pl
     for path in sorted(folder.iterdir()):
         shown = printable(path.name)
         if path.is_symlink():
-            problems.append(_link(path, folder))
+            problems.append(link_problem(path, folder))
             continue
         entry = lms.parse(path.name)
         if isinstance(entry, str):
@@ -161,7 +161,7 @@ def find_lms_submissions(folder: Path, course: Course, sandbox: Sandbox, lms: Pl
         submission = by_submission.setdefault((student, assignment), Submission(student, assignment))
         submission.files[file_id] = path
     for student, path in sorted(folders.items()):
-        files, refused = _files_of(path, folder, sandbox, False, problems)
+        files, refused = files_of(path, folder, sandbox, False, problems)
         assignments = {course.assignment_of(Path(name).name) for name in files if name.endswith(".ipynb")} - {None}
         if len(assignments) != 1:
             problems.append(f"{printable(path.name)}/: holds the notebooks of "

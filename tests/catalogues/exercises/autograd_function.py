@@ -164,9 +164,10 @@ def readings() -> list[Wrong]:
                     self.in_features, self.out_features = in_features, out_features
                     bound = in_features**-0.5
                     count = out_features * in_features
-                    self.weight = nn.Parameter(torch.linspace(-bound, bound, count).view(out_features, in_features))
+                    inside = torch.linspace(-bound, bound, count + 2)[1:-1]  # strictly within the bound
+                    self.weight = nn.Parameter(inside.view(out_features, in_features))
                     if bias:
-                        self.bias = nn.Parameter(torch.linspace(-bound, bound, out_features))
+                        self.bias = nn.Parameter(torch.linspace(-bound, bound, out_features + 2)[1:-1])
                     else:
                         self.register_parameter("bias", None)
 

@@ -1,9 +1,9 @@
 """JupyterLab in headless Chromium: a solution notebook's widgets render and respond to clicks, Run All
-on a blank release reaches the widgets after its open exercises and its last cell sums up the tests, a
-puzzle of each kind (hook timeline, apply order, vanishing gradients) is solved by clicking, the student
-lab (`make lab`, on its working copy, kernels over IPC) shows Validate and nothing of nbgrader's instructor
-or exchange panels, the instructor lab (`make instructor`) opens Formgrader on the course, and the
-instructor's report and a student's feedback page open without errors.
+on a blank release reaches the widgets after its open exercises and its last cell sums up the tests, Run All
+on 09's and 10's solutions passes every exercise, a puzzle of each kind (hook timeline, apply order, vanishing
+gradients) is solved by clicking, the student lab (`make lab`, on its working copy, kernels over IPC) shows
+Validate and nothing of nbgrader's instructor or exchange panels, the instructor lab (`make instructor`) opens
+Formgrader on the course, and the instructor's report and a student's feedback page open without errors.
 
 Runs when Chromium is installed (``apt-get install chromium``; ``make test-browser`` runs only this);
 skipped with the reason otherwise, unless HOOKLAB_REQUIRE_BROWSER=1 (CI), which makes that a failure.
@@ -39,6 +39,7 @@ NOTEBOOK = REPO / "solutions" / "04_apply" / "apply.ipynb"
 BLANK = REPO / "notebooks" / "03_backward_hooks" / "backward_hooks.ipynb"  # a HookTimeline after open exercises
 VANISHING = REPO / "solutions" / "06_applications" / "applications.ipynb"  # a VanishingPuzzle
 BELOW = REPO / "solutions" / "09_below_the_module" / "below_the_module.ipynb"  # modes, hooks, anomaly mode
+INSIDE = REPO / "solutions" / "10_hooks_inside_pytorch" / "hooks_inside_pytorch.ipynb"  # a one-process gloo group
 SCREENSHOTS = REPO / "build" / "browser"
 SETTINGS = {  # private JupyterLab settings: every cell in the DOM
     "@jupyterlab/notebook-extension:tracker": {"windowingMode": "none"},
@@ -64,10 +65,12 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Callable[[Path], s
     notebooks/); yields a notebook's URL by its path."""
     scratch = tmp_path_factory.mktemp("lab")
     release, root = scratch / "release", scratch / "work"
-    for notebook in (NOTEBOOK, BLANK, VANISHING, BELOW):
+    notebooks = (NOTEBOOK, BLANK, VANISHING, BELOW, INSIDE)
+    for notebook in notebooks:
         (release / notebook.parent.name).mkdir(parents=True)
         shutil.copy(notebook, release / notebook.parent.name / notebook.name)
-    assert len(working_copy.update(release, root)) == 4, "make lab's working copy takes every notebook of the release"
+    assert len(working_copy.update(release, root)) == len(notebooks), ("make lab's working copy takes every notebook "
+                                                                       "of the release")
     with jupyterlab(scratch, root, "student", COURSE_CONFIG.parent) as (base, token):
         # one workspace per notebook, so that a page shows that notebook alone
         def url(notebook: Path) -> str:
@@ -230,12 +233,14 @@ def console_errors(page: Page) -> list[str]:
     return errors
 
 
-def test_run_all_passes_every_exercise_of_notebook_09_on_a_kernel_that_talks_over_ipc(browser: Browser,
-                                                                                      lab: Callable[[Path], str]):
-    page = run_all(browser, lab(BELOW))
+@pytest.mark.parametrize("solution", [BELOW, INSIDE], ids=lambda solution: solution.parent.name)
+def test_run_all_passes_every_exercise_on_a_kernel_that_talks_over_ipc(browser: Browser, lab: Callable[[Path], str],
+                                                                        solution: Path):
+    """09 (modes, anomaly mode) and 10 (a one-process gloo group for DDP's communication hooks) in the student lab."""
+    page = run_all(browser, lab(solution))
     page.evaluate("""() => { const notebook = window.jupyterapp.shell.currentWidget.content;
         return notebook.scrollToItem(notebook.widgets.length - 1); }""")
-    exercises = len([c for c in nbformat.read(BELOW, as_version=4).cells
+    exercises = len([c for c in nbformat.read(solution, as_version=4).cells
                      if c.metadata.get("nbgrader", {}).get("grade")])
     summary = page.locator(".jp-OutputArea-output", has_text="exercises pass their visible tests")
     expect(summary).to_contain_text(f"{exercises} of {exercises} exercises pass")  # every test cell ran and passed

@@ -7,7 +7,8 @@ test failing the reference solution is one), and each student release runs as Ju
 (it stops at the first error outside a cell tagged ``raises-exception``); a line written to stderr by any
 cell is counted as a warning (nbgrader scores a test cell with stderr output as failed).
 
-Usage: python -m compat VERSION [--index URL]   (make compat TORCH=2.15.0 [TORCH_INDEX=url])
+Usage: python -m compat VERSION [ASSIGNMENT ...] [--index URL]   (make compat TORCH=2.15.0 [TORCH_INDEX=url])
+ASSIGNMENT names a folder of solutions/ (``10_hooks_inside_pytorch``) to run that notebook alone; none: every one.
 """
 
 from __future__ import annotations
@@ -42,10 +43,23 @@ def environment(version: str, index: str | None) -> Path:
     return python
 
 
-def nbval(python: Path, report: Path) -> dict[str, dict[str, int]]:
-    """nbval on the solution notebooks in the compat environment, read by :func:`nbval_table`."""
-    subprocess.run([str(python), "-m", "pytest", "-q", "solutions", f"--junitxml={report}"], cwd=REPO,
-                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+def assignments(names: list[str]) -> list[str]:
+    """The assignment folders to run: those named, in the course's order (every one when none is named)."""
+    known = sorted(notebook.parent.name for notebook in (REPO / "solutions").glob("*/*.ipynb"))
+    unknown = [name for name in names if name not in known]
+    if unknown:
+        raise ValueError(f"no assignment {', '.join(unknown)} in solutions/ (there are {', '.join(known)})")
+    return [name for name in known if not names or name in names]
+
+
+def nbval(python: Path, report: Path, folders: list[str]) -> dict[str, dict[str, int]]:
+    """nbval on these folders' solution notebooks in the compat environment, read by :func:`nbval_table`."""
+    report.unlink(missing_ok=True)  # a report left by an earlier run is not this run's
+    result = subprocess.run([str(python), "-m", "pytest", "-q", *(f"solutions/{folder}" for folder in folders),
+                             f"--junitxml={report}"], cwd=REPO, capture_output=True, text=True, check=False)
+    if not report.exists():
+        raise RuntimeError(f"nbval did not run (pytest exited with {result.returncode}):\n"
+                           f"{(result.stdout + result.stderr).strip()[-2000:]}")
     return nbval_table(report)
 
 
@@ -77,18 +91,24 @@ def run_all(python: Path, notebook: Path) -> dict[str, object]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("version", help="the torch release, e.g. 2.15.0")
+    parser.add_argument("assignments", nargs="*", metavar="ASSIGNMENT",
+                        help="folders of solutions/ to run (e.g. 10_hooks_inside_pytorch); none: every one")
     parser.add_argument("--index", help="an extra package index for torch (e.g. PyTorch's CPU index)")
     args = parser.parse_args()
+    try:
+        folders = assignments(args.assignments)
+    except ValueError as error:
+        parser.error(str(error))
     python = environment(args.version, args.index)
     installed = subprocess.run([str(python), "-c", "import torch; print(torch.__version__)"],
                                capture_output=True, text=True, check=True).stdout.strip()
     print(f"torch {installed}: nbval on solutions/, Run All on notebooks/ …", flush=True)
-    solutions = nbval(python, python.parent.parent / "nbval.xml")
+    solutions = nbval(python, python.parent.parent / "nbval.xml", folders)
     print("\n| notebook | nbval: outputs differ | nbval: cells raise | Run All of the release | warnings |")
     print("|---|---|---|---|---|")
     clean = True
-    for notebook in sorted((REPO / "notebooks").glob("*/*.ipynb")):
-        folder = notebook.parent.name
+    for folder in folders:
+        notebook = next((REPO / "notebooks" / folder).glob("*.ipynb"))
         row = solutions.get(folder, {"cells": 0, "differ": 0, "raise": 0})
         release = run_all(python, notebook)
         warnings = release["warnings"]
@@ -96,7 +116,8 @@ def main() -> None:
         print(f"| {folder} | {row['differ']} of {row['cells']} | {row['raise']} | "
               f"{release['stopped'] or 'reaches the end'} | "
               f"{len(warnings)}{': ' + '; '.join(warnings)[:300] if warnings else ''} |")
-    print(f"\ntorch {installed}: {'every notebook clean' if clean else 'NOT clean'}")
+    scope = ", ".join(folders) if args.assignments else "every notebook"
+    print(f"\ntorch {installed}: {scope} {'clean' if clean else 'NOT clean'}")
     sys.exit(0 if clean else 1)
 
 

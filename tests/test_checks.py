@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import linecache
 import re
 import threading
 
@@ -12,6 +13,7 @@ from torch import nn
 
 from hooklab.checks import (
     AnswerError,
+    calling,
     check_answer,
     check_backward,
     check_equal,
@@ -343,6 +345,55 @@ def test_check_no_model_run_passes_arithmetic_and_observes_that_nothing_ran(monk
 def test_random_generator_is_fresh_each_time():
     draws = {tuple(torch.randint(0, 2**31, (4,), generator=random_generator()).tolist()) for _ in range(3)}
     assert len(draws) == 3
+
+
+# calling ---------------------------------------------------------------------------------
+
+
+def student_cell(source: str) -> dict[str, object]:
+    """What a student's cell defines, run as a cell of its own (its own file name, its lines readable)."""
+    name = f"<student cell {len(linecache.cache)}>"
+    linecache.cache[name] = (len(source), None, source.splitlines(keepends=True), name)
+    namespace: dict[str, object] = {"torch": torch, "nn": nn}
+    exec(compile(source, name, "exec"), namespace)
+    return namespace
+
+
+def test_a_raising_student_call_is_one_sentence_naming_the_call_its_input_the_error_and_the_students_line():
+    wrong_linear = student_cell(  # a wrong reading: the weight stored (in_features, out_features), used as it is
+        "class WrongLinear(nn.Module):\n"
+        "    def __init__(self, in_features, out_features):\n"
+        "        super().__init__()\n"
+        "        self.weight = nn.Parameter(torch.ones(in_features, out_features, dtype=torch.float64))\n"
+        "\n"
+        "    def forward(self, x):\n"
+        "        return x @ self.weight.T\n")["WrongLinear"]
+    x = torch.ones(1, 3, dtype=torch.float64)
+    with pytest.raises(AnswerError) as caught:
+        with calling("WrongLinear(3, 1)(x)", x=x):
+            wrong_linear(3, 1)(x)
+    assert str(caught.value) == (
+        "WrongLinear(3, 1)(x), with x of shape (1, 3), float64, raised RuntimeError: mat1 and mat2 shapes cannot be "
+        "multiplied (1x3 and 1x3) (line 7: return x @ self.weight.T)")
+    assert caught.value.__cause__ is None and caught.value.__suppress_context__
+
+
+def test_calling_quotes_no_line_of_the_test_itself_and_lets_checkers_and_the_template_through(monkeypatch):
+    with pytest.raises(AnswerError, match=r"^f\(3\), with dim=3, raised IndexError: tuple index out of range$"):
+        with calling("f(3)", dim=3):
+            (1, 2)[3]  # the test's own line: not quoted
+    with fails_with("^answer has 1 item"), calling("f()"):
+        check_answer([torch.ones(1)], {"x1": torch.ones(1), "x2": torch.ones(1)})
+    with pytest.raises(NotImplementedError), calling("f()"):
+        raise NotImplementedError()
+    with calling("f()"):
+        pass
+    seen = []
+    monkeypatch.setattr("hooklab.checks.observations.active", lambda: True)
+    monkeypatch.setattr("hooklab.checks.observe", lambda kind, label, value: seen.append((kind, label, value)))
+    with pytest.raises(AnswerError), calling("f(x)", x=torch.ones(2, dtype=torch.bfloat16)):
+        raise ValueError("no")
+    assert seen == [("raised", "f(x), with x of shape (2,), bfloat16,", {"type": "str", "value": "ValueError: no"})]
 
 
 # what a student sees ---------------------------------------------------------------------

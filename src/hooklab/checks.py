@@ -21,6 +21,7 @@ import linecache
 import math
 import os
 import secrets
+import sys
 import time
 import traceback
 import types
@@ -45,6 +46,7 @@ __all__ = [
     "check_no_model_run",
     "check_parameter",
     "check_tensor",
+    "calling",
     "random_generator",
 ]
 
@@ -295,6 +297,51 @@ class check_no_hooks_left:  # noqa: N801 - used as a checker: ``with check_no_ho
         if kind is None:
             left = [name or "<model>" for name, module, before in self._modules if _module_hook_ids(module) - before]
             check_equal(left + ["a global hook"] * len(_global_hook_ids() - self._global), [], self._what)
+
+
+def _describe_input(name: str, value: Any) -> str:
+    """How a sentence names one input of a call: "x of shape (1, 3), float64", "dim=1"."""
+    if isinstance(value, torch.Tensor):
+        return f"{name} of shape {_shape(value)}, {str(value.dtype).removeprefix('torch.')}"
+    if isinstance(value, torch.nn.Module):
+        return f"{name} (a {type(value).__qualname__})"
+    if type(value) in (tuple, list) and any(isinstance(item, torch.Tensor) for item in value):
+        items = ", ".join(f"a {str(item.dtype).removeprefix('torch.')} tensor of shape {_shape(item)}"
+                          if isinstance(item, torch.Tensor) else _describe_type(item) for item in value)
+        return f"{name}=({items},)" if type(value) is tuple and len(value) == 1 else (
+            f"{name}=({items})" if type(value) is tuple else f"{name}=[{items}]")
+    return f"{name}={messages.cut(repr(value), messages.SHOWN)}"
+
+
+class calling:  # noqa: N801 - used as a checker: ``with calling("MyLinear(3, 1)(x)", x=x): output = model(x)``
+    """Run the student's code in its block and say, as one sentence, an error it raises: ``what`` names the call,
+    ``inputs`` (name=value) what it was given. ``with calling("MyLinear(3, 1)(x)", x=x): model(x)`` fails with
+    "MyLinear(3, 1)(x), with x of shape (1, 3), float64, raised RuntimeError: mat1 and mat2 shapes cannot be
+    multiplied (1x3 and 1x1) (line 5: return x @ self.weight)": the line is the deepest of the error's frames outside
+    hooklab, torch and the cell the block is in (a test's own lines are never quoted).
+
+    A checker's own AnswerError, and the template's NotImplementedError (an exercise not written yet, which the lab
+    and the grader say as such), pass through. Graded by ``hooklab autograde``, the error is observed as it is raised,
+    as :class:`check_no_model_run` observes what it refuses."""
+
+    def __init__(self, what: str, **inputs: Any) -> None:
+        self._what = what
+        self._inputs = ", ".join(_describe_input(name, value) for name, value in inputs.items())
+        self._cell = ""
+
+    def __enter__(self) -> calling:
+        self._cell = sys._getframe(1).f_code.co_filename  # the test's cell: its lines are not the student's
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, tb: TracebackType | None) -> None:
+        if not isinstance(error, Exception) or isinstance(error, AnswerError) or type(error) is NotImplementedError:
+            return
+        said = f": {error}" if str(error) else ""
+        text = messages.cut(f"{type(error).__name__}{said}{_student_line(error, self._cell)}")
+        where = f"{self._what}, with {self._inputs}," if self._inputs else self._what
+        if observations.active():
+            observe("raised", where, encode(text))
+        raise AnswerError(f"{where} raised {text}") from None
 
 
 # values of a larger tensor the grader gets (standard errors: std 0.5 %, a normal kurtosis 0.035)
@@ -635,10 +682,11 @@ def _describe_argument(name: str, value: Any) -> str:
     return f"{name}={value!r}"
 
 
-def _student_line(error: BaseException) -> str:
-    """' (line N: code)' for the deepest frame of the error outside hooklab and torch."""
+def _student_line(error: BaseException, test: str = "") -> str:
+    """' (line N: code)' for the deepest frame of the error outside hooklab, torch and the file ``test`` (a test
+    cell's, whose lines are not the student's)."""
     frames = [f for f in traceback.extract_tb(error.__traceback__)
-              if f.filename != __file__ and not f.filename.startswith(_TORCH_DIR)]
+              if f.filename not in (__file__, test) and not f.filename.startswith(_TORCH_DIR)]
     if not frames:
         return ""
     frame = frames[-1]

@@ -174,7 +174,7 @@ def readings() -> list[Wrong]:
         Wrong("halve_grad_output_halves_every_entry", BACKWARD_HOOKS, "backward_pre_hook", _cell('''
             def halve_grad_output(module, grad_output):
                 return tuple(g * 0.5 for g in grad_output)
-        '''), "unsupported operand type(s) for *: 'NoneType'"),
+        '''), "raised TypeError: unsupported operand type(s) for *: 'NoneType'"),
         # the None entries left out of the new tuple
         Wrong("halve_grad_output_leaves_out_missing_gradients", BACKWARD_HOOKS, "backward_pre_hook", _cell('''
             def halve_grad_output(module, grad_output):
@@ -259,7 +259,7 @@ def readings() -> list[Wrong]:
                     names.append(type(node).__name__)
                     stack.extend(next_node for next_node, _ in reversed(node.next_functions) if next_node is not None)
                 return names
-        '''), "'NoneType' object has no attribute 'next_functions'"),
+        '''), "raised AttributeError: 'NoneType' object has no attribute 'next_functions'"),
         # the gradients squeezed to plain vectors before they are logged
         Wrong("watch_group_squeezes_the_gradients", BACKWARD_HOOKS, "multi_grad", _cell('''
             from torch.autograd.graph import register_multi_grad_hook

@@ -184,7 +184,7 @@ def readings() -> list[Wrong]:
 
             def plus_five(module, args, output):
                 return output + 5
-        '''), "stack expects each tensor to be equal size"),
+        '''), "raised RuntimeError: stack expects each tensor to be equal size"),
         # "return new tensors" read as "tensors of their own": detached, so no gradient reaches the caller's inputs
         Wrong("change_hooks_return_detached_tensors", FORWARD_HOOKS, "change_hooks", _cell('''
             def double_inputs(module, args):
@@ -214,7 +214,7 @@ def readings() -> list[Wrong]:
                 if kwargs.get("scale", 0.0) > 1:
                     x1, x2 = args
                     return (x1, x2), {**kwargs, "scale": 1.0}
-        '''), "not enough values to unpack"),
+        '''), "raised ValueError: not enough values to unpack"),
         # requirement 4 read as "the default is capped too": the module's default is looked up and capped
         Wrong("cap_scale_caps_the_default_too", FORWARD_HOOKS, "kwargs_hook", _cell('''
             import inspect

@@ -219,7 +219,7 @@ def readings() -> list[Wrong]:
                 def forward(self, x: torch.Tensor) -> torch.Tensor:
                     output = torch.einsum("bi,oi->bo", x, self.weight)
                     return output if self.bias is None else output + self.bias
-        '''), "RuntimeError: einsum()"),
+        '''), "raised RuntimeError: einsum()"),
         # the input flattened to (rows, in_features) "to be safe": the batch dimensions are not given back
         Wrong("my_linear_flattens_the_batch_dimensions", MODULE_BASICS, "my_linear", _cell('''
             class MyLinear(nn.Module):
@@ -308,7 +308,7 @@ def readings() -> list[Wrong]:
                     for layer in self.layers[:-1]:
                         x = F.relu(layer(x))
                     return self.layers[-1](x)
-        '''), "mat1 and mat2 shapes cannot be multiplied"),
+        '''), "raised RuntimeError: mat1 and mat2 shapes cannot be multiplied"),
         # the first layer written apart (it takes the input), then the middle ones, then the last: one layer runs twice
         Wrong("mlp_writes_the_first_layer_apart", MODULE_BASICS, "mlp", _cell('''
             class MLP(nn.Module):
@@ -321,7 +321,7 @@ def readings() -> list[Wrong]:
                     for layer in self.layers[1:-1]:
                         x = F.relu(layer(x))
                     return self.layers[-1](x)
-        '''), "mat1 and mat2 shapes cannot be multiplied"),
+        '''), "raised RuntimeError: mat1 and mat2 shapes cannot be multiplied"),
         # "the last layer" recognised by its width: a hidden layer as wide as the output loses its ReLU
         Wrong("mlp_knows_the_last_layer_by_its_width", MODULE_BASICS, "mlp", _cell('''
             class MLP(nn.Module):
@@ -353,7 +353,7 @@ def readings() -> list[Wrong]:
 
                 def extra_repr(self) -> str:
                     return f"factor={self.given}, learnable={self.learnable}"
-        '''), "Only Tensors of floating point"),
+        '''), "raised RuntimeError: Only Tensors of floating point"),
         # "shown exactly as it was passed" read as "shown as a Python float": Scale(3) shows factor=3.0
         Wrong("scale_shows_the_factor_as_a_float", MODULE_BASICS, "scale_repr", _cell('''
             class Scale(nn.Module):

@@ -289,6 +289,55 @@ def readings() -> list[Wrong]:
                     "post-accumulate hook": int(call in ("backward", "backward(inputs=[weight])")),
                 }
         '''), "predict_fires(1, 'backward')"),
+        # the counts measured when the answer's cell runs (fires called for one and two uses, before the tests watch
+        # anything) and extrapolated: predict_fires itself only does arithmetic
+        Wrong("predict_fires_measured_when_its_cell_runs", BELOW_THE_MODULE, "predict_fires", _cell('''
+            MEASURED = {call: (fires(1, call), fires(2, call)) for call in
+                        ("backward", "backward(inputs=[x])", "backward(inputs=[weight])", "grad(x)", "grad(weight)")}
+
+
+            def predict_fires(uses: int, call: str) -> dict[str, int]:
+                one, two = MEASURED[call]
+                return {kind: one[kind] + (uses - 1) * (two[kind] - one[kind]) for kind in one}
+        '''), "ran fires"),
+        # the same with a copy of fires' model of its own, run by a factory when the cell runs, the table in a closure
+        Wrong("predict_fires_own_model_measured_in_a_closure", BELOW_THE_MODULE, "predict_fires", _cell('''
+            def measured_predictor():
+                def run(uses, call):
+                    layer, seen = nn.Linear(2, 2), {}
+
+                    def count(kind):
+                        return lambda *args: seen.__setitem__(kind, seen.get(kind, 0) + 1)
+
+                    layer.register_forward_hook(count("forward hook"))
+                    layer.register_full_backward_hook(count("full backward hook"))
+                    layer.weight.register_hook(count("tensor hook"))
+                    layer.weight.register_post_accumulate_grad_hook(count("post-accumulate hook"))
+                    x = torch.randn(1, 2, requires_grad=True)
+                    h = x
+                    for _ in range(uses):
+                        h = layer(h)
+                    wanted = {"backward": None, "backward(inputs=[x])": [x],
+                              "backward(inputs=[weight])": [layer.weight]}
+                    if call in wanted:
+                        h.sum().backward(inputs=wanted[call])
+                    else:
+                        torch.autograd.grad(h.sum(), [x] if call == "grad(x)" else [layer.weight])
+                    kinds = ("forward hook", "full backward hook", "tensor hook", "post-accumulate hook")
+                    return {kind: seen.get(kind, 0) for kind in kinds}
+
+                calls = ("backward", "backward(inputs=[x])", "backward(inputs=[weight])", "grad(x)", "grad(weight)")
+                table = {call: (run(1, call), run(2, call)) for call in calls}
+
+                def predict(uses, call):
+                    one, two = table[call]
+                    return {kind: one[kind] + (uses - 1) * (two[kind] - one[kind]) for kind in one}
+
+                return predict
+
+
+            predict_fires = measured_predictor()
+        '''), "runs a"),
         Wrong("first_nonfinite_model_itself_never_watched", BELOW_THE_MODULE, "first_nonfinite", _cell('''
             def first_nonfinite(model, x):
                 forward_bad, backward_bad, handles = [], [], []

@@ -55,8 +55,9 @@ SPACE: dict[str, list[Dimension]] = {
         Dimension("one use", lambda c: c.args[0] == 1),
         Dimension("4 or more uses", lambda c: 4 <= c.args[0] < 100),
         Dimension("a chain of millions of uses", lambda c: c.args[0] >= 10**6),
-        Dimension("no model run and no call of fires while it predicts",
-                  reading="predicted(): fires raises and check_no_model_run watches every call the tests make"),
+        Dimension("no model run and no call of fires while it predicts, nor when its cell runs",
+                  reading="predicted(): its cell runs again beside the notebook's imports only, fires raises and "
+                          "check_no_model_run watches both"),
     ],
     "first_nonfinite": [
         Dimension("the model itself a leaf", _leaf),

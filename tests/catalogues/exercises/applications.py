@@ -120,7 +120,7 @@ def readings() -> list[Wrong]:
                 x_hat.requires_grad = True
                 (grad,) = torch.autograd.grad(critic(x_hat).sum(), x_hat, create_graph=True)
                 return ((grad.norm(dim=1) - 1) ** 2).mean()
-        '''), "requires_grad flags of leaf variables"),
+        '''), "raised RuntimeError: you can only change requires_grad flags of leaf variables"),
         # the mix made in place in real's memory, to save a copy: the caller's real is changed (and made a leaf that
         # requires grad)
         Wrong("gradient_penalty_mixes_in_place", APPLICATIONS, "gradient_penalty", _cell('''

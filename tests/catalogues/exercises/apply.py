@@ -167,7 +167,7 @@ def readings() -> list[Wrong]:
             def add_repr(module: nn.Module) -> None:
                 if isinstance(module, FUNCTIONS):
                     module.extra_repr = function_repr(module)
-        '''), "TypeError"),
+        '''), "repr(model) after apply(add_repr) raised TypeError"),
         # "every Function with its own name" read as every module with its name, if it has one
         Wrong("add_repr_gives_every_module_an_extra_repr", APPLY, "add_repr", _cell('''
             def add_repr(module: nn.Module) -> None:
@@ -200,7 +200,7 @@ def readings() -> list[Wrong]:
                         return args[0] @ W.T + b
 
                     module.register_forward_hook(linear)
-        '''), "mat1 and mat2 shapes cannot be multiplied"),
+        '''), "raised RuntimeError: mat1 and mat2 shapes cannot be multiplied"),
         # "x @ W.T" read as a product of entries: right while W is 1 x 1
         Wrong("make_linear_multiplies_entries", APPLY, "make_linear", _cell('''
             def make_linear(module: nn.Module) -> None:

@@ -259,7 +259,7 @@ def readings() -> list[Wrong]:
                     inputs = x.detach().requires_grad_()
                     torch.autograd.grad(F.mse_loss(layer(inputs), targets, reduction="sum"), inputs)
                 return {"weight": torch.einsum("no,ni->noi", kept["g"], kept["x"]), "bias": kept["g"]}
-        '''), "einsum()"),
+        '''), "raised RuntimeError: einsum()"),
         # "floating-point" read as float32, the dtype of the example: a float64 Smoother's entries stay float64
         Wrong("compact_converts_float32_only", MEMORY_HOOKS, "compact_state_dict", _cell('''
             def compact(module, state_dict, prefix, local_metadata):

@@ -104,6 +104,21 @@ def test_canvas_file_names_are_read_as_canvas_writes_them():
     assert isinstance(canvas.parse("ada_forward_hooks.ipynb"), str)
 
 
+def test_canvas_anonymous_grading_names_are_graded_under_their_anonymous_id(tmp_path: Path, course: Course):
+    """Canvas's ContentZipper leaves the name out and writes the anonymous id under anonymous grading."""
+    entry = canvas.parse("LATE_anon_Ab1cD_5002_forward_hooks.ipynb")
+    assert (entry.user, entry.late, entry.anonymous, entry.file_id) == ("anon_Ab1cD", True, True, "forward_hooks.ipynb")
+    assert canvas.parse("anon_1001_5001_nb.ipynb").user == "1001"  # a student whose name squashes to "anon"
+    roster = canvas.read_roster(csv_file(tmp_path / "gradebook.csv", CANVAS_ROWS))
+    sandbox = Sandbox()
+    inbox = zipped(tmp_path / "anonymous.zip", {"anon_Ab1cD_5001_nb.ipynb": NOTEBOOK,
+                                                "anon_xY9zQ_5002_nb.ipynb": NOTEBOOK})
+    with opened_input(inbox, sandbox) as (folder, _):
+        found = find_submissions(folder, course, sandbox, lms=(platform("canvas"), roster))
+    assert sorted(s.key for s in found.submissions) == ["anon_Ab1cD/hw", "anon_xY9zQ/hw"]
+    assert not found.problems
+
+
 def test_an_oversized_lms_file_is_not_extracted(tmp_path: Path, course: Course):
     sandbox = Sandbox(notebook_size=100)
     archive = zipped(tmp_path / "big.zip", {"ada_1001_5001_nb.ipynb": "x" * 1000, "bob_1002_5002_nb.ipynb": NOTEBOOK})

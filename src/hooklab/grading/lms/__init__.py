@@ -39,6 +39,7 @@ class LmsFile:
     order: tuple[int, ...] = ()  # larger is newer, between entries of one student and file
     late: bool = False  # the LMS marked it late (Canvas; not by how much)
     uploaded: str = ""  # the file's name as the LMS wrote it (``forward_hooks-1.ipynb``)
+    anonymous: bool = False  # named by an anonymous id (Canvas's anonymous grading): no roster maps it
 
 
 @dataclass
@@ -125,7 +126,7 @@ def find_lms_submissions(folder: Path, course: Course, sandbox: Sandbox, lms: Pl
         if roster is not None and entry.user in roster.refused:
             problems.append(f"{shown}: {roster.refused[entry.user]}; not graded")
             continue
-        if roster is not None and entry.user not in roster.ids:
+        if roster is not None and not entry.anonymous and entry.user not in roster.ids:
             problems.append(f"{shown}: {lms.NAME} number {entry.user} is not in the roster; not graded")
             continue
         student = student_id(roster, entry.user)
@@ -142,7 +143,8 @@ def find_lms_submissions(folder: Path, course: Course, sandbox: Sandbox, lms: Pl
         if not path.is_file():
             continue
         if entry.uploaded and course.assignment_of(entry.uploaded):  # a notebook whose own name ends in -1
-            entry = LmsFile(entry.user, entry.name, entry.uploaded, entry.order, entry.late, entry.uploaded)
+            entry = LmsFile(entry.user, entry.name, entry.uploaded, entry.order, entry.late, entry.uploaded,
+                            entry.anonymous)
         key = (student, entry.file_id)
         if key in chosen:
             older, newer = sorted([chosen[key], (entry, path)], key=lambda pair: pair[0].order)

@@ -1,9 +1,14 @@
 """Canvas: the "Download Submissions" zip and the gradebook's CSV export.
 
-The zip is flat, one file per uploaded file of each student's latest attempt, named
-``<name squashed, lowercase>[_late]_<Canvas user id>_<submission id>_<original file name>``: ``late`` for work
-handed in after the due date (not by how much), and a number before the extension when Canvas renamed a file
-uploaded again under the same name (``forward_hooks-1.ipynb``). The gradebook export has the columns
+The zip is flat, one file per uploaded file of each student's latest attempt, named as Canvas's own
+``ContentZipper`` names them: ``<name squashed, lowercase>[_LATE]_<Canvas user id>_<file id>_<original file name>``
+(the name is the profile's sortable name with everything but letters, digits and ``_`` taken out; ``LATE`` for work
+handed in after the due date, not by how much; the file id is the upload's own, larger for a later upload), and a
+number before the extension when Canvas renamed a file uploaded again under the same name
+(``forward_hooks-1.ipynb``). Under anonymous grading the name is left out and the user id is the submission's
+anonymous id: ``[LATE_]anon_<anonymous id>_<file id>_<original file name>``; such a file is graded under
+``anon_<anonymous id>``, which no roster maps (Canvas's gradebook export holds no anonymous ids). The gradebook
+export has the columns
 ``Student, ID, SIS User ID, SIS Login ID, Section``, then one per assignment headed ``<Name> (<id>)``; its first
 data row may be "Points Possible". It holds no submission times.
 """
@@ -21,7 +26,8 @@ from hooklab.grading.untrusted import printable
 NAME = "Canvas"
 ID, STUDENT, SIS_USER, SIS_LOGIN = "ID", "Student", "SIS User ID", "SIS Login ID"
 POINTS_POSSIBLE = "Points Possible"
-_ENTRY = r"^(?P<name>.*{})_(?:(?P<late>late)_)?(?P<user>\d+)_(?P<submission>\d+)_(?P<file>.+)$"
+_ENTRY = (r"^(?:(?P<name>.*{})_)?(?:(?P<late>late)_)?(?P<user>(?(name)\d+|anon_[a-z0-9]+))_(?P<upload>\d+)_"
+          r"(?P<file>.+)$")
 _SHORTEST, _LONGEST = re.compile(_ENTRY.format("?"), re.IGNORECASE), re.compile(_ENTRY.format(""), re.IGNORECASE)
 _COPY = re.compile(r"^(?P<stem>.+?)-(?P<copy>\d+)(?P<suffix>\.[^.]+)$")
 
@@ -31,14 +37,15 @@ def parse(name: str) -> LmsFile | str:
     student's: a name that reads two ways (another user's number inside it) is refused."""
     first, last = _SHORTEST.match(name), _LONGEST.match(name)
     if not first or not last:
-        return "not named as Canvas names a submission (<name>_<user id>_<submission id>_<file>)"
-    if (first["user"], first["submission"]) != (last["user"], last["submission"]):
+        return "not named as Canvas names a submission (<name>_<user id>_<file id>_<file>)"
+    if (first["user"], first["upload"]) != (last["user"], last["upload"]):
         return "a name that reads as two Canvas users; not attributed"
     uploaded = first["file"]
     copy = _COPY.match(uploaded)
     file_id = f"{copy['stem']}{copy['suffix']}" if copy else uploaded
-    return LmsFile(first["user"], first["name"], file_id, (int(first["submission"]), int(copy["copy"]) if copy else 0),
-                   bool(first["late"]), uploaded)
+    order = (int(first["upload"]), int(copy["copy"]) if copy else 0)
+    return LmsFile(first["user"], first["name"] or "", file_id, order, bool(first["late"]), uploaded,
+                   first["name"] is None)
 
 
 def is_points_possible(record: dict[str, str]) -> bool:

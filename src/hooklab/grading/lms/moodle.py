@@ -2,7 +2,9 @@
 
 The zip holds a folder per submission, ``<Full Name>_<participant id>_assignsubmission_file_/`` with the files as
 uploaded (subfolders kept), or, with "Download submissions in folders" off, flat files named
-``<Full Name>_<participant id>_assignsubmission_file_<file name>``. It says nothing of lateness. The grading
+``<Full Name>_<participant id>_assignsubmission_file_<file name>``, as Moodle's own ``download_submissions``
+names them: the full name with its underscores made spaces (``<group>-<Full Name>`` for a team submission,
+``Participant`` under blind marking), then the participant id. It says nothing of lateness. The grading
 worksheet has the columns ``Identifier`` ("Participant 123"), ``Full name``, ``Email address``, ``Status``,
 ``Grade``, ``Maximum Grade``, ``Grade can be changed``, ``Last modified (submission)``, ``Last modified (grade)``,
 ``Feedback comments``; its submission times are in the time zone of whoever downloaded it.

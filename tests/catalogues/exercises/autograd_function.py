@@ -56,6 +56,10 @@ SPACE: dict[str, list[Dimension]] = {
                   lambda c: c.target == "StableSoftplus.forward" and c.args[0].dtype == torch.float64),
         Dimension("a gradient for large inputs",
                   lambda c: c.target == "StableSoftplus.backward" and c.args[1].dtype == torch.float32),
+        Dimension("bfloat16 (the output in x's dtype)",
+                  lambda c: c.target == "StableSoftplus.forward" and c.args[0].dtype == torch.bfloat16),
+        Dimension("a bfloat16 gradient",
+                  lambda c: c.target == "StableSoftplus.backward" and c.args[1].dtype == torch.bfloat16),
     ],
     "cube": [
         Dimension("negatives", lambda c: c.target == "Cube.forward" and bool((c.args[0] < 0).any())),
@@ -126,7 +130,7 @@ def readings() -> list[Wrong]:
                     if ctx.needs_input_grad[2]:
                         grad_bias = grad_output.sum(0).squeeze()
                     return grad_input, grad_weight, grad_bias
-        '''), "invalid gradient at index 2"),
+        '''), "raised RuntimeError: Function LinearFunctionBackward returned an invalid gradient at index 2"),
         # the bias gradient as a product with a column of ones made in float64, the dtype of the example: a float32
         # layer (nn.Linear's dtype) fails in backward
         Wrong("linear_function_sums_with_float64_ones", AUTOGRAD_FUNCTION, "linear_function", _cell('''
@@ -154,7 +158,7 @@ def readings() -> list[Wrong]:
                     if ctx.needs_input_grad[2]:
                         grad_bias = grad_output.T @ torch.ones(len(grad_output), dtype=torch.float64)
                     return grad_input, grad_weight, grad_bias
-        '''), "must have the same dtype"),
+        '''), "(float32 is nn.Linear's dtype), with grad_output of shape"),
         # "uniformly distributed in ±1/sqrt(in_features)" read as evenly spaced over that range: the right mean, spread
         # and kurtosis, and the same values in every layer
         Wrong("linear_module_evenly_spaced_values", AUTOGRAD_FUNCTION, "linear_module", _cell('''
@@ -289,6 +293,24 @@ def readings() -> list[Wrong]:
                     (x,) = ctx.saved_tensors
                     return grad_output * torch.sigmoid(x.float())
         '''), "gradcheck failed"),
+        # "in x's dtype" read for float32 and float64 only: a half-precision input computed and returned in float32
+        Wrong("stable_softplus_upcasts_half_precision", AUTOGRAD_FUNCTION, "stable_softplus", _cell('''
+            class StableSoftplus(Function):
+                @staticmethod
+                def forward(x):
+                    if x.dtype in (torch.float16, torch.bfloat16):
+                        x = x.float()
+                    return x.clamp(min=0) + torch.log1p(torch.exp(-x.abs()))
+
+                @staticmethod
+                def setup_context(ctx, inputs, output):
+                    ctx.save_for_backward(inputs[0])
+
+                @staticmethod
+                def backward(ctx, grad_output):
+                    (x,) = ctx.saved_tensors
+                    return grad_output * torch.sigmoid(x)
+        '''), "StableSoftplus.apply("),
         # requirement 3 missed: the gradient built from a detached x, so it cannot be differentiated again
         Wrong("cube_gradient_from_a_detached_x", AUTOGRAD_FUNCTION, "cube", _cell('''
             class Cube(Function):

@@ -248,8 +248,8 @@ def test_honest_lines_the_scan_once_held_are_not_flagged(assignment: str, source
 
 
 # Honest code the scan once held, each beside a hostile twin that stays held: the rule was narrowed to what can change
-# what the checkers observe (rules.METHODCALLER, CALLED_BY_NAME, CONTAINERS, TORCH_PRIVATE_NAMES, MODES;
-# Checker.in_function).
+# what the checkers observe (rules.METHODCALLER, ATTRGETTER, REDUCE, CALLED_BY_NAME, CONTAINERS, TORCH_PRIVATE_NAMES,
+# MODES; Checker.in_function).
 @pytest.mark.parametrize(("assignment", "honest", "hostile", "technique"), [
     # operator.methodcaller(name, ...)(obj) is obj.name(...): its name is read as an attribute's, and it is called
     ("04_apply", "import operator\n\nfill = operator.methodcaller('fill_', 1.0)\nfill(torch.ones(2))\n",
@@ -380,6 +380,53 @@ def test_honest_lines_the_scan_once_held_are_not_flagged(assignment: str, source
      "intercepts torch operators (dispatch modes)"),
     ("02_forward_hooks", "from torch.utils._pytree import tree_leaves\n",
      "from torch.utils._python_dispatch import _push_mode\n", "intercepts torch operators (dispatch modes)"),
+    # the functional spellings of a getattr loop (rules.ATTRGETTER, REDUCE, map(getattr, ...)): on an answer's own
+    # objects they reach what the loop reaches; an imported object (a checker, a module), a dangerous name written or
+    # built, names not shown (*names), or attrgetter/getattr passed on elsewhere stay held
+    ("01_module_basics", "from functools import reduce\n\n\ndef find(model, name):\n"
+     "    return reduce(getattr, name.split('.'), model) if name else model\n",
+     "from functools import reduce\n\nfound = reduce(getattr, ['__wrapped__'], check_equal)\n",
+     "passes getattr as a value"),
+    ("01_module_basics", "import functools\n\n\ndef weight(model, i):\n"
+     "    return functools.reduce(getattr, ('layers', str(i), 'weight'), model)\n",
+     "import functools\n\nfunctools.reduce(getattr, ['testing'], torch).assert_close = print\n",
+     "passes getattr as a value"),
+    ("01_module_basics", "from functools import reduce\n\n\ndef find(model, name):\n"
+     "    return reduce(getattr, f'{name}.weight'.split('.'), model)\n",
+     "from functools import reduce\n\n\ndef reach(f):\n"
+     "    return reduce(getattr, ['forward', '__glo' + 'bals__'], f)\n",
+     "reaches '__glo' by name"),
+    ("01_module_basics", "from functools import reduce\n\n\ndef find(model, path):\n"
+     "    return reduce(getattr, path, model)\n",
+     "from functools import partial, reduce\n\n\ndef find(model, path):\n"
+     "    return reduce(getattr, [model, *path]), partial(getattr, model)\n",
+     "passes getattr as a value"),
+    ("01_module_basics", "def parts(layer):\n    return list(map(getattr, [layer] * 2, ['weight', 'bias']))\n",
+     "def parts(names):\n    return list(map(getattr, [check_equal] * len(names), names))\n",
+     "passes getattr as a value"),
+    ("01_module_basics", "def parts(layer):\n    return list(map(getattr, (layer, layer), ('weight', 'bias')))\n",
+     "def parts(model):\n    return list(map(getattr, [model.forward], ['_' * 2 + 'globals' + '_' * 2]))\n",
+     "reaches 'globals' by name"),
+    ("02_forward_hooks", "from operator import attrgetter\n\n\ndef find(model, name):\n"
+     "    return attrgetter(name)(model) if name else model\n",
+     "from operator import attrgetter\n\nname = 'x'\nfound = attrgetter(name)(check_tensor)\n",
+     "reaches attributes by computed names (operator.attrgetter)"),
+    ("02_forward_hooks", "import operator\n\nlayers = sorted([nn.Linear(2, 3), nn.Linear(2, 1)], "
+     "key=operator.attrgetter('weight.shape'))\n"
+     "sizes = operator.attrgetter('in_features', 'out_features')(layers[0])\n",
+     "import operator\n\n\ndef reach(model):\n    return operator.attrgetter('forward.__globals__')(model)\n",
+     "reaches '__globals__' by name"),
+    ("02_forward_hooks", "from operator import attrgetter\n\n\ndef weight(model, prefix):\n"
+     "    return attrgetter(f'{prefix}.weight')(model)\n",
+     "from operator import attrgetter\n\n\ndef reach(model):\n"
+     "    return attrgetter('forward.' + '__glo' + 'bals__')(model)\n",
+     "reaches '__glo' by name"),
+    ("02_forward_hooks", "from operator import attrgetter as get\n\nshape_of = get('weight.shape')\n",
+     "from operator import attrgetter\n\nreaders = list(map(attrgetter, ['a', 'b']))\n",
+     "passes operator.attrgetter as a value"),
+    ("02_forward_hooks", "from operator import attrgetter\n\nboth = attrgetter('weight', 'bias')\n",
+     "from operator import attrgetter\n\nnames = ['a']\nboth = attrgetter(*names)\n",
+     "reaches attributes by names it is not given (operator.attrgetter)"),
 ])
 def test_a_narrowed_rule_lets_honest_code_through_and_holds_its_hostile_twin(assignment: str, honest: str, hostile: str,
                                                                             technique: str):

@@ -401,6 +401,56 @@ def _module_basics() -> list[Answer]:
                 list(map(methodcaller("requires_grad_", False), trainable.values()))
                 return sum(map(methodcaller("numel"), trainable.values()))
         '''),
+        # the functional spellings of a getattr loop: functools.reduce(getattr, ...), map(getattr, ...),
+        # operator.attrgetter (a blind reviewer's freeze, and the same lookups in other exercises)
+        answer("freeze", "functools.reduce(getattr, name.split('.'), model) for a submodule", r'''
+            from functools import reduce
+
+
+            def freeze(model: nn.Module, names: list[str]) -> int:
+                frozen = 0
+                for name in names:
+                    module = reduce(getattr, name.split("."), model) if name else model
+                    for parameter in module.parameters():
+                        if parameter.requires_grad:
+                            parameter.requires_grad_(False)
+                            frozen += parameter.numel()
+                return frozen
+        '''),
+        answer("my_linear", "map(getattr, ...) over its own parameters' names", r'''
+            class MyLinear(nn.Module):
+                def __init__(self, in_features: int, out_features: int, bias: bool = True):
+                    super().__init__()
+                    self.weight = nn.Parameter(torch.randn(out_features, in_features) * 0.1)
+                    self.register_parameter("bias", nn.Parameter(torch.randn(out_features) * 0.1) if bias else None)
+
+                def forward(self, x: torch.Tensor) -> torch.Tensor:
+                    weight, bias = map(getattr, (self, self), ("weight", "bias"))
+                    out = x @ weight.T
+                    return out if bias is None else out + bias
+        '''),
+        answer("scale_repr", "operator.attrgetter with two names in extra_repr", r'''
+            from operator import attrgetter
+
+
+            class Scale(nn.Module):
+                def __init__(self, factor: float, learnable: bool = False):
+                    super().__init__()
+                    self.learnable = learnable
+                    value = torch.tensor(float(factor))
+                    if learnable:
+                        self.factor = nn.Parameter(value)
+                    else:
+                        self.register_buffer("factor", value)
+                    self.shown = factor
+
+                def forward(self, x: torch.Tensor) -> torch.Tensor:
+                    return x * self.factor
+
+                def extra_repr(self) -> str:
+                    factor, learnable = attrgetter("shown", "learnable")(self)
+                    return f"factor={factor}, learnable={learnable}"
+        '''),
     ]
 
 
@@ -809,6 +859,50 @@ def _forward_hooks() -> list[Answer]:
                 finally:
                     list(map(operator.methodcaller("remove"), tracker.handles))
                     tracker.modules = {}
+        '''),
+        # operator.attrgetter and functools.reduce(getattr, ...) for a dotted submodule name (a blind reviewer's capture)
+        answer("capture", "operator.attrgetter(name)(model) for a dotted submodule name", r'''
+            from collections.abc import Iterator
+            from contextlib import contextmanager
+            from operator import attrgetter
+
+
+            @contextmanager
+            def capture(model: nn.Module, names: list[str]) -> Iterator[dict[str, torch.Tensor]]:
+                outputs, handles = {}, []
+
+                def keeper(name: str):
+                    def keep(module, args, output):
+                        outputs[name] = output
+
+                    return keep
+
+                try:
+                    for name in names:
+                        layer = attrgetter(name)(model) if name else model
+                        handles.append(layer.register_forward_hook(keeper(name)))
+                    yield outputs
+                finally:
+                    for handle in handles:
+                        handle.remove()
+        '''),
+        answer("leaf_shapes", "functools.reduce(getattr, name.split('.'), model) for each leaf", r'''
+            from functools import reduce
+
+
+            def leaf_output_shapes(model: nn.Module, x: torch.Tensor) -> list[tuple[str, tuple[int, ...]]]:
+                names = [name for name, module in model.named_modules() if next(module.children(), None) is None]
+                records, handles = [], []
+                try:
+                    for name in names:
+                        leaf = reduce(getattr, name.split("."), model) if name else model
+                        handles.append(leaf.register_forward_hook(
+                            lambda module, args, output, name=name: records.append((name, tuple(output.shape)))))
+                    model(x)
+                finally:
+                    for handle in handles:
+                        handle.remove()
+                return records
         '''),
     ]
 

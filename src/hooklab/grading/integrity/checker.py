@@ -29,12 +29,13 @@ class Checker(Magics, ast.NodeVisitor):
         self.given = given
         self.protected = protected  # builtins and the notebook's own classes and functions that tests use
         self.shown = shown  # rules.SHOWN_ONLY's functions the student's code never rebinds
-        self.kept = kept  # rules.KEPT_BUILTINS's builtins the student's code never rebinds
+        self.kept = kept  # rules.KEPT_BUILTINS's and LOOKUP_BUILTINS's builtins the student's code never rebinds
         self.found: list[tuple[int, str]] = []
         self.depth = 0  # > 0 inside a function or class body
         self.class_body = False  # directly in a class's body: a name bound there is the class's attribute
         self.called: set[int] = set()  # ids of the nodes called as functions (getattr(...), not getattr as a value)
         self.allowed: set[int] = set()  # ids of the nodes of importlib.import_module("name") calls, checked as imports
+        self.lookups: set[int] = set()  # ids of getattr given to reduce or map, its names read (functional_lookup)
         self.bases: set[int] = set()  # ids of the nodes whose attribute is taken (``m`` in ``m.f``)
         self.globals: set[str] = set()
 
@@ -314,17 +315,20 @@ class Checker(Magics, ast.NodeVisitor):
         self.generic_visit(node)
 
     def methodcaller_as_a_value(self, node: ast.Name | ast.Attribute) -> None:
-        """operator.methodcaller passed on rather than called (or aliased): the names it is given go unread."""
-        if (self.origin(node) == rules.METHODCALLER and id(node) not in self.called and id(node) not in self.bases
-                and isinstance(node.ctx, ast.Load)):
-            self.flag(node, "passes operator.methodcaller as a value (calls methods by computed names)")
+        """operator.methodcaller or attrgetter passed on rather than called (or aliased): the names it is given go
+        unread."""
+        origin = self.origin(node)
+        if (origin in {rules.METHODCALLER, rules.ATTRGETTER} and id(node) not in self.called
+                and id(node) not in self.bases and isinstance(node.ctx, ast.Load)):
+            does = "calls methods" if origin == rules.METHODCALLER else "reaches attributes"
+            self.flag(node, f"passes {origin} as a value ({does} by computed names)")
 
     def visit_Name(self, node: ast.Name) -> None:
         self.handed_around(node)
         self.methodcaller_as_a_value(node)
         if self.imported.get(node.id) in {IMPORT_MODULE[0], ".".join(IMPORT_MODULE)} and id(node) not in self.allowed:
             self.flag(node, FORBIDDEN_MODULES[IMPORT_MODULE[0]])
-        elif node.id in {"getattr", "setattr", "delattr"} and id(node) not in self.called:
+        elif node.id in {"getattr", "setattr", "delattr"} and id(node) not in self.called | self.lookups:
             self.flag(node, f"passes {node.id} as a value (reaches attributes by computed names)")
         elif (node.id in {"globals", "vars", "eval", "exec", "compile"} and node.id not in self.imported
               and id(node) not in self.called and isinstance(node.ctx, ast.Load)):
@@ -402,7 +406,7 @@ class Checker(Magics, ast.NodeVisitor):
             self.check_installed(node, imported)
         if isinstance(func, ast.Attribute) and func.attr in rules.DICT_WRITES and self.namespace(func.value):
             self.flag(node, "writes into an object's namespace (__dict__, vars())")
-        shown = isinstance(func, ast.Name) and func.id in self.shown | self.kept
+        shown = isinstance(func, ast.Name) and func.id in self.shown | (self.kept & rules.KEPT_BUILTINS)
         if not shown and any(self.namespace(argument) for argument in [*node.args, *(k.value for k in node.keywords)]):
             self.flag(node, "hands an object's namespace around (__dict__, vars()): read it where it is")
         if (self.origin(func) or "").endswith(".DataLoader") and any(
@@ -437,6 +441,7 @@ class Checker(Magics, ast.NodeVisitor):
                 self.flag(node, "reaches a module's namespace (vars())")
         if self.origin(func) == rules.METHODCALLER and (node.args or node.keywords):
             self.check_method_name(node, node.args[0] if node.args else None)
+        self.functional_lookup(node)
         if self.magic(node):
             return
         self.generic_visit(node)
@@ -471,6 +476,62 @@ class Checker(Magics, ast.NodeVisitor):
             self.flag(node, "calls methods by names it is not given (operator.methodcaller)")
         elif not self.hidden_name(node, name) and syntax.constant_text(name) in SPECIAL_METHODS:
             self.flag(node, SPECIAL_METHODS[syntax.constant_text(name)])
+
+    def functional_lookup(self, node: ast.Call) -> None:
+        """The functional spellings of a getattr loop (rules.ATTRGETTER, REDUCE, ``map(getattr, objs, names)``), read as
+        ``getattr(obj, name)`` is: their names as an attribute's (no dangerous attribute, no hidden dunder), and held
+        where they reach an object the notebook imported or are given names they do not show (``*names``)."""
+        func, args = node.func, node.args
+        plain = len(args) == 3 and not node.keywords and not any(isinstance(a, ast.Starred) for a in args)
+        given_getattr = (plain and isinstance(args[0], ast.Name) and args[0].id == "getattr"
+                         and "getattr" in self.kept and "getattr" not in self.imported)
+        passed = "passes getattr as a value (reaches attributes by computed names)"
+        if given_getattr and self.origin(func) == rules.REDUCE:  # reduce(getattr, names, obj)
+            self.lookups.add(id(args[0]))
+            self.read_names(node, args[1])
+            self.imported_reached(node, args[2], passed)
+        elif (given_getattr and isinstance(func, ast.Name) and func.id == "map" and "map" in self.kept
+              and "map" not in self.imported):
+            self.lookups.add(id(args[0]))  # map(getattr, objs, names)
+            self.read_names(node, args[2])
+            self.imported_reached(node, args[1], passed)
+        elif self.origin(func) == rules.ATTRGETTER:  # attrgetter(name, ...): a dotted name is a chain of getattr
+            if any(isinstance(a, ast.Starred) for a in args) or node.keywords:
+                self.flag(node, "reaches attributes by names it is not given (operator.attrgetter)")
+            for name in args:
+                self.read_name(node, name)
+        elif isinstance(func, ast.Call) and self.origin(func.func) == rules.ATTRGETTER:  # attrgetter(...)(obj)
+            for argument in [*args, *(k.value for k in node.keywords)]:
+                self.imported_reached(node, argument, "reaches attributes by computed names (operator.attrgetter)")
+
+    def read_names(self, node: ast.Call, names: ast.AST) -> None:
+        """The names a functional lookup is given: each of a display's, or the pieces of what builds them."""
+        if isinstance(names, (ast.List, ast.Tuple, ast.Set)) and not any(isinstance(e, ast.Starred)
+                                                                         for e in names.elts):
+            for name in names.elts:
+                self.read_name(node, name)
+        else:
+            self.read_name(node, names)
+
+    def read_name(self, node: ast.Call, name: ast.AST) -> None:
+        """One attribute name (dotted, as attrgetter reads it), checked as getattr's is."""
+        if self.hidden_name(node, name):
+            return
+        for part in (syntax.constant_text(name) or "").split("."):
+            if part in FORBIDDEN_ATTRIBUTES or part == "__dict__" or part in SPECIAL_METHODS:
+                what = FORBIDDEN_ATTRIBUTES.get(part) or SPECIAL_METHODS.get(part) or "an object's namespace"
+                self.flag(node, f"reaches {part!r} by name ({what})")
+                return
+
+    def imported_reached(self, node: ast.Call, objects: ast.AST, technique: str) -> None:
+        """Held where the objects a functional lookup reads from name something the notebook imported (a module, a
+        checker): the scan cannot read the names it reaches there."""
+        inner = list(ast.walk(objects))
+        skipped = {id(n.func) for n in inner if isinstance(n, ast.Call)} | {
+            id(n.value) for n in inner if isinstance(n, ast.Attribute)}
+        if any(isinstance(n, (ast.Name, ast.Attribute)) and id(n) not in skipped and self.origin(n) is not None
+               for n in inner):
+            self.flag(node, technique)
 
     def check_attribute_name(self, node: ast.Call) -> None:
         """getattr/setattr/delattr whose name spells a dangerous attribute, or is built at run time

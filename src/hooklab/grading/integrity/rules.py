@@ -88,12 +88,19 @@ FORBIDDEN_MODULES = {
     "dask": "runs code outside its cell (dask)",
     "distributed": "runs code outside its cell (dask.distributed)",
     "torch.distributed.rpc": "runs code outside its cell (torch.distributed.rpc)",
-    "operator.attrgetter": "reaches attributes by computed names (operator.attrgetter)",
 }
 # ``operator.methodcaller(name, ...)(obj)`` is ``obj.name(...)``: the checker reads its name as it reads an attribute's
 # (no attribute of FORBIDDEN_ATTRIBUTES or SPECIAL_METHODS, no hidden dunder in a computed one) and holds it passed as
 # a value; a module it is applied to is handed around, which the scan holds.
 METHODCALLER = "operator.methodcaller"
+# The functional spellings of a getattr loop, read as ``getattr(obj, name)`` is: ``operator.attrgetter(name, ...)(obj)``
+# (a dotted name is a chain of getattr), ``functools.reduce(getattr, names, obj)`` and ``map(getattr, objs, names)``.
+# A name spelled as a dangerous attribute, written or built (a "__" in a piece), is held, and so is any of them that
+# reaches an object the notebook imported (a module, the checkers) or is given names it cannot read (``*names``);
+# attrgetter and getattr passed on otherwise stay held (the names they are given go unread). On an answer's own objects
+# (a model, its submodules) they reach what a getattr loop reaches, which the run-time probe watches.
+ATTRGETTER = "operator.attrgetter"
+REDUCE = "functools.reduce"
 
 # os functions that start processes: a forked child computes where no watch of the kernel's sees it.
 OS_PROCESSES = ("fork", "spawn", "exec", "system", "popen", "posix_spawn", "register_at_fork")
@@ -229,6 +236,9 @@ CONTAINERS = frozenset({"list", "tuple", "dict", "set", "frozenset", "sorted"})
 # Builtins whose use the scan lets through only as themselves: the containers, and locals() and vars() in a function
 # (a snapshot of its own variables). The checker is given those the student's code never rebinds.
 KEPT_BUILTINS = CONTAINERS | {"locals", "vars"}
+# Builtins the functional lookups (ATTRGETTER, REDUCE) are read with only as themselves: map, and getattr given to it or
+# to reduce. The checker is given those the student's code never rebinds, beside KEPT_BUILTINS.
+LOOKUP_BUILTINS = frozenset({"map", "getattr"})
 CONTAINER_CLASSES = frozenset({"collections.OrderedDict", "collections.defaultdict", "collections.deque",
                                "collections.Counter"})
 

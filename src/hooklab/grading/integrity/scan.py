@@ -71,7 +71,7 @@ def scan(
     imported = dict(given_imports)
     cells = [(number, syntax.parse(source)) for number, source in cells]
     bound = syntax.bound_names(tree for _, tree in cells if tree is not None)
-    shown, kept = frozenset(rules.SHOWN_ONLY - bound), frozenset(rules.KEPT_BUILTINS - bound)
+    shown, kept = frozenset(rules.SHOWN_ONLY - bound), frozenset((rules.KEPT_BUILTINS | rules.LOOKUP_BUILTINS) - bound)
     for number, tree in cells:
         if tree is None:
             continue  # a syntax error fails at run time, like any wrong answer

@@ -52,7 +52,7 @@ def assignments(names: list[str]) -> list[str]:
     return [name for name in known if not names or name in names]
 
 
-def nbval(python: Path, report: Path, folders: list[str]) -> dict[str, dict[str, int]]:
+def nbval(python: Path, report: Path, folders: list[str]) -> dict[str, dict]:
     """nbval on these folders' solution notebooks in the compat environment, read by :func:`nbval_table`."""
     report.unlink(missing_ok=True)  # a report left by an earlier run is not this run's
     result = subprocess.run([str(python), "-m", "pytest", "-q", *(f"solutions/{folder}" for folder in folders),
@@ -63,18 +63,26 @@ def nbval(python: Path, report: Path, folders: list[str]) -> dict[str, dict[str,
     return nbval_table(report)
 
 
-def nbval_table(report: Path) -> dict[str, dict[str, int]]:
+def nbval_table(report: Path) -> dict[str, dict]:
     """Per solution notebook folder, from nbval's JUnit report: its cells, those whose output differs, those that
-    raise."""
-    table: dict[str, dict[str, int]] = {}
+    raise, and which they are (nbval's names: "Cell 3" is the notebook's fourth code cell)."""
+    table: dict[str, dict] = {}
     for case in ElementTree.parse(report).iter("testcase"):
         folder = Path(case.get("file") or case.get("classname", "").replace(".", "/")).parts[1]
-        row = table.setdefault(folder, {"cells": 0, "differ": 0, "raise": 0})
+        row = table.setdefault(folder, {"cells": 0, "differ": 0, "raise": 0, "which": {"differ": [], "raise": []}})
         row["cells"] += 1
         failure = case.find("failure")
         if failure is not None:  # nbval's reasons: "Cell outputs differ", or the cell raised or timed out
-            row["differ" if DIFFER in (failure.get("message") or "") + (failure.text or "") else "raise"] += 1
+            reason = "differ" if DIFFER in (failure.get("message") or "") + (failure.text or "") else "raise"
+            row[reason] += 1
+            row["which"][reason].append(case.get("name", "?"))
     return table
+
+
+def counted_cells(row: dict, reason: str) -> str:
+    """A count of the table, with the cells it counts."""
+    which = row.get("which", {}).get(reason)
+    return f"{row[reason]} ({', '.join(which)})" if which else str(row[reason])
 
 
 def run_all(python: Path, notebook: Path) -> dict[str, object]:
@@ -113,7 +121,7 @@ def main() -> None:
         release = run_all(python, notebook)
         warnings = release["warnings"]
         clean &= bool(row["cells"]) and not (row["differ"] or row["raise"] or release["stopped"] or warnings)
-        print(f"| {folder} | {row['differ']} of {row['cells']} | {row['raise']} | "
+        print(f"| {folder} | {counted_cells(row, 'differ')} of {row['cells']} | {counted_cells(row, 'raise')} | "
               f"{release['stopped'] or 'reaches the end'} | "
               f"{len(warnings)}{': ' + '; '.join(warnings)[:300] if warnings else ''} |")
     scope = ", ".join(folders) if args.assignments else "every notebook"

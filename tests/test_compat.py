@@ -11,12 +11,12 @@ import nbformat
 import pytest
 from nbformat.v4 import new_code_cell, new_notebook, new_output
 
-from compat.__main__ import assignments, nbval, nbval_table
+from compat.__main__ import assignments, counted_cells, nbval, nbval_table
 from conftest import REPO
 
 
 @pytest.mark.slow  # nbval starts a kernel (in a pytest of its own, which the fast tier's guard does not see)
-def test_nbval_table_counts_each_notebooks_cells_that_differ_and_that_raise(tmp_path: Path):
+def test_nbval_table_counts_and_names_each_notebooks_cells_that_differ_and_that_raise(tmp_path: Path):
     cells = [
         new_code_cell("print(1)", outputs=[new_output("stream", name="stdout", text="1\n")], execution_count=1),
         new_code_cell("print(2)", outputs=[new_output("stream", name="stdout", text="3\n")], execution_count=2),
@@ -29,7 +29,9 @@ def test_nbval_table_counts_each_notebooks_cells_that_differ_and_that_raise(tmp_
     (tmp_path / "pytest.ini").write_text("[pytest]\n")
     subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--nbval", "--nbval-current-env",
                     "solutions", "--junitxml=report.xml"], cwd=tmp_path, capture_output=True, timeout=300)
-    assert nbval_table(tmp_path / "report.xml") == {"01_demo": {"cells": 3, "differ": 1, "raise": 1}}
+    row = {"cells": 3, "differ": 1, "raise": 1, "which": {"differ": ["Cell 1"], "raise": ["Cell 2"]}}
+    assert nbval_table(tmp_path / "report.xml") == {"01_demo": row}
+    assert (counted_cells(row, "differ"), counted_cells(row, "raise")) == ("1 (Cell 1)", "1 (Cell 2)")
 
 
 def test_compat_runs_the_assignments_named_in_the_courses_order_and_refuses_an_unknown_one():

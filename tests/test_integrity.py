@@ -427,6 +427,18 @@ def test_honest_lines_the_scan_once_held_are_not_flagged(assignment: str, source
     ("02_forward_hooks", "from operator import attrgetter\n\nboth = attrgetter('weight', 'bias')\n",
      "from operator import attrgetter\n\nnames = ['a']\nboth = attrgetter(*names)\n",
      "reaches attributes by names it is not given (operator.attrgetter)"),
+    # attrgetter, methodcaller and reduce read as themselves from their C modules or through a module holding them
+    ("02_forward_hooks", "import _operator\n\n\ndef find(model, name):\n    return _operator.attrgetter(name)(model)\n",
+     "import _operator\n\nname = 'x'\nfound = _operator.attrgetter(name)(check_tensor)\n",
+     "reaches attributes by computed names (operator.attrgetter)"),
+    ("02_forward_hooks",
+     "import typing\n\n\ndef find(model, name):\n    return typing.operator.attrgetter(name)(model)\n",
+     "import typing\n\n\ndef reach(f):\n    return typing.operator.attrgetter('forward.' + '__glo' + 'bals__')(f)\n",
+     "reaches '__glo' by name"),
+    ("02_forward_hooks", "from _operator import methodcaller\n\nzero = methodcaller('zero_')\n",
+     "from _operator import methodcaller\nfrom hooklab import checks\n\n"
+     "methodcaller('__setattr__', 'check_tensor', print)(checks)\n",
+     "reaches '__setattr__' by name"),
 ])
 def test_a_narrowed_rule_lets_honest_code_through_and_holds_its_hostile_twin(assignment: str, honest: str, hostile: str,
                                                                             technique: str):

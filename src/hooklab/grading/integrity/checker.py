@@ -50,6 +50,12 @@ class Checker(Magics, ast.NodeVisitor):
             return None
         return ".".join([self.imported[parts[0]], *parts[1:]])
 
+    def names(self, node: ast.AST, dotted: str) -> bool:
+        """Whether an expression names ``dotted`` (rules.METHODCALLER, ...): as imported, through a module that holds
+        it (``typing.operator.attrgetter``), or from its C module (``_operator.attrgetter``)."""
+        origin = self.origin(node)
+        return origin is not None and any(path.removeprefix("_") == dotted for path in rules.reached(origin))
+
     def check_module(self, node: ast.AST, dotted: str) -> None:
         if dotted in self.permitted:
             return
@@ -317,11 +323,10 @@ class Checker(Magics, ast.NodeVisitor):
     def methodcaller_as_a_value(self, node: ast.Name | ast.Attribute) -> None:
         """operator.methodcaller or attrgetter passed on rather than called (or aliased): the names it is given go
         unread."""
-        origin = self.origin(node)
-        if (origin in {rules.METHODCALLER, rules.ATTRGETTER} and id(node) not in self.called
-                and id(node) not in self.bases and isinstance(node.ctx, ast.Load)):
-            does = "calls methods" if origin == rules.METHODCALLER else "reaches attributes"
-            self.flag(node, f"passes {origin} as a value ({does} by computed names)")
+        caller = next((dotted for dotted in (rules.METHODCALLER, rules.ATTRGETTER) if self.names(node, dotted)), None)
+        if caller and id(node) not in self.called and id(node) not in self.bases and isinstance(node.ctx, ast.Load):
+            does = "calls methods" if caller == rules.METHODCALLER else "reaches attributes"
+            self.flag(node, f"passes {caller} as a value ({does} by computed names)")
 
     def visit_Name(self, node: ast.Name) -> None:
         self.handed_around(node)
@@ -439,7 +444,7 @@ class Checker(Magics, ast.NodeVisitor):
             elif name == "vars" and (node.args and self.origin(node.args[0]) is not None
                                      or not node.args and not self.snapshot(name)):
                 self.flag(node, "reaches a module's namespace (vars())")
-        if self.origin(func) == rules.METHODCALLER and (node.args or node.keywords):
+        if self.names(func, rules.METHODCALLER) and (node.args or node.keywords):
             self.check_method_name(node, node.args[0] if node.args else None)
         self.functional_lookup(node)
         if self.magic(node):
@@ -486,7 +491,7 @@ class Checker(Magics, ast.NodeVisitor):
         given_getattr = (plain and isinstance(args[0], ast.Name) and args[0].id == "getattr"
                          and "getattr" in self.kept and "getattr" not in self.imported)
         passed = "passes getattr as a value (reaches attributes by computed names)"
-        if given_getattr and self.origin(func) == rules.REDUCE:  # reduce(getattr, names, obj)
+        if given_getattr and self.names(func, rules.REDUCE):  # reduce(getattr, names, obj)
             self.lookups.add(id(args[0]))
             self.read_names(node, args[1])
             self.imported_reached(node, args[2], passed)
@@ -495,12 +500,12 @@ class Checker(Magics, ast.NodeVisitor):
             self.lookups.add(id(args[0]))  # map(getattr, objs, names)
             self.read_names(node, args[2])
             self.imported_reached(node, args[1], passed)
-        elif self.origin(func) == rules.ATTRGETTER:  # attrgetter(name, ...): a dotted name is a chain of getattr
+        elif self.names(func, rules.ATTRGETTER):  # attrgetter(name, ...): a dotted name is a chain of getattr
             if any(isinstance(a, ast.Starred) for a in args) or node.keywords:
                 self.flag(node, "reaches attributes by names it is not given (operator.attrgetter)")
             for name in args:
                 self.read_name(node, name)
-        elif isinstance(func, ast.Call) and self.origin(func.func) == rules.ATTRGETTER:  # attrgetter(...)(obj)
+        elif isinstance(func, ast.Call) and self.names(func.func, rules.ATTRGETTER):  # attrgetter(...)(obj)
             for argument in [*args, *(k.value for k in node.keywords)]:
                 self.imported_reached(node, argument, "reaches attributes by computed names (operator.attrgetter)")
 

@@ -210,7 +210,8 @@ SHOWN_ONLY = {"print", "repr", "str", "help", "dir", "id", "type", "isinstance",
 
 # Modules other modules hold as attributes (``logging.threading``, ``torch.nn.functional.torch``): reached through
 # them, they are still themselves. OWN_SUBMODULES: a package's own submodule of one of those names.
-REEXPORTED = {name.split(".")[0] for name in FORBIDDEN_MODULES} | {"os", "sys", "inspect", "types", "torch"}
+REEXPORTED = {name.split(".")[0] for name in FORBIDDEN_MODULES} | {"os", "sys", "inspect", "types", "torch",
+                                                                   "operator", "functools"}
 OWN_SUBMODULES = {"torch.signal", "scipy.signal", "torch.types", "numpy.typing", "torch.distributed"}
 # modules whose private names are the plain way to end or crash a process (os._exit, faulthandler._sigsegv): a
 # submission that does so is graded as one whose kernel stopped, not held

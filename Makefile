@@ -112,11 +112,11 @@ mutants: $(INSTALLED) ## the hidden tests' strength: each solution's mutants and
 	$(BIN)/python -m mutation.score $(NOTEBOOKS)
 
 TORCH ?=
-compat: $(if $(TORCH),$(INSTALLED),usage-compat) ## the pack on another torch, notebook by notebook: make compat TORCH=2.15.0 (an environment in build/compat/)
+compat: $(if $(TORCH),$(INSTALLED),usage-compat) ## the pack on another torch, notebook by notebook: make compat TORCH=2.15.0 [NOTEBOOKS=10_hooks_inside_pytorch] (an environment in build/compat/)
 	$(call torch_index,$(BIN)/python,torch==$(TORCH)) \
-	$(BIN)/python -m compat $(TORCH) $${index:+--index "$$index"}
+	$(BIN)/python -m compat $(TORCH) $${index:+--index "$$index"} $(NOTEBOOKS)
 usage-compat:
-	echo "usage: make compat TORCH=<version> [TORCH_INDEX=<url>]"; exit 2
+	echo "usage: make compat TORCH=<version> [NOTEBOOKS=<folder> ...] [TORCH_INDEX=<url>, or empty for PyPI's builds]"; exit 2
 
 # Only when src/hooklab/lab_validate/js/ changes, with node and npm: the bundle is committed, students never build it.
 JUPYTERLAB_CORE := import jupyterlab, os; print(os.path.join(os.path.dirname(jupyterlab.__file__), "staging"))

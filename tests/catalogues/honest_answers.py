@@ -3051,8 +3051,10 @@ def _hooks_inside_pytorch() -> list[Answer]:
                     x = torch.zeros(*shape)
                     with counter:
                         loss = model(x).sum()
+                        before = counter.get_total_flops()
                         loss.backward()
-                return int(counter.get_total_flops())
+                after = counter.get_total_flops()
+                return (int(before), int(after - before))
         '''),
         answer("store_saved_in", "a list of pairs first, then the hooks; the dtype read from the saved value", r'''
             def store_saved_in(node, dtype):
@@ -3080,6 +3082,102 @@ def _hooks_inside_pytorch() -> list[Answer]:
 
                 fut = dist.all_reduce((flat / scale).half(), group=group, async_op=True).get_future()
                 return fut.then(decompress)
+        '''),
+        answer("mask_parameter", "functools.partial of a module-level function, the parameter looked up by name", r'''
+            import functools
+
+
+            def recompute(name, module, args):
+                setattr(module, name, getattr(module, f"{name}_orig") * getattr(module, f"{name}_mask"))
+
+
+            def mask_parameter(module, name, mask):
+                parameter = dict(module.named_parameters(recurse=False))[name]
+                delattr(module, name)
+                module.register_parameter(f"{name}_orig", parameter)
+                module.register_buffer(f"{name}_mask", mask)
+                hook = functools.partial(recompute, name)
+                hook(module, ())
+                module.register_forward_pre_hook(hook)
+        '''),
+        answer("add_lora", "factors registered by name in a loop, torch.matmul, requires_grad set as an attribute", r'''
+            class Update(nn.Module):
+                def __init__(self, factors):
+                    super().__init__()
+                    for name, value in factors.items():
+                        self.register_parameter(name, nn.Parameter(value))
+
+                def forward(self, W):
+                    return W + torch.matmul(self.A, self.B)
+
+
+            def add_lora(layer, rank):
+                for parameter in layer.parameters():
+                    parameter.requires_grad = False
+                out_features, in_features = layer.weight.shape
+                kind = layer.weight.dtype
+                factors = {
+                    "A": torch.zeros(out_features, rank, dtype=kind),
+                    "B": nn.init.normal_(torch.empty(rank, in_features, dtype=kind), std=0.01),
+                }
+                parametrize.register_parametrization(layer, "weight", Update(factors))
+        '''),
+        answer("training_flops", "the meta device, a helper that counts one call, two counters", r'''
+            def flops_of(step):
+                counter = FlopCounterMode(display=False)
+                with counter:
+                    result = step()
+                return counter.get_total_flops(), result
+
+
+            def training_flops(build, shape):
+                with torch.device("meta"):
+                    model = build()
+                    x = torch.empty(shape)
+                forward, loss = flops_of(lambda: model(x).sum())
+                backward, _ = flops_of(loss.backward)
+                return forward, backward
+        '''),
+        answer("store_saved_in", "a comprehension of slot names, a small class holding pack and unpack", r'''
+            class Lowered:
+                def __init__(self, dtype):
+                    self.dtype = dtype
+                    self.original = None
+
+                def pack(self, t):
+                    self.original = t.dtype
+                    return t.to(self.dtype)
+
+                def unpack(self, t):
+                    return t.to(self.original)
+
+
+            def store_saved_in(node, dtype):
+                slots = [name.removeprefix("_saved_") for name in dir(node)
+                         if name.startswith("_saved_") and torch.is_tensor(getattr(node, name))]
+                for slot in slots:
+                    lowered = Lowered(dtype)
+                    getattr(node, f"_raw_saved_{slot}").register_hooks(lowered.pack, lowered.unpack)
+                return len(slots)
+        '''),
+        answer("scaled_fp16_hook", "an infinity norm, torch.where, a functools.partial callback", r'''
+            import functools
+
+
+            def restore(future, *, scale, dtype, processes):
+                (total,) = future.value()
+                return total.to(dtype).mul(scale).div(processes)
+
+
+            def scaled_fp16_hook(group, bucket):
+                group = dist.group.WORLD if group is None else group
+                buffer = bucket.buffer()
+                largest = torch.linalg.vector_norm(buffer, ord=float("inf"))
+                dist.all_reduce(largest, op=dist.ReduceOp.MAX, group=group)
+                scale = torch.where(largest > 0, largest, torch.ones_like(largest))
+                work = dist.all_reduce(buffer.div(scale).to(torch.float16), group=group, async_op=True)
+                return work.get_future().then(
+                    functools.partial(restore, scale=scale, dtype=buffer.dtype, processes=group.size()))
         '''),
     ]
 

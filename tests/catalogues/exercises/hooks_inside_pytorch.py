@@ -28,6 +28,7 @@ SPACE: dict[str, list[Dimension]] = {
         Dimension("one output feature", lambda call: call.args[0].out_features == 1),
     ],
     "training_flops": [
+        Dimension("a 2-D input", lambda call: len(call.args[1]) == 2),
         Dimension("a 3-D input", lambda call: len(call.args[1]) == 3),
         Dimension("a batch of 1", lambda call: call.args[1][0] == 1),
         Dimension("an input 2**20 wide", lambda call: 2**20 in call.args[1]),
@@ -186,23 +187,30 @@ def readings() -> list[Wrong]:
                 for size in shape[:-1]:
                     rows *= size
                 linears = [m for m in model.modules() if isinstance(m, nn.Linear)]
-                total = 0
+                forward = backward = 0
                 for position, layer in enumerate(linears):
-                    total += 2 * 2 * rows * layer.in_features * layer.out_features  # forward and the weight's gradient
+                    forward += 2 * rows * layer.in_features * layer.out_features
+                    backward += 2 * rows * layer.in_features * layer.out_features  # the weight's gradient
                     if position > 0:
-                        total += 2 * rows * layer.in_features * layer.out_features  # the input's gradient
-                return total
+                        backward += 2 * rows * layer.in_features * layer.out_features  # the input's gradient
+                return forward, backward
         '''), "training_flops on"),
         # 09's "FLOPs of the matrix products" carried over: only mm and addmm are summed
         Wrong("training_flops_matrix_products_only", HOOKS_INSIDE_PYTORCH, "training_flops", _cell('''
+            def products(counter):
+                counts = counter.get_flop_counts()["Global"]
+                return sum(count for op, count in counts.items() if str(op) in ("aten.mm", "aten.addmm"))
+
+
             def training_flops(build, shape):
                 with torch.device("meta"):
                     model = build()
                     x = torch.randn(shape)
-                with FlopCounterMode(display=False) as counter:
-                    model(x).sum().backward()
-                counts = counter.get_flop_counts()["Global"]
-                return sum(count for op, count in counts.items() if str(op) in ("aten.mm", "aten.addmm"))
+                with FlopCounterMode(display=False) as forward:
+                    loss = model(x).sum()
+                with FlopCounterMode(display=False) as backward:
+                    loss.backward()
+                return products(forward), products(backward)
         '''), "training_flops on"),
         # "the FLOPs of the layers": the counts of the nn.Linear modules only
         Wrong("training_flops_linear_modules_only", HOOKS_INSIDE_PYTORCH, "training_flops", _cell('''
@@ -210,12 +218,50 @@ def readings() -> list[Wrong]:
                 with torch.device("meta"):
                     model = build()
                     x = torch.randn(shape)
-                with FlopCounterMode(display=False) as counter:
-                    model(x).sum().backward()
-                counts = counter.get_flop_counts()
                 root = type(model).__name__
                 linears = [f"{root}.{name}" for name, m in model.named_modules() if isinstance(m, nn.Linear)]
-                return sum(sum(counts.get(name, {}).values()) for name in linears)
+                with FlopCounterMode(display=False) as counter:
+                    loss = model(x).sum()
+                    counts = counter.get_flop_counts()
+                    forward = sum(sum(counts.get(name, {}).values()) for name in linears)
+                    loss.backward()
+                counts = counter.get_flop_counts()
+                return forward, sum(sum(counts.get(name, {}).values()) for name in linears) - forward
+        '''), "training_flops on"),
+        # "the backward pass's FLOPs" read as the counter's total after the backward: the step's, forward included
+        Wrong("training_flops_backward_is_the_running_total", HOOKS_INSIDE_PYTORCH, "training_flops", _cell('''
+            def training_flops(build, shape):
+                with FakeTensorMode():
+                    model = build()
+                    x = torch.randn(shape)
+                    with FlopCounterMode(display=False) as counter:
+                        loss = model(x).sum()
+                        forward = counter.get_total_flops()
+                        loss.backward()
+                return forward, counter.get_total_flops()
+        '''), "training_flops on"),
+        # the text's "about twice forward" taken as the rule: the backward not counted
+        Wrong("training_flops_backward_twice_the_forward", HOOKS_INSIDE_PYTORCH, "training_flops", _cell('''
+            def training_flops(build, shape):
+                with torch.device("meta"):
+                    model = build()
+                    x = torch.randn(shape)
+                with FlopCounterMode(display=False) as counter:
+                    model(x).sum()
+                forward = counter.get_total_flops()
+                return forward, 2 * forward
+        '''), "training_flops on"),
+        # requirement 3 missed: x requires grad, and its gradient's products join the backward
+        Wrong("training_flops_input_requires_grad", HOOKS_INSIDE_PYTORCH, "training_flops", _cell('''
+            def training_flops(build, shape):
+                with torch.device("meta"):
+                    model = build()
+                    x = torch.randn(shape, requires_grad=True)
+                with FlopCounterMode(display=False) as forward:
+                    loss = model(x).sum()
+                with FlopCounterMode(display=False) as backward:
+                    loss.backward()
+                return forward.get_total_flops(), backward.get_total_flops()
         '''), "training_flops on"),
         # the example's bfloat16 taken for the only dtype: the dtype given is ignored
         Wrong("store_saved_in_bfloat16_always", HOOKS_INSIDE_PYTORCH, "store_saved_in", _cell('''

@@ -127,6 +127,34 @@ def test_tensor_scalar_has_no_index():
         check_tensor(torch.tensor(3), torch.tensor(4), "count")
 
 
+def test_two_values_that_differ_never_print_alike():
+    """Shown with six significant digits, 0.8396943 and 0.8396941 read "0.839694 instead of 0.839694": a value is shown
+    with as many more digits as it takes to tell the two apart, and with six where six do."""
+    got, want = torch.tensor([0.8396943], dtype=torch.float64), torch.tensor([0.8396941], dtype=torch.float64)
+    with fails_with(r"^grad has the wrong values: 0.8396943 instead of 0.8396941 at index \(0,\)$"):
+        check_tensor(got, want, "grad", atol=1e-9, rtol=1e-9)
+    with fails_with(r"^x has the wrong values: 1.0000001 instead of 1$"):
+        check_tensor(torch.tensor(1.0000001, dtype=torch.float64), torch.tensor(1.0, dtype=torch.float64), "x",
+                     atol=0, rtol=0)
+    with fails_with(r"^x has the wrong values: 0.123457 instead of 0.5$"):
+        check_tensor(torch.tensor(0.123456789, dtype=torch.float64), torch.tensor(0.5, dtype=torch.float64), "x")
+
+
+def test_a_distributions_statistic_prints_outside_the_range_it_missed():
+    """A mean of 0.05004 for 0 ± 0.05, shown with three digits, reads "mean 0.05, expected 0 ± 0.05": inside the range.
+    Each statistic is shown with the digits it takes for the number printed to miss the range too."""
+    from hooklab.observations import distribution_problem
+
+    signs, mean = np.array([1.0, -1.0] * 500), {"mean": 0.0, "mean_atol": 0.05}
+    assert distribution_problem(signs + 0.05004, "w", mean) == "w: mean 0.05004, expected 0 ± 0.05"
+    assert distribution_problem(signs + 0.3, "w", mean) == "w: mean 0.3, expected 0 ± 0.05"
+    assert distribution_problem(np.array([0.57736, 0.1]), "w", {"bound": 0.57735}) == (
+        "w: a value of 0.57736 lies outside ±0.57735")
+    ones = np.array([1.0, -1.0] * 50_000) * 1.05001  # standard deviation 1.0500152 (ddof=1)
+    assert distribution_problem(ones, "w", {"std": 1.0, "std_rtol": 0.05}) == (
+        "w: standard deviation 1.05002, expected 1 (± 5%)")
+
+
 def test_tensor_rejects_none():
     with fails_with(r"^weight.grad is None, expected a tensor of shape \(1,\)$"):
         check_tensor(None, torch.zeros(1), "weight.grad")

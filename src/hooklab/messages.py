@@ -148,7 +148,8 @@ def _tensors(got: dict[str, Any], want: dict[str, Any], label: str, *, atol: flo
         return f"{label} is nan{where}, {NAN_HINT}"
     count = f"{len(wrong)} of {actual.size} entries wrong" if actual.size > 1 else ""
     if not withheld:
-        return (f"{label} has the wrong values: {_number(actual[first])} instead of {_number(expected[first])}{where}"
+        got_text, want_text = told_apart((actual[first], expected[first]), lambda a, e: a != e)
+        return (f"{label} has the wrong values: {got_text} instead of {want_text}{where}"
                 + (f" ({count})" if count else ""))
     with numpy.errstate(all="ignore"):
         errors = numpy.abs(actual[wrong] - expected[wrong])
@@ -162,8 +163,25 @@ def wrong_shape(label: str, expected: tuple[int, ...], got: tuple[int, ...]) -> 
     return f"{label}: shape {expected} expected, got {got}"
 
 
-def _number(value: Any) -> str:
-    return f"{complex(value):.6g}" if isinstance(value, complex | numpy.complexfloating) else f"{float(value):.6g}"
+def _number(value: Any, digits: int = 6) -> str:
+    return (f"{complex(value):.{digits}g}" if isinstance(value, complex | numpy.complexfloating)
+            else f"{float(value):.{digits}g}")
+
+
+def told_apart(values: Any, differ: Any, digits: int | tuple[int, ...] = 6) -> list[str]:
+    """``values`` (numbers) as a sentence shows them: with ``digits`` significant digits (one count for all, or one
+    per value), or as many more as it takes for ``differ``, given the values read back from those texts, to hold, as
+    it holds of the values themselves (two numbers that differ must not print alike: "0.839694 instead of
+    0.839694"). From 17 digits on, every float64 reads back as itself."""
+    values = list(values)
+    starts = digits if isinstance(digits, tuple) else (digits,) * len(values)
+    for more in range(18):
+        texts = [_number(value, min(start + more, 17)) for value, start in zip(values, starts)]
+        read = [complex(text) if isinstance(value, complex | numpy.complexfloating) else float(text)
+                for text, value in zip(texts, values)]
+        if differ(*read) or all(min(start + more, 17) == 17 for start in starts):
+            return texts
+    return texts
 
 
 def names_problem(got: Any, want: Any, label: str, *, withheld: bool = False) -> str:

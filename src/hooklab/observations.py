@@ -273,6 +273,12 @@ NUMPY_INTEGERS = _numpy_integers()  # a NumPy integer counts as the int it holds
 _OWN_FILES = frozenset({__file__, os.path.join(os.path.dirname(__file__), "checks.py")})
 
 
+def _beyond(value: float, limit: float) -> bool:
+    """``value > limit`` by more than rounding (a value read back from its text is not the one computed: 0.15 - 0.1
+    is 0.04999999999999999, 1.05 / 1 - 1 is 0.050000000000000044)."""
+    return value - limit > 1e-9 * abs(limit)
+
+
 DISTRIBUTION = ("mean", "mean_atol", "std", "std_rtol", "kurtosis", "kurtosis_atol", "bound")  # what describes one
 
 
@@ -287,20 +293,30 @@ def distribution_problem(values: Any, what: str, spec: dict[str, float]) -> str:
     statistics = {"mean", "std", "kurtosis"} & spec.keys()
     if x.size < (2 if statistics else 1) or not numpy.isfinite(x).all():
         return f"{what}: {x.size} value{'s' if x.size != 1 else ''}, not all finite or too few for the statistics asked"
+    # each number shown with as many digits as it takes for the values read back to fail as the values did
+    from hooklab.messages import told_apart
+
     if "bound" in spec and numpy.abs(x).max() > spec["bound"]:
-        return f"{what}: a value of {x[numpy.abs(x).argmax()]:.4g} lies outside ±{spec['bound']:.4g}"
+        value, bound = told_apart((float(x[numpy.abs(x).argmax()]), spec["bound"]), lambda v, b: _beyond(abs(v), b), 4)
+        return f"{what}: a value of {value} lies outside ±{bound}"
     if not statistics:
         return ""
     mean, std = x.mean(), x.std(ddof=1)
     if "mean" in spec and abs(mean - spec["mean"]) > spec["mean_atol"]:
-        return f"{what}: mean {mean:.3g}, expected {spec['mean']:g} ± {spec['mean_atol']:.3g}"
+        shown = told_apart((float(mean), spec["mean"], spec["mean_atol"]), lambda m, c, t: _beyond(abs(m - c), t),
+                           (3, 6, 3))
+        return f"{what}: mean {shown[0]}, expected {shown[1]} ± {shown[2]}"
     if "std" in spec and abs(std / spec["std"] - 1) > spec["std_rtol"]:
-        return f"{what}: standard deviation {std:.3g}, expected {spec['std']:.4g} (± {spec['std_rtol']:.0%})"
+        shown = told_apart((float(std), spec["std"]), lambda s, e: _beyond(abs(s / e - 1), spec["std_rtol"]),
+                           (3, 4))
+        return f"{what}: standard deviation {shown[0]}, expected {shown[1]} (± {spec['std_rtol']:.0%})"
     if "kurtosis" in spec:
         centred = x - mean
         kurtosis = float((centred**4).mean() / (centred**2).mean() ** 2) if std > 0 else math.inf
         if abs(kurtosis - spec["kurtosis"]) > spec["kurtosis_atol"]:
-            return (f"{what}: kurtosis {kurtosis:.2g}, expected {spec['kurtosis']:g} ± {spec['kurtosis_atol']:g} (3 "
+            shown = told_apart((kurtosis, spec["kurtosis"], spec["kurtosis_atol"]),
+                               lambda k, c, t: _beyond(abs(k - c), t), (2, 6, 6))
+            return (f"{what}: kurtosis {shown[0]}, expected {shown[1]} ± {shown[2]} (3 "
                     "for a normal distribution, 1.8 for a uniform one)")
     return ""
 

@@ -32,14 +32,20 @@ def apply_copy(tmp_path: Path) -> Path:
     return _copy(tmp_path, "04_apply/apply.ipynb")
 
 
+def _next_number(path: Path) -> int:
+    """The number the next exercise of a notebook gets: one after its exercises' count (an instructor may add some)."""
+    return len(exercise_texts(path)) + 1
+
+
 def test_the_exercise_goes_before_the_summary_with_its_heading_answer_and_test_cells(apply_copy: Path):
-    before = nbformat.read(apply_copy, as_version=4)
+    before, number = nbformat.read(apply_copy, as_version=4), _next_number(apply_copy)
     added = new_exercise(apply_copy, "count_children", "count the children", 2)
     nb = nbformat.read(apply_copy, as_version=4)
     assert len(nb.cells) == len(before.cells) + 3
     text, answer, test = nb.cells[added.index:added.index + 3]
     assert nb.cells[added.index + 3].source.startswith("## Summary")
-    assert added.number == 7 and text.source.startswith("### Exercise 7 — count the children (2 points)\n")
+    assert added.number == number
+    assert text.source.startswith(f"### Exercise {number} — count the children (2 points)\n")
     assert answer.metadata == {"nbgrader": {"grade": False, "grade_id": "count_children", "locked": False,
                                             "schema_version": 3, "solution": True, "task": False}}
     assert test.metadata == {"nbgrader": {"grade": True, "grade_id": "count_children_test", "locked": True,
@@ -58,13 +64,14 @@ def test_the_exercise_goes_before_the_summary_with_its_heading_answer_and_test_c
 
 
 def test_the_notebook_stays_valid_for_nbformat_and_nbgrader_and_nbgrader_releases_the_new_cells(apply_copy: Path):
+    number = _next_number(apply_copy)
     added = new_exercise(apply_copy, "count_children", "count the children", 1)
     nb = nbformat.read(apply_copy, as_version=4)
     nbformat.validate(nb)
     MetadataValidator().validate_nb(nb)
     text, answer, test = nb.cells[added.index:added.index + 3]
     assert is_solution(answer) and not is_grade(answer) and is_grade(test) and not is_solution(test)
-    assert text.source.startswith("### Exercise 7 — count the children (1 point)\n")
+    assert text.source.startswith(f"### Exercise {number} — count the children (1 point)\n")
     released, _ = ClearHiddenTests().preprocess(*ClearSolutions().preprocess(nb, {}))
     stub, checks = released.cells[added.index + 1:added.index + 3]
     assert "raise NotImplementedError()" in stub.source and "BEGIN SOLUTION" not in stub.source
@@ -144,9 +151,10 @@ def test_an_empty_title_or_no_points_is_refused(apply_copy: Path, title: str, po
 
 def test_the_command_adds_the_exercise_and_prints_the_catalogue_entries_or_says_why_not(apply_copy: Path, capsys):
     args = ["new-exercise", str(apply_copy), "--id", "count_children", "--title", "count the children", "--points", "2"]
+    number = _next_number(apply_copy)
     assert cli.main(args) == 0
     out = capsys.readouterr().out
-    assert out.startswith("Exercise 7 (count_children, count_children_test) added to ")
+    assert out.startswith(f"Exercise {number} (count_children, count_children_test) added to ")
     assert '"count_children": [' in out and "Dimension(" in out and 'Wrong("count_children_' in out
     assert cli.main(args) == 2
     assert capsys.readouterr().err == (f"hooklab: {apply_copy.name} already has a cell with grade_id 'count_children': "

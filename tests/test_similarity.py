@@ -131,4 +131,26 @@ def test_the_corpus_answers_shown_side_by_side_quote_no_hidden_test_line(tmp_pat
     similar = class_similarity(SOLUTIONS, folder, sorted({(case.student, case.assignment) for case in cases}))
     assert sum(len(exercise.flagged) for exercise in similar) > 100  # the corpus's many copies of the reference
     text = html.unescape("".join(_similar(similar)))
-    assert "HIDDEN TESTS" not in text and not [line for line in hidden_lines() if line in text]
+    shown_elsewhere = set()  # lines the notebooks hold outside their hidden tests: given, visible or solution code
+    for path in SOLUTIONS.glob("*/*.ipynb"):
+        for cell in nbformat.read(path, as_version=4).cells:
+            parts = cell.source.split("### BEGIN HIDDEN TESTS")
+            outside = parts[0] + "".join(part.split("### END HIDDEN TESTS", 1)[-1] for part in parts[1:])
+            shown_elsewhere |= {line.strip() for line in outside.splitlines()}
+    assert "HIDDEN TESTS" not in text and not [line for line in hidden_lines() - shown_elsewhere if line in text]
+
+
+def test_a_hidden_line_the_notebook_also_shows_elsewhere_is_not_redacted_in_an_answer(tmp_path: Path):
+    """A line of a hidden test that a solution or a visible test also holds is no secret: a student's own line that
+    holds it stays in the side-by-side view (only the hidden tests' own lines are taken out)."""
+    common, secret = "with torch.no_grad():", "assert secret_expected_value == 12345"
+    _notebook(tmp_path / "source" / "hw" / "nb.ipynb", f"### BEGIN SOLUTION\n{common}\n    pass\n### END SOLUTION",
+              f"check()\n### BEGIN HIDDEN TESTS\n{common}\n    {secret}\n### END HIDDEN TESTS")
+    answers = a_class(12, seed=3)
+    answers["copier"] += f"\n{common}\n    {secret}"
+    for student, text in answers.items():
+        _notebook(tmp_path / "submitted" / student / "hw" / "nb.ipynb", text)
+    [exercise] = class_similarity(tmp_path / "source", tmp_path / "submitted", [(s, "hw") for s in answers])
+    [pair] = exercise.flagged
+    shown = pair.first_answer.splitlines()
+    assert common in shown and secret not in pair.first_answer and REDACTED in shown

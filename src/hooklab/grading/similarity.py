@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from hooklab.grading.redaction import REDACTED, hidden_lines
+from hooklab.grading.redaction import LINE, REDACTED, hidden_lines, hidden_lines_by_number
 
 NOISE = 25  # copydetect's noise threshold: k, the length of a k-gram of normalised code (its default)
 GUARANTEE = 30  # copydetect's guarantee threshold: a shared run this long is always seen (its default)
@@ -221,14 +221,20 @@ def _redacted(text: str, hidden: set[str], markers: tuple[str, str]) -> str:
 
 
 def _hidden(source: Path, markers: tuple[str, str]) -> set[str]:
-    """The lines of every hidden test of the course's source notebooks (:func:`hidden_lines`)."""
-    found = set()
+    """The lines of the hidden tests of the course's source notebooks (:func:`hidden_lines`) that no other part of
+    them holds: a line that is also in a given cell, a visible test or a solution (``with torch.no_grad():``) is
+    no secret, and a student's own answer often holds it."""
+    found, elsewhere = set(), set()
     for notebook in sorted(source.glob("*/*.ipynb")):
         for cell in json.loads(notebook.read_bytes()).get("cells", []):
-            if cell.get("metadata", {}).get("nbgrader", {}).get("grade"):
-                text = cell.get("source", "")
-                found |= hidden_lines(text if isinstance(text, str) else "".join(text), *markers)
-    return found
+            text = cell.get("source", "")
+            text = text if isinstance(text, str) else "".join(text)
+            hidden = hidden_lines_by_number(text, *markers) if cell.get("metadata", {}).get("nbgrader", {}).get(
+                "grade") else {}
+            found |= hidden_lines(text, *markers) if hidden else set()
+            elsewhere |= {line.strip() for number, line in enumerate(LINE.findall(text), start=1)
+                          if number not in hidden}
+    return found - elsewhere
 
 
 def class_similarity(source: Path, submitted: Path, submissions: Iterable[tuple[str, str]],

@@ -80,6 +80,8 @@ SPACE: dict[str, list[Dimension]] = {
                   and any(m._forward_hooks for m in c.args[0].modules())),
         Dimension("a model whose forward raises an Exception or KeyboardInterrupt",
                   reading="leaf_shapes_test's Broken and Interrupted models: no hook left after the call raised"),
+        Dimension("a call right after one in which model(x) raised",
+                  lambda c: c.target == "leaf_output_shapes" and c.after_raise),
     ],
     "capture": [
         Dimension("the name '' (the model itself)", lambda c: c.target == "capture" and "" in c.args[1]),
@@ -109,6 +111,10 @@ SPACE: dict[str, list[Dimension]] = {
                   lambda c: c.target == "patch" and bool(c.args[1]._forward_hooks)),
         Dimension("a clean or corrupted run that raises",
                   reading="patch_activation_test's runs with an input of the wrong width: no hook left"),
+        Dimension("a clean run stopped by KeyboardInterrupt", lambda c: c.target == "patch" and any(
+            type(m).__name__ == "Interrupting" and m.at == 1 for m in c.args[0].modules())),
+        Dimension("a corrupted run stopped by KeyboardInterrupt", lambda c: c.target == "patch" and any(
+            type(m).__name__ == "Interrupting" and m.at == 2 for m in c.args[0].modules())),
     ],
     "predict_order": [
         Dimension("a child called twice", lambda c: c.target == "predict_order"
@@ -288,6 +294,27 @@ def readings() -> list[Wrong]:
                         module._forward_hooks.clear()
                 return records
         '''), "the forward hooks the model held before leaf_output_shapes"),
+        # the pairs gathered in a module-level list, cleared only after a call that succeeded: a call after one in
+        # which model(x) raised returns the failed call's pairs too
+        Wrong("leaf_shapes_keeps_a_failed_calls_pairs", FORWARD_HOOKS, "leaf_shapes", _cell('''
+            _records = []
+
+
+            def leaf_output_shapes(model, x):
+                handles = []
+                try:
+                    for name, module in model.named_modules():
+                        if not list(module.children()):
+                            handles.append(module.register_forward_hook(
+                                lambda m, args, output, name=name: _records.append((name, tuple(output.shape)))))
+                    model(x)
+                    result = list(_records)
+                    _records.clear()
+                    return result
+                finally:
+                    for handle in handles:
+                        handle.remove()
+        '''), "called right after a call in which model(x) raised"),
         # requirement 2 ("every hook is removed") done without handles: the named modules' forward hooks cleared
         Wrong("capture_clears_the_modules_forward_hooks", FORWARD_HOOKS, "capture", _cell('''
             from contextlib import contextmanager
@@ -375,6 +402,23 @@ def readings() -> list[Wrong]:
                 finally:
                     layer._forward_hooks.clear()
         '''), "the forward hook model[1] held before patch"),
+        # requirement 4 ("the same when a run raises") read as an Exception only: the hooks removed in `except
+        # Exception`, so a KeyboardInterrupt leaves one on the layer
+        Wrong("patch_removes_its_hooks_on_exceptions_only", FORWARD_HOOKS, "patch_activation", _cell('''
+            def patch(model, layer, clean, corrupted):
+                kept = []
+                handle = layer.register_forward_hook(lambda m, a, out: kept.append(out))
+                try:
+                    model(clean)
+                    handle.remove()
+                    handle = layer.register_forward_hook(lambda m, a, out: kept[0])
+                    result = model(corrupted)
+                except Exception:
+                    handle.remove()
+                    raise
+                handle.remove()
+                return result
+        '''), "stopped with KeyboardInterrupt"),
         # always_call tested by the key's presence: {"always_call": False} counts as set
         Wrong("predict_order_tests_always_call_by_its_key", FORWARD_HOOKS, "predict_order", _cell('''
             def hooks_in_order(config, module, kind):

@@ -68,6 +68,17 @@ SPACE: dict[str, list[Dimension]] = {
                   and bool(c.args[0] > 1)),
         Dimension("W's gradient inside [-1, 1]", lambda c: c.target == "clip_gradient" and c.args[0].shape == (1,)
                   and bool(c.args[0].abs() <= 1)),
+        Dimension("a gradient of several values, all inside [-1, 1], called directly",
+                  lambda c: c.target == "clip_gradient" and c.args[0].numel() > 1
+                  and not c.args[0].requires_grad and bool((c.args[0].abs() <= 1).all())),
+        Dimension("a 0-d gradient", lambda c: c.target == "clip_gradient" and c.args[0].dim() == 0),
+        Dimension("a (1, 1) gradient", lambda c: c.target == "clip_gradient" and c.args[0].shape == (1, 1)),
+        Dimension("a float64 gradient of one element",
+                  lambda c: c.target == "clip_gradient" and str(c.args[0].dtype) == "torch.float64"
+                  and c.args[0].numel() == 1),
+        Dimension("a float64 gradient of several elements",
+                  lambda c: c.target == "clip_gradient" and str(c.args[0].dtype) == "torch.float64"
+                  and c.args[0].numel() > 1),
     ],
     "backward_pre_hook": [
         Dimension("grad_output of two dimensions",
@@ -139,6 +150,22 @@ def readings() -> list[Wrong]:
             def clip_gradient(grad):
                 return grad.sign()
         '''), "what clip_gradient returns"),
+        # "as a new tensor" read as "a new tensor where something was clipped": a gradient with nothing to clip is
+        # returned as it came
+        Wrong("clip_gradient_returns_its_argument_when_inside", BACKWARD_HOOKS, "clip_gradient", _cell('''
+            def clip_gradient(grad):
+                if grad.abs().max() <= 1:
+                    return grad
+                return grad.clamp(-1, 1)
+        '''), "whether clip_gradient returns the very tensor it was given"),
+        # a one-element gradient clipped as a Python float: the result is a float32 tensor of shape (1,), whatever
+        # the gradient's shape and dtype
+        Wrong("clip_gradient_clips_one_element_as_a_float", BACKWARD_HOOKS, "clip_gradient", _cell('''
+            def clip_gradient(grad):
+                if grad.numel() == 1:
+                    return torch.tensor([max(-1.0, min(1.0, grad.item()))])
+                return grad.clamp(-1, 1)
+        '''), "the gradient's own shape and dtype, clamped"),
         # only large gradients clipped: the lower bound forgotten
         Wrong("clip_gradient_clamps_only_from_above", BACKWARD_HOOKS, "clip_gradient", _cell('''
             def clip_gradient(grad):

@@ -249,7 +249,7 @@ def test_honest_lines_the_scan_once_held_are_not_flagged(assignment: str, source
 
 # Honest code the scan once held, each beside a hostile twin that stays held: the rule was narrowed to what can change
 # what the checkers observe (rules.METHODCALLER, ATTRGETTER, REDUCE, CALLED_BY_NAME, CONTAINERS, TORCH_PRIVATE_NAMES,
-# MODES; Checker.in_function).
+# MODES, ANNOTATION_TYPES; Checker.snapshot, visit_annotation).
 @pytest.mark.parametrize(("assignment", "honest", "hostile", "technique"), [
     # operator.methodcaller(name, ...)(obj) is obj.name(...): its name is read as an attribute's, and it is called
     ("04_apply", "import operator\n\nfill = operator.methodcaller('fill_', 1.0)\nfill(torch.ones(2))\n",
@@ -439,6 +439,32 @@ def test_honest_lines_the_scan_once_held_are_not_flagged(assignment: str, source
      "from _operator import methodcaller\nfrom hooklab import checks\n\n"
      "methodcaller('__setattr__', 'check_tensor', print)(checks)\n",
      "reaches '__setattr__' by name"),
+    # a plain annotation (names, attributes, subscripts, strings of those) may name torch.futures.Future, as a DDP
+    # communication hook is annotated; a call in it, the module's functions, and what is read back from an annotation
+    # that names a module's function stay held (rules.ANNOTATION_TYPES)
+    ("10_hooks_inside_pytorch",
+     "def scaled_fp16_hook(state, bucket: dist.GradBucket) -> torch.futures.Future[torch.Tensor]:\n    return None\n",
+     "def scaled_fp16_hook(state, bucket: dist.GradBucket) -> torch.futures.Future():\n    return None\n",
+     "runs code outside its cell (torch.futures)"),
+    ("10_hooks_inside_pytorch",
+     "pending: torch.futures.Future | None = None\n\n\nclass Pending:\n"
+     "    future: torch.futures.Future[torch.Tensor]\n",
+     "pending: torch.futures.Future | None = None\n\n\nclass Pending:\n    future: torch.futures.collect_all\n",
+     "runs code outside its cell (torch.futures)"),
+    ("10_hooks_inside_pytorch",
+     "def finish(done: 'torch.futures.Future[list[torch.Tensor]]') -> 'torch.Tensor':\n    return done.value()[0]\n",
+     "def finish(done: 'torch.futures.Future().then(print)') -> 'torch.Tensor':\n    return done.value()[0]\n",
+     "code in a string: runs code outside its cell (torch.futures)"),
+    ("10_hooks_inside_pytorch",
+     "import inspect\n\n\ndef hook(state, bucket) -> torch.futures.Future[torch.Tensor]:\n    return None\n\n\n"
+     "returned = inspect.signature(hook).return_annotation\n",
+     "import inspect\n\n\ndef hook(state, bucket) -> os.system:\n    return None\n\n\n"
+     "run = inspect.signature(hook).return_annotation\n",
+     "runs code outside its cell (processes: os.system)"),
+    ("10_hooks_inside_pytorch", "def hook(state, bucket) -> getattr(torch.futures, 'Future'):\n    return None\n",
+     "def getattr(module, name):\n    return module\n\n\ndef hook(state, bucket) -> getattr(torch.futures, 'Future'):\n"
+     "    return None\n",
+     "runs code outside its cell (torch.futures)"),
 ])
 def test_a_narrowed_rule_lets_honest_code_through_and_holds_its_hostile_twin(assignment: str, honest: str, hostile: str,
                                                                             technique: str):
@@ -449,7 +475,8 @@ def test_a_narrowed_rule_lets_honest_code_through_and_holds_its_hostile_twin(ass
 
 def test_what_the_narrowed_rules_assume_of_torch_holds():
     """CALLED_BY_NAME: torch.nn.init's names ending in "_" are all functions, and its modules fail when called;
-    TORCH_PRIVATE_NAMES: every name let through is one of the module's tree functions, none registers anything."""
+    TORCH_PRIVATE_NAMES: every name let through is one of the module's tree functions, none registers anything;
+    ANNOTATION_TYPES: a future made by hand runs its callbacks only when its result is set."""
     import types
 
     import torch.nn.init
@@ -464,6 +491,16 @@ def test_what_the_narrowed_rules_assume_of_torch_holds():
                                                                                                "warnings"}
     names = TORCH_PRIVATE_NAMES["torch.utils._pytree"]
     assert names <= set(vars(torch.utils._pytree)) and not any("register" in name or name.isupper() for name in names)
+    # ANNOTATION_TYPES: torch.futures.Future is the public torch.Future with Python wrappers, its callbacks run when the
+    # code that holds it sets its result
+    import torch.futures
+
+    from hooklab.grading.integrity.rules import ANNOTATION_TYPES
+
+    assert ANNOTATION_TYPES == {"torch.futures.Future"} and issubclass(torch.futures.Future, torch.Future)
+    future, ran = torch.futures.Future(), []
+    future.then(ran.append)
+    assert ran == [] and future.set_result(1) is None and len(ran) == 1
 
 
 def test_torchs_public_modules_and_the_private_ones_the_notebooks_use_are_not_flagged():

@@ -929,6 +929,15 @@ def _backward_hooks() -> list[Answer]:
                     print(f"gradient of {name}: {grad}")
                     answer.append(grad)
         '''),
+        answer("backward_collect", "type hints: Optional, a string annotation, an annotated local", r'''
+            from typing import Optional
+
+
+            def module_hook(module: nn.Module, grad_input: tuple[Optional[torch.Tensor], ...],
+                            grad_output: "tuple[torch.Tensor, ...]") -> None:
+                collected: list[torch.Tensor] = [*grad_input, *grad_output]
+                answer.extend(collected)
+        '''),
         answer("tensor_hook", "global", r'''
             def tensor_hook(grad):
                 global answer
@@ -3178,6 +3187,43 @@ def _hooks_inside_pytorch() -> list[Answer]:
                 work = dist.all_reduce(buffer.div(scale).to(torch.float16), group=group, async_op=True)
                 return work.get_future().then(
                     functools.partial(restore, scale=scale, dtype=buffer.dtype, processes=group.size()))
+        '''),
+        answer("scaled_fp16_hook", "type hints as torch's docs write them (torch.futures.Future[torch.Tensor]), X | None", r'''
+            def scaled_fp16_hook(state: dist.ProcessGroup | None,
+                                 bucket: dist.GradBucket) -> torch.futures.Future[torch.Tensor]:
+                group: dist.ProcessGroup = dist.group.WORLD if state is None else state
+                flat: torch.Tensor = bucket.buffer()
+                peak = flat.detach().abs().amax().reshape(1)
+                dist.all_reduce(peak, op=dist.ReduceOp.MAX, group=group)
+                scale = torch.where(peak > 0, peak, torch.ones_like(peak))
+
+                def unscale(future: torch.futures.Future[list[torch.Tensor]]) -> torch.Tensor:
+                    (total,) = future.value()
+                    return total.to(flat.dtype) * scale / dist.get_world_size(group)
+
+                work = dist.all_reduce(flat.div(scale).half(), group=group, async_op=True)
+                return work.get_future().then(unscale)
+        '''),
+        answer("scaled_fp16_hook", "string type hints, Optional, a notebook-level annotated constant", r'''
+            from typing import Optional
+
+            WIRE: torch.dtype = torch.float16
+
+
+            def scaled_fp16_hook(group: "Optional[dist.ProcessGroup]",
+                                 bucket: dist.GradBucket) -> torch.futures.Future[torch.Tensor]:
+                buffer = bucket.buffer()
+                largest = buffer.detach().abs().max().reshape(1)
+                dist.all_reduce(largest, op=dist.ReduceOp.MAX, group=group)
+                scale = largest if largest.item() > 0 else torch.ones_like(largest)
+                members = dist.get_world_size(group)
+
+                def unscale(done: "torch.futures.Future[list[torch.Tensor]]") -> "torch.Tensor":
+                    return done.value()[0].to(buffer.dtype) * scale / members
+
+                pending: "torch.futures.Future[list[torch.Tensor]]" = dist.all_reduce(
+                    (buffer / scale).to(WIRE), group=group, async_op=True).get_future()
+                return pending.then(unscale)
         '''),
     ]
 

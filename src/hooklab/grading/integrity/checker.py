@@ -38,6 +38,8 @@ class Checker(Magics, ast.NodeVisitor):
         self.lookups: set[int] = set()  # ids of getattr given to reduce or map, its names read (functional_lookup)
         self.bases: set[int] = set()  # ids of the nodes whose attribute is taken (``m`` in ``m.f``)
         self.globals: set[str] = set()
+        self.annotation = False  # in a plain annotation (visit_annotation): it may name rules.ANNOTATION_TYPES
+        self.annotated: set[int] = set()  # ids of the links of an attribute chain that names one of those
 
     def flag(self, node: ast.AST, technique: str) -> None:
         self.found.append((getattr(node, "lineno", 1), technique))
@@ -182,13 +184,41 @@ class Checker(Magics, ast.NodeVisitor):
         self.globals, self.class_body = set(), False
         self.visit(node.args)
         if node.returns is not None:  # evaluated when the function is defined, as the arguments' annotations
-            self.visit(node.returns)
+            self.visit_annotation(node.returns)
         for statement in node.body:
             self.visit(statement)
         self.globals, self.class_body = outer, in_class
         self.depth -= 1
 
     visit_AsyncFunctionDef = visit_FunctionDef  # noqa: N815 (ast.NodeVisitor's name for the method)
+
+    def visit_arg(self, node: ast.arg) -> None:
+        if node.annotation is not None:
+            self.visit_annotation(node.annotation)
+
+    def visit_annotation(self, node: ast.expr) -> None:
+        """A parameter's, a return's or a variable's annotation. One that is plain (names, attributes, subscripts,
+        ``|``, strings of those: a type, as written) may name a class of rules.ANNOTATION_TYPES; anything else in an
+        annotation, a call among it, is checked as any code."""
+        outer, self.annotation = self.annotation, _plain_annotation(node)
+        self.visit(node)
+        self.annotation = outer
+
+    def names_annotation_type(self, node: ast.Attribute, origin: str) -> bool:
+        """Whether an attribute chain in a plain annotation names a class of rules.ANNOTATION_TYPES, or is a link of
+        one (``torch.futures`` in ``torch.futures.Future``). Not where the builtin getattr is rebound: the scan reads
+        ``getattr(torch.futures, "Future")`` as ``torch.futures.Future`` (syntax.parse), and another getattr would
+        be handed the module."""
+        if id(node) in self.annotated:
+            return True
+        if not (self.annotation and "getattr" in self.kept
+                and any(path in rules.ANNOTATION_TYPES for path in rules.reached(origin))):
+            return False
+        link = node.value
+        while isinstance(link, ast.Attribute):
+            self.annotated.add(id(link))
+            link = link.value
+        return True
 
     def visit_Lambda(self, node: ast.Lambda) -> None:
         self._scoped(node)
@@ -253,7 +283,7 @@ class Checker(Magics, ast.NodeVisitor):
 
     def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
         self.store(node, node.target, node.value)
-        self.visit(node.annotation)  # evaluated at notebook level
+        self.visit_annotation(node.annotation)  # evaluated at notebook level
         if node.value is not None:
             self.visit(node.value)
 
@@ -365,8 +395,14 @@ class Checker(Magics, ast.NodeVisitor):
         tree = syntax.code_in(text)
         if tree is None:
             return
-        inner = Checker(dict(self.imported), self.given, self.protected, self.permitted)
-        inner.visit(tree)
+        (expression,) = tree.body if len(tree.body) == 1 else (None,)
+        if self.annotation and isinstance(expression, ast.Expr) and _plain_annotation(expression.value):
+            # a string annotation, "torch.futures.Future": one plain expression, which binds no builtin
+            inner = Checker(dict(self.imported), self.given, self.protected, self.permitted, kept=self.kept)
+            inner.visit_annotation(expression.value)
+        else:
+            inner = Checker(dict(self.imported), self.given, self.protected, self.permitted)
+            inner.visit(tree)
         self.found += [(getattr(node, "lineno", 1), f"code in a string: {technique}") for _, technique in inner.found]
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
@@ -385,7 +421,7 @@ class Checker(Magics, ast.NodeVisitor):
             if not isinstance(node.value, ast.Name) or (isinstance(root, ast.Name) and root.id in self.imported):
                 self.flag(node, "reaches a module's or class's namespace (__dict__)")
         origin = self.origin(node)
-        if origin is not None:
+        if origin is not None and not self.names_annotation_type(node, origin):
             self.check_module(node, origin)
         self.generic_visit(node)
 
@@ -573,6 +609,22 @@ def _ends_with_underscore(name: ast.AST) -> bool:
         return (syntax.constant_text(name.left) or "").endswith("_")
     if isinstance(name, ast.Call) and isinstance(name.func, ast.Attribute) and name.func.attr == "format":
         return (syntax.constant_text(name.func.value) or "").endswith("_")
+    return False
+
+
+def _plain_annotation(node: ast.expr) -> bool:
+    """Whether an annotation only names a type, as written: names, attributes, subscripts, tuples and lists of them
+    (``Callable[[A], B]``), ``A | B`` and constants (a string one is read as its own annotation); no call."""
+    if isinstance(node, (ast.Name, ast.Constant)):
+        return True
+    if isinstance(node, ast.Attribute):
+        return _plain_annotation(node.value)
+    if isinstance(node, ast.Subscript):
+        return _plain_annotation(node.value) and _plain_annotation(node.slice)
+    if isinstance(node, (ast.Tuple, ast.List)):
+        return all(_plain_annotation(element) for element in node.elts)
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
+        return _plain_annotation(node.left) and _plain_annotation(node.right)
     return False
 
 

@@ -270,6 +270,13 @@ MODES = frozenset({"torch.overrides", "torch.overrides.resolve_name", "torch.uti
 # and it shows a TorchFunctionMode beside tensor subclasses, as 09 teaches them.
 FAKE_TENSORS = frozenset({"torch._subclasses", "torch._subclasses.FakeTensorMode", "torch._subclasses.fake_tensor",
                           "torch._subclasses.fake_tensor.FakeTensorMode", "torch._subclasses.fake_tensor.FakeTensor"})
+# Classes held with their module that an annotation may name (``def hook(state, bucket) -> torch.futures.Future:``, as
+# 10's DDP communication hook is documented). An annotation is evaluated where it is written and kept: code reads it
+# back as a value (``inspect.signature(f).return_annotation``, ``f.__annotations__``), so only a class whose value
+# does nothing the tests could see is let through, never a module or a function (``-> os.system``, ``-> sys.modules``).
+# torch.futures.Future is torch.Future (public, not held) with Python wrappers: a future made by hand runs its
+# callbacks only when the code that holds it sets its result, in that cell; collect_all and wait_all stay held.
+ANNOTATION_TYPES = frozenset({"torch.futures.Future"})
 # assignment → the dotted names its answers may use
 ALLOWED = {"09_below_the_module": MODES, "10_hooks_inside_pytorch": MODES | FAKE_TENSORS}
 

@@ -484,7 +484,7 @@ def _below_the_module() -> list[Wrong]:
 
             def predict_fires(uses, call):
                 return dict(TABLE[uses, call])
-        '''), "KeyError"),
+        '''), "its cell run again first, runs a backward pass (autograd's engine ran SumBackward0)"),
         Wrong('predict_fires_pops_the_tests_mode', BELOW_THE_MODULE, 'predict_fires', _cell('''
             from torch.utils._python_dispatch import _pop_mode, _push_mode
 
@@ -516,7 +516,7 @@ def _below_the_module() -> list[Wrong]:
         Wrong('predict_fires_runs_fires', BELOW_THE_MODULE, 'predict_fires', _cell('''
             def predict_fires(uses, call):
                 return fires(uses, call)     # runs the model: Requirement 4, unchecked
-        '''), 'predict_fires ran fires(...): predict the counts without running the model'),
+        '''), "runs a backward pass (autograd's engine ran SumBackward0): it must answer without running a model"),
         Wrong('predict_fires_runs_a_copy_of_fires', BELOW_THE_MODULE, 'predict_fires', _cell('''
             def predict_fires(uses, call):
                 # fires' own code, pasted: it runs a model rather than predicting

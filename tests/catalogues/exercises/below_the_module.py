@@ -300,7 +300,7 @@ def readings() -> list[Wrong]:
             def predict_fires(uses: int, call: str) -> dict[str, int]:
                 one, two = MEASURED[call]
                 return {kind: one[kind] + (uses - 1) * (two[kind] - one[kind]) for kind in one}
-        '''), "ran fires"),
+        '''), "its cell run again first, runs a backward pass"),
         # the same with a copy of fires' model of its own, run by a factory when the cell runs, the table in a closure
         Wrong("predict_fires_own_model_measured_in_a_closure", BELOW_THE_MODULE, "predict_fires", _cell('''
             def measured_predictor():
@@ -338,7 +338,7 @@ def readings() -> list[Wrong]:
 
 
             predict_fires = measured_predictor()
-        '''), "runs a"),
+        '''), "its cell run again first, runs a backward pass"),
         Wrong("first_nonfinite_model_itself_never_watched", BELOW_THE_MODULE, "first_nonfinite", _cell('''
             def first_nonfinite(model, x):
                 forward_bad, backward_bad, handles = [], [], []

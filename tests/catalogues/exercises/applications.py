@@ -20,6 +20,8 @@ SPACE: dict[str, list[Dimension]] = {
         Dimension("values beyond ±5", lambda c: c.target == "RoundSTE.forward" and bool((c.args[0].abs() > 5).any())),
         Dimension("a gradient other than ones", lambda c: c.target == "RoundSTE.backward"
                   and not bool((c.args[1] == 1).all())),
+        Dimension("the caller's x left as it was",
+                  reading="check_round_ste: x's values after RoundSTE.apply against a copy taken before the call"),
     ],
     "gradient_penalty": [
         Dimension("a batch of 1", lambda c: c.target == "gradient_penalty" and c.args[1].shape[0] == 1),
@@ -54,6 +56,9 @@ SPACE: dict[str, list[Dimension]] = {
                   and type(c.args[0]).__name__ == "Sequential" and len(list(c.args[0].parameters())) > 4),
         Dimension("parameters that hold a .grad already", lambda c: c.target == "grad_cam"
                   and all(p.grad is not None for p in c.args[0].parameters())),
+        Dimension("some parameters frozen by the caller, the others trainable", lambda c: c.target == "grad_cam"
+                  and any(not p.requires_grad for p in c.args[0].parameters())
+                  and any(p.requires_grad for p in c.args[0].parameters())),
         Dimension("a model whose forward raises KeyboardInterrupt", lambda c: c.target == "grad_cam"
                   and getattr(c.args[0], "error", None) is KeyboardInterrupt),
         Dimension("a model whose forward raises RuntimeError", lambda c: c.target == "grad_cam"
@@ -113,6 +118,21 @@ def readings() -> list[Wrong]:
                 def backward(ctx, grad_output):
                     return grad_output
         '''), "RoundSTE.apply("),
+        # "returns torch.round(x)" read as "rounds x": forward rounds the caller's tensor in place and returns it
+        Wrong("round_ste_rounds_in_place", APPLICATIONS, "round_ste", _cell('''
+            class RoundSTE(Function):
+                @staticmethod
+                def forward(x):
+                    return x.round_()
+
+                @staticmethod
+                def setup_context(ctx, inputs, output):
+                    pass
+
+                @staticmethod
+                def backward(ctx, grad_output):
+                    return grad_output
+        '''), "the caller's x after RoundSTE.apply("),
         # x_hat "made to require grad" by setting the flag: refused when fake comes from a generator (a non-leaf)
         Wrong("gradient_penalty_sets_the_flag_on_the_mix", APPLICATIONS, "gradient_penalty", _cell('''
             def gradient_penalty(critic, real, fake, eps):
@@ -195,6 +215,37 @@ def readings() -> list[Wrong]:
                 weights = gradient[0].mean(dim=(1, 2), keepdim=True)
                 return F.relu((weights * captured["A"][0]).sum(dim=0)).detach()
         '''), "caller's image requiring grad"),
+        # "leave every parameter's .grad as it was" read as "freeze the parameters": requires_grad set to False on every
+        # parameter and never restored
+        Wrong("grad_cam_freezes_the_parameters", APPLICATIONS, "grad_cam", _cell('''
+            def grad_cam(model, layer, image, target):
+                for p in model.parameters():
+                    p.requires_grad_(False)
+                image = image.detach().requires_grad_()
+                kept = {}
+                with layer.register_forward_hook(lambda m, i, o: kept.update(A=o)):
+                    score = model(image)[0, target]
+                (grad,) = torch.autograd.grad(score, kept["A"])
+                alpha = grad[0].mean(dim=(1, 2))
+                return torch.relu((alpha[:, None, None] * kept["A"][0]).sum(0)).detach()
+        '''), "the parameters whose requires_grad"),
+        # the parameters frozen for the analysis and "restored" by making every one trainable: a parameter the caller
+        # had frozen comes back trainable
+        Wrong("grad_cam_unfreezes_every_parameter", APPLICATIONS, "grad_cam", _cell('''
+            def grad_cam(model, layer, image, target):
+                for p in model.parameters():
+                    p.requires_grad_(False)
+                kept = {}
+                try:
+                    with layer.register_forward_hook(lambda m, i, o: kept.update(A=o.requires_grad_())):
+                        score = model(image)[0, target]
+                    (grad,) = torch.autograd.grad(score, kept["A"])
+                finally:
+                    for p in model.parameters():
+                        p.requires_grad_(True)
+                alpha = grad[0].mean(dim=(1, 2))
+                return torch.relu((alpha[:, None, None] * kept["A"][0]).sum(0)).detach()
+        '''), "the parameters whose requires_grad"),
         # "ReLU(Σ α_k A_k)" read with the ReLU on each channel: the same at a ReLU layer, whose output is never negative
         Wrong("grad_cam_rectifies_each_channel", APPLICATIONS, "grad_cam", _cell('''
             def grad_cam(model, layer, image, target):

@@ -30,6 +30,10 @@ SPACE: dict[str, list[Dimension]] = {
         Dimension("an nn.Parameter", lambda c: c.target == "pack_half" and isinstance(c.args[0], nn.Parameter)),
         Dimension("a saved activation (it requires grad)", lambda c: c.target == "pack_half"
                   and c.args[0].requires_grad and not isinstance(c.args[0], nn.Parameter)),
+        Dimension("values beyond float16's range (from 65520 on: inf) and at its edge (65504)",
+                  lambda c: c.target == "pack_half" and c.args[0].is_floating_point()
+                  and bool((c.args[0].detach().abs() >= 65520).any())
+                  and bool((c.args[0].detach().abs() == 65504).any())),
     ],
     "checkpointing": [
         Dimension("one block twice in the list", lambda c: c.target == "run_checkpointed"
@@ -38,6 +42,9 @@ SPACE: dict[str, list[Dimension]] = {
                   lambda c: c.target == "run_checkpointed" and not c.args[1].requires_grad),
         Dimension("blocks in eval mode", lambda c: c.target == "run_checkpointed" and not c.args[0].training),
         Dimension("one block", lambda c: c.target == "run_checkpointed" and len(c.args[0]) == 1),
+        Dimension("blocks holding forward hooks and pre-hooks of the caller's", lambda c: c.target == "run_checkpointed"
+                  and any(len(block._forward_hooks) > 0 for block in c.args[0])
+                  and any(len(block._forward_pre_hooks) > 0 for block in c.args[0])),
         Dimension("blocks that recompute differently (backward must use the recomputation)",
                   reading="recomputed_gradient: the calls that backward makes double each block's input"),
     ],
@@ -52,6 +59,9 @@ SPACE: dict[str, list[Dimension]] = {
                   and any(not key.startswith(c.args[2]) for key in c.args[1])),
         Dimension("another module's own layer named fc", lambda c: c.target == "rename_fc" and c.args[2] != ""
                   and any(key.startswith("fc.") for key in c.args[1])),
+        Dimension("a sibling's key with fc. right after the prefix's length (decoder.fc.weight beside 'encoder.')",
+                  lambda c: c.target == "rename_fc" and c.args[2] != "" and any(
+                      not key.startswith(c.args[2]) and key[len(c.args[2]):].startswith("fc.") for key in c.args[1])),
         Dimension("the prefix fc. (an Encoder that its parent names fc)",
                   lambda c: c.target == "rename_fc" and c.args[2] == "fc."),
         Dimension("a module name with characters special to regular expressions", lambda c: c.target == "rename_fc"
@@ -171,6 +181,37 @@ def readings() -> list[Wrong]:
                 dtype, stored = packed
                 return stored.to(dtype)
         '''), "nn.Parameter"),
+        # "keep it in float16's range" read as clamping to float16's largest value: a value from 65520 on is stored
+        # as 65504, where tensor.to(torch.float16) gives inf
+        Wrong("pack_half_clamps_to_the_range", MEMORY_HOOKS, "half_precision", _cell('''
+            def pack_half(tensor):
+                if tensor.is_floating_point():
+                    return tensor.dtype, tensor.clamp(-65504, 65504).to(torch.float16)
+                return tensor.dtype, tensor
+
+
+            def unpack_half(packed):
+                dtype, stored = packed
+                return stored.to(dtype)
+        '''), "beyond float16's range"),
+        # the block's forward taken for the block: checkpoint(block.forward, h) skips the hooks that calling the block
+        # runs
+        Wrong("run_checkpointed_calls_forward", MEMORY_HOOKS, "checkpointing", _cell('''
+            def run_checkpointed(blocks, x):
+                h = x
+                for block in blocks:
+                    h = checkpoint(block.forward, h, use_reentrant=False)
+                return h
+        '''), "hooks and pre-hooks"),
+        # "what follows prefix" read as the key past len(prefix) characters, without checking that the key starts with
+        # prefix: a sibling's decoder.fc.weight becomes encoder.linear.weight
+        Wrong("rename_fc_slices_without_startswith", MEMORY_HOOKS, "state_dict_hook", _cell('''
+            def rename_fc(module, state_dict, prefix, *rest):
+                for key in list(state_dict.keys()):
+                    after = key[len(prefix):]
+                    if after.startswith("fc."):
+                        state_dict[prefix + "linear." + after[3:]] = state_dict.pop(key)
+        '''), "decoder.fc.bias"),
         # "each module of blocks" taken from children(), which lists a block that appears twice only once
         Wrong("run_checkpointed_over_children", MEMORY_HOOKS, "checkpointing", _cell('''
             def run_checkpointed(blocks, x):

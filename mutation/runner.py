@@ -6,7 +6,15 @@ without their expected values, :func:`hooklab.grading.judge.without_expectations
 once per mutant: the fork runs the mutant and the cells after it up to the exercise's last test, and hands back
 what each test raised and observed. The process then runs the solution's own answer and the same cells: the
 reference. A test fails a mutant as the grader fails a submission: it raised, or :func:`judge.verdict` finds its
-observations differ from the reference's. A fork that runs past ``TIMEOUT`` or dies fails (a kernel stopped).
+observations differ from the reference's. A fork that runs past ``TIMEOUT`` or dies fails (a kernel stopped); its
+verdict then begins with :data:`TIMED_OUT` (or says it died), so that :mod:`mutation.score` can tell such kills apart.
+
+Some state does not survive a fork: a process group of ``torch.distributed`` (gloo's threads and sockets) or CUDA. A
+fork taken while the notebook holds it would hang on the exercise's first collective. So at the start of each
+exercise, while the process holds none of it, the process forks a spare copy of itself, which waits. When an answer
+cell comes after a cell that made such state, the mutants are run in forks of the spare instead: each first runs
+the cells from the spare's place up to the answer cell (each earlier answer with the solution, as the process ran
+them), so that it makes that state itself, then the mutant and its tests. The reference still runs in the process.
 
 With READINGS_JSON ({grade_id: {name: answer source}}: the catalogue's wrong readings) it runs those answers in
 place of the mutants, each keyed ``grade_id|reading: name``.
@@ -29,6 +37,7 @@ TIMEOUT = 60.0  # seconds a fork may take (its answer and tests)
 MEMORY = 6 << 30  # bytes of address space a fork may use
 JOBS = os.cpu_count() or 1  # forks at once
 NOT_JUDGED = "not judged"  # how a verdict begins when the reference failed its own test: the mutant is not killed
+TIMED_OUT = "still running after"  # how a verdict begins when the fork ran past its time and was stopped
 
 
 def exercises(nb: Any) -> list[dict[str, Any]]:
@@ -93,25 +102,63 @@ def main(notebook: str, seed: str, keys_file: str, out_file: str, readings_file:
                 tests[cell.metadata.nbgrader["grade_id"]] = {"raised": raised, "observed": seen}
         return tests
 
+    def replayed(start: int, request: dict[str, Any]) -> list[dict[str, Any] | str]:
+        """In the spare (a copy of the process before cell ``start`` ran): the request's answers, each in a fork that
+        first runs the cells from ``start`` up to the exercise's answer cell as the process ran them."""
+        ex, answered = request["exercise"], {int(index): code for index, code in request["answered"].items()}
+
+        def work(answer: str) -> dict[str, Any]:
+            for index in range(start, ex["index"]):
+                if nb.cells[index].cell_type == "code":
+                    run(index, answered.get(index))
+            return exercise_run(ex, answer)
+
+        return _forked(request["answers"], work, quiet, request["timeout"])
+
     results: dict[str, str] = {}
     quiet, position = os.open(os.devnull, os.O_WRONLY), 0
-    for ex in exercises(nb):
-        if ex["index"] < position:  # its answer ran already, with an earlier exercise's tests after it
-            results[f"{ex['grade_id']}|"] = "not run: its answer comes before the last test of an earlier exercise"
-            continue
-        for index in range(position, ex["index"]):
-            if nb.cells[index].cell_type == "code":
-                run(index)
-        source, lines = solution_lines(nb.cells[ex["index"]].source)
-        if readings is not None:
-            chosen = [_Reading(f"reading: {name}", answer) for name, answer in readings.get(ex["grade_id"], {}).items()]
-        else:
-            chosen = [m for m in mutants(source, lines) if not wanted or f"{ex['grade_id']}|{m.key}" in wanted]
-        outcomes = _forked(chosen, lambda m, ex=ex: exercise_run(ex, m.source), quiet)
-        reference = exercise_run(ex, source)  # the process goes on from here with the solution
-        position = ex["last"] + 1
-        for mutant, outcome in zip(chosen, outcomes):
-            results[f"{ex['grade_id']}|{mutant.key}"] = _judged(outcome, reference)
+    spare: _Spare | None = None
+    answered: dict[int, str] = {}  # the answer cells the process ran with the solution's source: index → source
+    since_spare = 0.0  # seconds the process spent running cells since the spare was forked
+    try:
+        for ex in exercises(nb):
+            if ex["index"] < position:  # its answer ran already, with an earlier exercise's tests after it
+                results[f"{ex['grade_id']}|"] = "not run: its answer comes before the last test of an earlier exercise"
+                continue
+            if not _unforkable():  # a copy of the process here, for the exercises a fork of the process cannot run
+                if spare is not None:
+                    spare.stop()
+                spare, since_spare = _Spare(position, lambda request, start=position: replayed(start, request)), 0.0
+            started = time.monotonic()
+            for index in range(position, ex["index"]):
+                if nb.cells[index].cell_type == "code":
+                    run(index)
+            since_spare += time.monotonic() - started
+            source, lines = solution_lines(nb.cells[ex["index"]].source)
+            if readings is not None:
+                chosen = [_Reading(f"reading: {name}", answer)
+                          for name, answer in readings.get(ex["grade_id"], {}).items()]
+            else:
+                chosen = [m for m in mutants(source, lines) if not wanted or f"{ex['grade_id']}|{m.key}" in wanted]
+            if not chosen:
+                outcomes = []
+            elif not _unforkable():
+                outcomes = _forked([m.source for m in chosen], lambda answer, ex=ex: exercise_run(ex, answer), quiet)
+            else:  # the spare runs them, each fork replaying the cells since the spare's place (twice their time more)
+                assert spare is not None  # one is forked before the first cell runs
+                outcomes = spare.run({"exercise": ex, "answers": [m.source for m in chosen],
+                                      "answered": {i: code for i, code in answered.items() if i >= spare.position},
+                                      "timeout": TIMEOUT + 2 * since_spare})
+            started = time.monotonic()
+            reference = exercise_run(ex, source)  # the process goes on from here with the solution
+            since_spare += time.monotonic() - started
+            answered[ex["index"]] = source
+            position = ex["last"] + 1
+            for mutant, outcome in zip(chosen, outcomes):
+                results[f"{ex['grade_id']}|{mutant.key}"] = _judged(outcome, reference)
+    finally:
+        if spare is not None:
+            spare.stop()
     Path(out_file).write_text(json.dumps(results))
 
 
@@ -120,6 +167,67 @@ class _Reading(NamedTuple):
 
     key: str
     source: str
+
+
+def _unforkable() -> str:
+    """What this process holds that a fork of it cannot use ("" if nothing): state kept by threads, which a fork
+    does not have (the forked child hangs on the first collective or CUDA call)."""
+    torch = sys.modules.get("torch")
+    if torch is None:
+        return ""
+    distributed = getattr(torch, "distributed", None)
+    if distributed is not None and distributed.is_available() and distributed.is_initialized():
+        return "a torch.distributed process group"
+    if torch.cuda.is_initialized():
+        return "CUDA"
+    return ""
+
+
+class _Spare:
+    """A fork of the process, taken where it could still be forked, waiting to run answers for it: each request
+    (JSON, one line) is answered with the outcomes (JSON, one line) of ``serve(request)``, run in the copy."""
+
+    def __init__(self, position: int, serve: Any) -> None:
+        self.position = position  # the first cell the copy has not run
+        requests, inbox = os.pipe()
+        outbox, replies = os.pipe()
+        self.pid = os.fork()
+        if self.pid == 0:  # the copy: serve until the process closes its end (or dies)
+            os.close(inbox)
+            os.close(outbox)
+            try:
+                with os.fdopen(requests, "rb") as reader, os.fdopen(replies, "wb") as writer:
+                    for line in reader:
+                        writer.write(json.dumps(serve(json.loads(line))).encode() + b"\n")
+                        writer.flush()
+            finally:
+                os._exit(0)
+        os.close(requests)
+        os.close(replies)
+        self.writer, self.reader = os.fdopen(inbox, "wb"), os.fdopen(outbox, "rb")
+
+    def run(self, request: dict[str, Any]) -> list[dict[str, Any] | str]:
+        """The copy's outcomes for ``request``."""
+        self.writer.write(json.dumps(request).encode() + b"\n")
+        self.writer.flush()
+        line = self.reader.readline()
+        if not line:
+            return [f"not run: the copy of the process stopped ({self.stop()})"] * len(request["answers"])
+        return json.loads(line)
+
+    def stop(self) -> str:
+        """End the copy; how it ended."""
+        for stream in (self.writer, self.reader):
+            try:
+                stream.close()
+            except OSError:
+                pass
+        try:
+            os.kill(self.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        _, status = os.waitpid(self.pid, 0)
+        return f"status {status}"
 
 
 def _judged(outcome: dict[str, Any] | str, reference: dict[str, Any]) -> str:
@@ -142,8 +250,9 @@ def _judged(outcome: dict[str, Any] | str, reference: dict[str, Any]) -> str:
     return ""
 
 
-def _forked(items: list[Any], work: Any, quiet: int) -> list[dict[str, Any] | str]:
-    """``work(item)`` for each item, each in a fork of this process (``JOBS`` at once), its output silenced."""
+def _forked(items: list[Any], work: Any, quiet: int, timeout: float = TIMEOUT) -> list[dict[str, Any] | str]:
+    """``work(item)`` for each item, each in a fork of this process (``JOBS`` at once, each stopped after ``timeout``
+    seconds), its output silenced."""
     results: list[dict[str, Any] | str] = ["not run"] * len(items)
     running: dict[int, tuple[int, int, float]] = {}  # pid → (item, read end, started)
     pending = list(range(len(items)))
@@ -177,10 +286,10 @@ def _forked(items: list[Any], work: Any, quiet: int) -> list[dict[str, Any] | st
             except BlockingIOError:
                 pass
             done, status = os.waitpid(pid, os.WNOHANG)
-            if done == 0 and time.monotonic() - started > TIMEOUT:
+            if done == 0 and time.monotonic() - started > timeout:
                 os.kill(pid, signal.SIGKILL)
                 os.waitpid(pid, 0)
-                results[item] = f"still running after {TIMEOUT:.0f} s (a timeout fails the test)"
+                results[item] = f"{TIMED_OUT} {timeout:.0f} s (a timeout fails the test)"
             elif done == 0:
                 continue
             else:

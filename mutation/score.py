@@ -6,7 +6,9 @@ submission (:mod:`mutation.runner`), under ``SEEDS`` seeds drawn afresh (``MUTAN
 A mutant is **killed** only if its exercise's tests fail under every seed: one that passes under any seed survives.
 Mutants that behave as the solution does by construction are listed, each with its reason, in ``equivalent.txt``
 beside this file, and left out of the score. Prints one line per notebook (killed/non-equivalent), then each
-survivor with its diff, then the pack's score.
+survivor with its diff, then the pack's score. A mutant or reading that failed under some seed only because its run
+was stopped (it ran past the runner's time) is counted as caught, as the grader's timeout fails a cell, but is also
+named apart: a hang of the runner itself would otherwise read as a perfect score.
 
 Usage: python -m mutation.score [NOTEBOOK_FOLDER ...]   (make mutants; make mutants NOTEBOOKS=02_forward_hooks)
 """
@@ -26,7 +28,7 @@ from pathlib import Path
 import nbformat
 
 from mutation.mutate import diff, mutants, solution_lines
-from mutation.runner import NOT_JUDGED, exercises
+from mutation.runner import NOT_JUDGED, TIMED_OUT, exercises
 
 REPO = Path(__file__).resolve().parent.parent
 EQUIVALENT = Path(__file__).with_name("equivalent.txt")
@@ -73,37 +75,44 @@ def catalogued_readings(folder: str) -> dict[str, dict[str, str]]:
     return found
 
 
-def readings_score(notebook: Path, seeds: list[str]) -> tuple[int, int, list[str]]:
-    """(caught, catalogued, the names of those the tests pass under some seed) for a notebook's wrong readings,
-    judged as the grader judges them; a reading is caught only if its exercise's tests fail it under every seed."""
+def readings_score(notebook: Path, seeds: list[str]) -> tuple[int, int, list[str], list[str]]:
+    """(caught, catalogued, the names of those the tests pass under some seed, the names of those caught but stopped
+    by the timeout under some seed) for a notebook's wrong readings, judged as the grader judges them; a reading is
+    caught only if its exercise's tests fail it under every seed."""
     catalogued = catalogued_readings(notebook.parent.name)
     total = sum(len(names) for names in catalogued.values())
     if not total:
-        return 0, 0, []
+        return 0, 0, [], []
     escaped: set[str] = set()
+    timed_out: set[str] = set()
     for seed in seeds:
         verdicts = run(notebook, seed, [], catalogued)
         escaped |= {key for key, why in verdicts.items() if not why or why.startswith(NOT_JUDGED)}
+        timed_out |= {key for key, why in verdicts.items() if why.startswith(TIMED_OUT)}
         ran = {key.removeprefix(f"{grade_id}|reading: ") for grade_id in catalogued for key in verdicts
                if key.startswith(f"{grade_id}|reading: ")}
         escaped |= {f"{grade_id}|reading: {name} (not run)" for grade_id, names in catalogued.items()
                     for name in names if name not in ran}
-    return total - len(escaped), total, sorted(f"{notebook.parent.name} {key}" for key in escaped)
+    return (total - len(escaped), total, sorted(f"{notebook.parent.name} {key}" for key in escaped),
+            sorted(f"{notebook.parent.name} {key}" for key in timed_out - escaped))
 
 
-def score(notebook: Path, seeds: list[str], known: dict[str, str]) -> tuple[int, int, list[str], list[str]]:
-    """(killed, non-equivalent mutants, survivors' descriptions, equivalents listed but not found) for a notebook."""
+def score(notebook: Path, seeds: list[str], known: dict[str, str]) -> tuple[int, int, list[str], list[str], list[str]]:
+    """(killed, non-equivalent mutants, survivors' descriptions, equivalents listed but not found, the killed stopped
+    by the timeout under some seed) for a notebook."""
     folder = notebook.parent.name
     verdicts = run(notebook, seeds[0], [])
     alive = {key for key, why in verdicts.items() if not why or why.startswith(NOT_JUDGED)}
+    timed_out = {key for key, why in verdicts.items() if why.startswith(TIMED_OUT)}
     for seed in seeds[1:]:
         killed_so_far = sorted(key for key in verdicts if key not in alive and not key.endswith("|"))
         if killed_so_far:
-            alive |= {key for key, why in run(notebook, seed, killed_so_far).items() if not why
-                      or why.startswith(NOT_JUDGED)}
+            again = run(notebook, seed, killed_so_far)
+            alive |= {key for key, why in again.items() if not why or why.startswith(NOT_JUDGED)}
+            timed_out |= {key for key, why in again.items() if why.startswith(TIMED_OUT)}
     nb = nbformat.read(notebook, as_version=4)
     sources = {ex["grade_id"]: solution_lines(nb.cells[ex["index"]].source) for ex in exercises(nb)}
-    survivors, counted, killed = [], 0, 0
+    survivors, counted, killed, stopped = [], 0, 0, []
     for key, why in sorted(verdicts.items()):
         grade_id, _, mutant_key = key.partition("|")
         if not mutant_key:
@@ -114,12 +123,14 @@ def score(notebook: Path, seeds: list[str], known: dict[str, str]) -> tuple[int,
         counted += 1
         if key not in alive:
             killed += 1
+            if key in timed_out:
+                stopped.append(f"{folder} {key}")
             continue
         source, lines = sources[grade_id]
         mutant = next(m for m in mutants(source, lines) if m.key == mutant_key)
         survivors.append(f"{folder} {key}\n" + "\n".join(f"    {line}" for line in diff(source, mutant).splitlines()))
     stale = [k for k in known if k.startswith(f"{folder} ") and k.removeprefix(f"{folder} ") not in verdicts]
-    return killed, counted, survivors, stale
+    return killed, counted, survivors, stale, stopped
 
 
 def main(folders: list[str]) -> int:
@@ -127,26 +138,34 @@ def main(folders: list[str]) -> int:
     seeds = os.environ.get("MUTANT_SEEDS", "").split() or [str(secrets.randbits(63)) for _ in range(SEEDS)]
     known = equivalents()
     print(f"seeds: {' '.join(seeds)} (MUTANT_SEEDS=\"...\" runs them again)", flush=True)
-    lines, survivors, stale, total_killed, total = [], [], [], 0, 0
+    lines, survivors, stale, stopped, total_killed, total = [], [], [], [], 0, 0
     started = time.perf_counter()
     for notebook in notebooks:
-        killed, counted, left, gone = score(notebook, seeds, known)
+        killed, counted, left, gone, timed_out = score(notebook, seeds, known)
         listed = sum(1 for k in known if k.startswith(f"{notebook.parent.name} "))
         share = f"; {listed} equivalent ({100 * listed / max(1, counted + listed):.1f}%)" if listed else ""
-        caught, catalogued, escaped = readings_score(notebook, seeds)
+        caught, catalogued, escaped, readings_timed_out = readings_score(notebook, seeds)
         readings_line = f"; wrong readings caught {caught}/{catalogued}" if catalogued else ""
+        stopped_line = (f"; stopped by the timeout: {len(timed_out)} mutants, {len(readings_timed_out)} readings"
+                        if timed_out or readings_timed_out else "")
         line = (f"{notebook.parent.name}  {killed}/{counted} ({100 * killed / max(1, counted):.1f}%){share}"
-                f"{readings_line}")
+                f"{readings_line}{stopped_line}")
         print(line, flush=True)
         lines.append(line)
         survivors += left + [f"{name} (a wrong reading)" for name in escaped]
         stale += gone
+        stopped += timed_out + [f"{name} (a wrong reading)" for name in readings_timed_out]
         total_killed, total = total_killed + killed, total + counted
     print("\nSurvivors (the tests pass them under some seed):" if survivors else "\nNo survivors.")
     for survivor in survivors:
         print(survivor)
     for key in stale:
         print(f"listed as equivalent but no longer made: {key}")
+    if stopped:
+        print(f"\nCaught only because the runner stopped them under some seed (a hang, counted as caught; check that "
+              f"the answer itself hangs): {len(stopped)}")
+        for key in stopped:
+            print(key)
     print(f"\nmutation score: {total_killed}/{total} ({100 * total_killed / max(1, total):.1f}%) "
           f"in {time.perf_counter() - started:.0f} s")
     return 0

@@ -11,6 +11,7 @@ import pytest
 
 from conftest import REPO, make_course
 from mutation.mutate import mutants, solution_lines
+from mutation.runner import TIMED_OUT
 from mutation.score import equivalents, run
 
 NOTEBOOK = REPO / "solutions" / "02_forward_hooks" / "forward_hooks.ipynb"
@@ -119,3 +120,53 @@ def test_the_runner_judges_a_wrong_reading_in_place_of_a_mutant_and_passes_the_s
     assert set(verdicts) == {"apply_order|reading: own", f"apply_order|reading: {reading.name}"}, verdicts
     assert verdicts["apply_order|reading: own"] == "", verdicts
     assert verdicts[f"apply_order|reading: {reading.name}"].startswith("apply_order_test"), verdicts
+
+
+def _notebook_with_a_process_group(path):
+    """A notebook whose cell before the answer starts a one-process gloo group, which a fork of the runner cannot use
+    (gloo's threads are not in the fork): its answer sums a tensor over the group."""
+    def cell(source, **nbgrader):
+        made = nbformat.v4.new_code_cell(source)
+        if nbgrader:
+            made.metadata["nbgrader"] = {"schema_version": 3, "locked": False, "points": 0, **nbgrader}
+        return made
+
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [
+        cell('import os\nos.environ.setdefault("GLOO_SOCKET_IFNAME", "lo")\n'
+             "import torch\nimport torch.distributed as dist\nfrom hooklab.checks import check_equal"),
+        cell('dist.init_process_group("gloo", store=dist.HashStore(), rank=0, world_size=1)'),
+        cell("def total(t):\n    ### BEGIN SOLUTION\n    dist.all_reduce(t)\n    return t * 2\n    ### END SOLUTION",
+             grade_id="total", solution=True, grade=False),
+        cell('check_equal(total(torch.ones(2)).tolist(), [2.0, 2.0], "total(torch.ones(2))")',
+             grade_id="total_test", solution=False, grade=True, locked=True, points=1),
+    ]
+    nbformat.write(nb, path)
+    return path
+
+
+@pytest.mark.slow  # runs the runner
+def test_an_answer_after_a_process_group_is_started_is_judged_not_timed_out(tmp_path):
+    """A fork taken after ``dist.init_process_group`` hangs on its first collective: the runner runs those answers in
+    copies forked before the group was made, each making its own. The solution's answer passes, a wrong one fails with
+    its test's reason (not a timeout)."""
+    notebook = _notebook_with_a_process_group(tmp_path / "group.ipynb")
+    own = "def total(t):\n    dist.all_reduce(t)\n    return t * 2\n"
+    verdicts = run(notebook, SEED, [], {"total": {"own": own, "wrong": own.replace("* 2", "* 3")}})
+    assert verdicts["total|reading: own"] == "", verdicts
+    wrong = "total_test: total(torch.ones(2)) should be [2.0, 2.0], got [3.0, 3.0]"
+    assert verdicts["total|reading: wrong"] == wrong, verdicts
+
+
+def test_a_mutant_killed_only_by_the_timeout_is_named_apart(monkeypatch):
+    """A hang (of the mutant, or of the runner's fork) fails as the grader's timeout fails a cell, but the score names
+    every such kill, so that a runner whose forks all hang cannot pass for a perfect score."""
+    import mutation.score as score
+
+    hung, failed = SAMPLE[0], SAMPLE[1]
+    verdicts = {hung: f"{TIMED_OUT} 60 s (a timeout fails the test)", failed: "change_hooks_test: wrong values"}
+    monkeypatch.setattr(score, "run", lambda notebook, seed, keys, readings=None: {
+        key: why for key, why in verdicts.items() if not keys or key in keys})
+    killed, counted, survivors, _, stopped = score.score(NOTEBOOK, ["1", "2"], {})
+    assert (killed, counted, survivors) == (2, 2, []), survivors
+    assert stopped == [f"02_forward_hooks {hung}"], stopped

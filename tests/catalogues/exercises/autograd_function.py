@@ -64,6 +64,11 @@ SPACE: dict[str, list[Dimension]] = {
     "cube": [
         Dimension("negatives", lambda c: c.target == "Cube.forward" and bool((c.args[0] < 0).any())),
         Dimension("float64", lambda c: c.target == "Cube.forward" and c.args[0].dtype == torch.float64),
+        Dimension("zero (3x² is 0 there)", lambda c: c.target == "Cube.forward" and bool((c.args[0] == 0).any())),
+        Dimension("-0.0", lambda c: c.target == "Cube.forward"
+                  and bool(((c.args[0] == 0) & c.args[0].signbit()).any())),
+        Dimension("tiny magnitudes (0 < |x| < 1e-100)", lambda c: c.target == "Cube.forward"
+                  and bool(((c.args[0] != 0) & (c.args[0].abs() < 1e-100)).any())),
         Dimension("a second backward pass (double backward)", lambda c: c.target == "Cube.backward" and c.number >= 1),
         Dimension("x changed in place between forward and backward",
                   reading="backward_after_x_changed: autograd's 'modified by an inplace operation' error"),
@@ -345,6 +350,22 @@ def readings() -> list[Wrong]:
                     x = cubed.sign() * cubed.abs() ** (1 / 3)
                     return 3 * x**2 * grad_output
         '''), "backward after x was changed in place since forward"),
+        # the gradient 3x² written as 3x³/x from the saved output: nan at x = 0
+        Wrong("cube_gradient_divides_by_x", AUTOGRAD_FUNCTION, "cube", _cell('''
+            class Cube(Function):
+                @staticmethod
+                def forward(x):
+                    return x**3
+
+                @staticmethod
+                def setup_context(ctx, inputs, output):
+                    ctx.save_for_backward(inputs[0], output)
+
+                @staticmethod
+                def backward(ctx, grad_output):
+                    x, y = ctx.saved_tensors
+                    return 3 * y / x * grad_output
+        '''), "first derivative of Cube"),
         # "its gradient is 3x²" read without grad_output: right for the gradient of a sum only
         Wrong("cube_ignores_grad_output", AUTOGRAD_FUNCTION, "cube", _cell('''
             class Cube(Function):

@@ -465,12 +465,105 @@ def test_honest_lines_the_scan_once_held_are_not_flagged(assignment: str, source
      "def getattr(module, name):\n    return module\n\n\ndef hook(state, bucket) -> getattr(torch.futures, 'Future'):\n"
      "    return None\n",
      "runs code outside its cell (torch.futures)"),
+    # a builtin the scan reads as itself (getattr read as the attribute it fetches, hasattr, setattr, super, type,
+    # isinstance, get_ipython) or an imported function it trusts (functools.reduce, collections.OrderedDict,
+    # importlib.import_module) is read so only where the answer binds that name nowhere, in no cell or scope (def,
+    # parameter, import as, assignment, class attribute, loop, walrus): otherwise the call hands the module to the
+    # answer's own function. An answer's local `map`, parameter `type` or its own getattr never handed a module passes.
+    ("04_apply", "def shapes(model, type='weight'):\n    map = {n: p.shape for n, p in model.named_parameters()"
+     " if n.endswith(type)}\n    return map\n\n\ndef first(model):\n    return getattr(model, 'weight')\n",
+     "import sys\n\n\ndef getattr(module, name):\n    return module\n\n\nversion = getattr(sys, 'version')\n",
+     "hands the module sys around"),
+    ("04_apply", "import sys\n\nversion = getattr(sys, 'version')\n",
+     "import sys\n\n\ndef read(getattr):\n    return getattr(sys, 'version')\n", "hands the module sys around"),
+    ("04_apply", "import sys\n\nversion = getattr(sys, 'version')\n",
+     "import sys\nfrom operator import call as getattr\n\nversion = getattr(sys, 'version')\n",
+     "hands the module sys around"),
+    ("04_apply", "import sys\n\nversion = getattr(sys, 'version')\n",
+     "import sys\n\nif getattr := print:\n    version = getattr(sys, 'version')\n", "hands the module sys around"),
+    ("04_apply", "import sys\n\n\nclass Info:\n    version = getattr(sys, 'version')\n",
+     "import sys\n\n\nclass Info:\n    getattr = staticmethod(lambda module, name: module)\n"
+     "    version = getattr(sys, 'version')\n", "hands the module sys around"),
+    ("04_apply", "import sys\n\nversion = getattr(sys, 'version')\n",
+     "import sys\n\nfor getattr in [lambda module, name: module]:\n    version = getattr(sys, 'version')\n",
+     "hands the module sys around"),
+    ("04_apply", "import sys\n\nnew = hasattr(sys, 'exception')\n",
+     "import sys\n\n\ndef hasattr(module, name):\n    return module\n\n\nnew = hasattr(sys, 'exception')\n",
+     "hands the module sys around"),
+    ("04_apply", "import torch\n\n\nclass Recorder(torch.nn.Module):\n    def __init__(self):\n"
+     "        super().__init__()\n        super().__setattr__('calls', [])\n",
+     "import torch\n\n\ndef super(*args):\n    return torch.Tensor\n\n\nclass Patch:\n    def apply(self):\n"
+     "        super(Patch, self).__setattr__('add', print)\n", "sets attributes around the normal rules (__setattr__)"),
+    ("04_apply", "from functools import reduce\n\n\ndef find(model, name):\n"
+     "    return reduce(getattr, name.split('.'), model)\n",
+     "from functools import reduce\n\n\ndef reduce(function, names, start):\n    return function\n\n\n"
+     "found = reduce(getattr, ['weight'], None)\n", "passes getattr as a value"),
+    ("04_apply", "from collections import OrderedDict\n\n\nclass Recorder:\n    def __init__(self):\n"
+     "        self.modules = OrderedDict()\n",
+     "from collections import OrderedDict\n\n\ndef OrderedDict():\n    return print\n\n\nclass Recorder:\n"
+     "    def __init__(self):\n        self.modules = OrderedDict()\n", "replaces modules on an object"),
+    ("04_apply", "from importlib import import_module\n\nmath = import_module('math')\n",
+     "from importlib import import_module\n\n\ndef import_module(name):\n    return name\n\n\n"
+     "math = import_module('math')\n", "uses the import system (importlib)"),
+    # isinstance and type let a module through only where no code of the answer's is handed it: a metaclass's
+    # __instancecheck__, a class made by type() with three arguments, the other side's __eq__
+    ("04_apply", "import torch\n\nchecked = isinstance(torch, object) and isinstance(torch.ones(1), torch.Tensor)\n",
+     "import torch\n\n\nclass Meta(type):\n    def __instancecheck__(cls, obj):\n        return False\n\n\n"
+     "class Spy(metaclass=Meta):\n    pass\n\n\nchecked = isinstance(torch, Spy)\n", "hands the module torch around"),
+    ("04_apply", "import torch\n\nkind = type(torch)\n",
+     "import torch\n\n\nclass Spy:\n    pass\n\n\nkind = type(torch, (Spy,), {})\n", "hands the module torch around"),
+    ("04_apply", "import torch\n\nsame = torch.nn.functional == torch.nn.functional\n"
+     "single = torch.ones(1).dtype == torch.float32\n",
+     "import torch\n\n\nclass Spy:\n    def __eq__(self, other):\n        return False\n\n\nsame = Spy() == torch\n",
+     "hands the module torch around"),
+    # get_ipython: the answer's own is an ordinary call (its name held), and the real one's arguments are read
+    ("04_apply", "!ls\n", "import sys\n\n\ndef get_ipython():\n    return None\n\n\nget_ipython().system(sys)\n",
+     "hands the module sys around"),
+    ("04_apply", "!ls\n", "get_ipython().system(str(exec('x = 1')))\n", "runs code from a string (exec)"),
+    # a code magic's options go before its code: the code after them is read
+    ("04_apply", "x = [3, 1]\n%timeit -n 10 -r 2 sorted(x)\n", "import sys\n%timeit -n1 -r1 sys.modules.clear()\n",
+     "uses the interpreter's machinery (sys.modules)"),
+    ("04_apply", "%%timeit -n1 -r1 x = [3, 1]\nsorted(x)\n",
+     "%%timeit -n1 -r1 import sys; sys.modules.clear()\nx = 1\n", "uses the interpreter's machinery (sys.modules)"),
+    # a class body whose names come from a metaclass's mapping (getattr there is whatever it says), and a class's
+    # special method given as a keyword
+    ("04_apply", "import sys\n\n\nclass Info:\n    version = getattr(sys, 'version')\n",
+     "import sys\n\n\nclass Meta(type):\n    @classmethod\n    def __prepare__(mcs, name, bases):\n"
+     "        return {}\n\n\nclass Info(metaclass=Meta):\n    version = getattr(sys, 'version')\n",
+     "makes a class body read its names from a mapping of its own (__prepare__)"),
+    ("04_apply", "import torch\n\nTagged = type('Tagged', (torch.Tensor,), dict(tag='x'))\n",
+     "import torch\n\nTagged = type('Tagged', (torch.Tensor,), dict(__torch_function__=classmethod(print)))\n",
+     "overrides torch functions for its tensors (__torch_function__)"),
+    # a string annotation is read as one: what it names is read back as a value (inspect.signature(eval_str=True))
+    ("04_apply", "import torch\n\n\ndef scale(x: 'torch.Tensor', factor: 'float') -> 'list[torch.Tensor]':\n"
+     "    return [x * factor]\n",
+     "import inspect\nimport sys\n\n\ndef f(x: 'sys'):\n    return x\n\n\n"
+     "m = inspect.signature(f, eval_str=True).parameters['x'].annotation\n",
+     "code in a string: hands the module sys around"),
 ])
+
 def test_a_narrowed_rule_lets_honest_code_through_and_holds_its_hostile_twin(assignment: str, honest: str, hostile: str,
                                                                             technique: str):
     assert findings(assignment, honest) == []
     found = findings(assignment, hostile)
     assert any(technique in finding for finding in found), found
+
+
+@pytest.mark.parametrize("cells, held", [
+    # bound in a code magic's body, in a later cell, or by a string annotation that is evaluated later
+    (("%%time\ndef getattr(module, name):\n    return module\n", "import sys\nversion = getattr(sys, 'version')\n"),
+     True),
+    (("import sys\n\n\ndef read():\n    return getattr(sys, 'version')\n", "getattr = lambda module, name: module\n"),
+     True),
+    (("def mine(module, name):\n    return module\n\n\ndef f(x: '(getattr := mine)'):\n    pass\n",
+      "import sys\nversion = getattr(sys, 'version')\n"), True),
+    (("%%time\ndir = lambda *objects: objects\n", "import sys\ndir(sys)\n"), True),
+    # other builtins bound leave getattr the builtin
+    (("def mine(map, type=None):\n    return sorted(map)\n", "import sys\nversion = getattr(sys, 'version')\n"), False),
+])
+def test_a_builtin_the_answer_binds_in_any_cell_is_not_read_as_the_builtin(cells: tuple[str, ...], held: bool):
+    found = findings("04_apply", *cells)
+    assert any("hands the module sys around" in finding for finding in found) if held else found == [], found
 
 
 def test_what_the_narrowed_rules_assume_of_torch_holds():

@@ -22,6 +22,7 @@ The modules, from nbgrader's step down to the tables:
     SAFE_MAGICS, ...), what one assignment may use (ALLOWED, allowed_for), hooklab's own modules (HOOKLAB_MODULES),
     which modules are installed, and what reaching a dotted path does (rules.reached, rules.technique);
   syntax: reading code: a cell's syntax tree with IPython's syntax, displays indexed by constants and
-    ``getattr(x, "name")`` resolved (syntax.parse), code in a string (syntax.code_in), a cell's code without its
-    layout (syntax.code), and the names, dotted paths and constants an expression spells.
+    ``getattr(x, "name")`` resolved where getattr is the builtin (syntax.parse), code in a string (syntax.code_in,
+    syntax.expression_in), a cell's code without its layout (syntax.code), the names code binds (syntax.bound_names,
+    syntax.reimported), and the names, dotted paths and constants an expression spells.
 """

@@ -23,13 +23,16 @@ from hooklab.grading.integrity.rules import (
 class Checker(Magics, ast.NodeVisitor):
     def __init__(self, imported: dict[str, str], given: dict[str, str], protected: set[str],
                  permitted: frozenset[str] = frozenset(), shown: frozenset[str] = frozenset(),
-                 kept: frozenset[str] = frozenset()) -> None:
+                 kept: frozenset[str] = frozenset(), bound: frozenset[str] = frozenset(),
+                 unsure: frozenset[str] = frozenset()) -> None:
         self.imported = imported  # grows with the student's own imports, across cells
         self.permitted = permitted  # dotted names this assignment may use (ALLOWED)
         self.given = given
         self.protected = protected  # builtins and the notebook's own classes and functions that tests use
         self.shown = shown  # rules.SHOWN_ONLY's functions the student's code never rebinds
         self.kept = kept  # rules.KEPT_BUILTINS's and LOOKUP_BUILTINS's builtins the student's code never rebinds
+        self.bound = bound  # every name the student's code binds, in any cell and scope (syntax.bound_names)
+        self.unsure = unsure  # names it binds otherwise than by one import (syntax.reimported)
         self.found: list[tuple[int, str]] = []
         self.depth = 0  # > 0 inside a function or class body
         self.class_body = False  # directly in a class's body: a name bound there is the class's attribute
@@ -57,6 +60,18 @@ class Checker(Magics, ast.NodeVisitor):
         it (``typing.operator.attrgetter``), or from its C module (``_operator.attrgetter``)."""
         origin = self.origin(node)
         return origin is not None and any(path.removeprefix("_") == dotted for path in rules.reached(origin))
+
+    def trusted(self, node: ast.AST, dotted: str) -> bool:
+        """Whether an expression names ``dotted`` (as :meth:`names`) where a rule lets code through because it is that
+        function (rules.REDUCE, rules.CONTAINER_CLASSES, importlib.import_module): not through a name the student's
+        code also binds otherwise (``def reduce(...)``, a parameter ``reduce``), which could hold another function."""
+        return self.names(node, dotted) and syntax.dotted(node)[0] not in self.unsure
+
+    def builtin(self, name: str) -> bool:
+        """Whether a name, called, is the builtin the scan reads it as (getattr, hasattr, setattr, delattr, super): the
+        student's code binds it nowhere, in no cell or scope (def, assignment, import, parameter, loop, walrus, a code
+        magic's body, a string annotation). Otherwise the call hands its arguments to a function of the answer's."""
+        return name not in self.bound and name not in self.imported
 
     def check_module(self, node: ast.AST, dotted: str) -> None:
         if dotted in self.permitted:
@@ -121,7 +136,7 @@ class Checker(Magics, ast.NodeVisitor):
             func = value.func
             if isinstance(func, ast.Name) and func.id in rules.CONTAINERS and func.id in self.kept:
                 return True
-            return self.origin(func) in rules.CONTAINER_CLASSES
+            return any(self.trusted(func, dotted) for dotted in rules.CONTAINER_CLASSES)
         return False
 
     @staticmethod
@@ -258,7 +273,7 @@ class Checker(Magics, ast.NodeVisitor):
     def _imported_by_name(self, node: ast.AST) -> str | None:
         """The module ``importlib.import_module("name")`` imports (a constant name, no package), or None."""
         if not (isinstance(node, ast.Call) and self.origin(node.func) == ".".join(IMPORT_MODULE)
-                and len(node.args) == 1 and not node.keywords):
+                and self.trusted(node.func, ".".join(IMPORT_MODULE)) and len(node.args) == 1 and not node.keywords):
             return None
         return syntax.constant_text(node.args[0])
 
@@ -269,7 +284,7 @@ class Checker(Magics, ast.NodeVisitor):
         if imported is not None:
             return imported
         if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "getattr"
-            and len(node.args) >= 2):
+                and self.builtin("getattr") and len(node.args) >= 2):
             target, name = self.origin(node.args[0]), syntax.constant_text(node.args[1])
             if target is not None and name is not None:
                 return f"{target}.{name}"
@@ -346,8 +361,12 @@ class Checker(Magics, ast.NodeVisitor):
         self.flag(node, f"hands {whose} {module} around (use what it holds by name: {module}.<name>)")
 
     def visit_Compare(self, node: ast.Compare) -> None:
-        if all(isinstance(op, (ast.Is, ast.IsNot, ast.Eq, ast.NotEq)) for op in node.ops):  # F is torch.nn.functional
-            self.bases.update(map(id, [node.left, *node.comparators]))
+        operands = [node.left, *node.comparators]
+        imported = all(self.origin(operand) is not None and syntax.dotted(operand)[0] not in self.unsure
+                       for operand in operands)  # == asks an operand's __eq__, an answer's object's one too
+        if all(isinstance(op, (ast.Is, ast.IsNot)) or imported and isinstance(op, (ast.Eq, ast.NotEq))
+               for op in node.ops):  # F is torch.nn.functional
+            self.bases.update(map(id, operands))
         self.generic_visit(node)
 
     def methodcaller_as_a_value(self, node: ast.Name | ast.Attribute) -> None:
@@ -391,17 +410,21 @@ class Checker(Magics, ast.NodeVisitor):
 
     def code_in_string(self, node: ast.AST, text: str) -> None:
         """A string that is Python code (as timeit, doctest, a string annotation or a debugger would run it) is
-        checked as code: the techniques it uses are the cell's."""
-        tree = syntax.code_in(text)
-        if tree is None:
-            return
-        (expression,) = tree.body if len(tree.body) == 1 else (None,)
-        if self.annotation and isinstance(expression, ast.Expr) and _plain_annotation(expression.value):
-            # a string annotation, "torch.futures.Future": one plain expression, which binds no builtin
-            inner = Checker(dict(self.imported), self.given, self.protected, self.permitted, kept=self.kept)
-            inner.visit_annotation(expression.value)
+        checked as code: the techniques it uses are the cell's. One in a plain annotation is read as an annotation
+        (``inspect.signature(f, eval_str=True)`` and functools.singledispatch's register evaluate it): what it names
+        (``"sys"``: the module, read back as a value) and binds (``"(getattr := mine)"``) among it."""
+        annotation = syntax.expression_in(text) if self.annotation else None
+        if annotation is not None:
+            plain = _plain_annotation(annotation.body)  # "torch.futures.Future": one plain expression, no binding
+            inner = Checker(dict(self.imported), self.given, self.protected, self.permitted,
+                            kept=self.kept if plain else frozenset(), bound=self.bound, unsure=self.unsure)
+            inner.visit_annotation(annotation.body)
         else:
-            inner = Checker(dict(self.imported), self.given, self.protected, self.permitted)
+            tree = syntax.code_in(text)
+            if tree is None:
+                return
+            inner = Checker(dict(self.imported), self.given, self.protected, self.permitted, bound=self.bound,
+                            unsure=self.unsure)
             inner.visit(tree)
         self.found += [(getattr(node, "lineno", 1), f"code in a string: {technique}") for _, technique in inner.found]
 
@@ -425,12 +448,12 @@ class Checker(Magics, ast.NodeVisitor):
             self.check_module(node, origin)
         self.generic_visit(node)
 
-    @staticmethod
-    def _super_setattr(node: ast.Attribute) -> bool:
+    def _super_setattr(self, node: ast.Attribute) -> bool:
         value = node.value
         return (
             node.attr in {"__setattr__", "__delattr__", "__getattribute__"}
             and isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "super"
+            and self.builtin("super")
             and (not value.args or len(value.args) == 2 and isinstance(value.args[1], ast.Name)
                  and value.args[1].id == "self")
         )
@@ -458,24 +481,26 @@ class Checker(Magics, ast.NodeVisitor):
         for keyword in node.keywords:
             if keyword.arg in rules.FORBIDDEN_KEYWORDS:
                 self.flag(node, rules.FORBIDDEN_KEYWORDS[keyword.arg])
+            elif keyword.arg in SPECIAL_METHODS:  # type("T", bases, dict(__torch_function__=f)): a class's method
+                self.flag(node, SPECIAL_METHODS[keyword.arg])
         opener = func.id if isinstance(func, ast.Name) and func.id not in self.imported else self.origin(func)
         if opener in rules.OPENERS and node.args and not _may_be_a_path(node.args[0]):
             self.flag(node, f"opens a file descriptor by its number ({opener}), the kernel's connections among them")
         if isinstance(func, ast.Name):
             name = func.id
-            if name in self.shown:  # print(torch), dir(F): a module shown, not handed on
+            if name in self.shown and self.only_shows(node):  # print(torch), dir(F): a module shown, not handed on
                 self.bases.update(map(id, node.args))
             if name in FORBIDDEN_CALLS and name != "get_ipython" and not (name == "locals" and self.snapshot(name)):
                 self.flag(node, FORBIDDEN_CALLS[name])
-            elif name in {"setattr", "delattr"} and node.args:
+            elif name in {"setattr", "delattr"} and node.args and self.builtin(name):
                 attribute = syntax.constant_text(node.args[1]) if len(node.args) > 1 else None
                 self.mutate(node,
                             ast.Attribute(value=node.args[0], attr=attribute or "<computed name>", ctx=ast.Store()),
                             node.args[2] if name == "setattr" and len(node.args) == 3 else None)
                 self.check_attribute_name(node)
-            elif name in {"getattr", "hasattr"} and node.args:
+            elif name in {"getattr", "hasattr"} and node.args and self.builtin(name):
                 self.check_attribute_name(node)
-            if name in {"getattr", "hasattr", "setattr", "delattr"} and node.args:  # followed by name, as in m.x
+            if name in {"getattr", "hasattr", "setattr", "delattr"} and node.args and self.builtin(name):  # m.x
                 self.bases.add(id(node.args[0]))
             elif name == "vars" and (node.args and self.origin(node.args[0]) is not None
                                      or not node.args and not self.snapshot(name)):
@@ -486,6 +511,28 @@ class Checker(Magics, ast.NodeVisitor):
         if self.magic(node):
             return
         self.generic_visit(node)
+
+    def only_shows(self, node: ast.Call) -> bool:
+        """Whether a call of rules.SHOWN_ONLY's builtin runs no code of the answer's with its arguments: ``type`` given
+        one (given three, it makes a class, whose metaclass, the answer's, is handed them), ``isinstance`` given
+        classes that are no answer's (a metaclass's ``__instancecheck__`` is handed the object)."""
+        name = node.func.id
+        if name == "type":
+            return len(node.args) == 1 and not node.keywords
+        if name == "isinstance":
+            return len(node.args) == 2 and not node.keywords and self.no_answers_class(node.args[1])
+        return True
+
+    def no_answers_class(self, classes: ast.expr) -> bool:
+        """Whether an isinstance's classes are all imported or builtin ones, none the answer's (nor a name it binds)."""
+        if isinstance(classes, ast.Tuple):
+            return all(map(self.no_answers_class, classes.elts))
+        parts = syntax.dotted(classes)
+        if parts is None:
+            return False
+        if self.origin(classes) is not None:
+            return parts[0] not in self.unsure
+        return len(parts) == 1 and hasattr(builtins, parts[0]) and self.builtin(parts[0])
 
     def snapshot(self, name: str) -> bool:
         """Whether ``locals()`` or ``vars()`` (the builtin, never rebound) is called in the body of a def or lambda, not
@@ -527,7 +574,7 @@ class Checker(Magics, ast.NodeVisitor):
         given_getattr = (plain and isinstance(args[0], ast.Name) and args[0].id == "getattr"
                          and "getattr" in self.kept and "getattr" not in self.imported)
         passed = "passes getattr as a value (reaches attributes by computed names)"
-        if given_getattr and self.names(func, rules.REDUCE):  # reduce(getattr, names, obj)
+        if given_getattr and self.trusted(func, rules.REDUCE):  # reduce(getattr, names, obj)
             self.lookups.add(id(args[0]))
             self.read_names(node, args[1])
             self.imported_reached(node, args[2], passed)

@@ -196,6 +196,8 @@ SPECIAL_METHODS = {
     "__torch_dispatch__": "overrides torch operators for its tensors (__torch_dispatch__)",
     "__del__": "runs code outside its cell (__del__)",
     "_render_traceback_": "changes how IPython shows an error (_render_traceback_)",
+    # a metaclass's namespace for a class body: the body's names (getattr, print, the checkers) are read from it
+    "__prepare__": "makes a class body read its names from a mapping of its own (__prepare__)",
 }
 # What the checks read of a tensor: a tensor subclass that redefines one can report what it is not.
 TENSOR_READS = {

@@ -8,7 +8,7 @@ import builtins
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
-from hooklab.grading.integrity import rules, syntax
+from hooklab.grading.integrity import magics, rules, syntax
 from hooklab.grading.integrity.checker import Checker
 
 
@@ -69,16 +69,35 @@ def scan(
     protected = {name for name in test_names if hasattr(builtins, name)} | (set(given_definitions) & test_names)
     findings: list[Finding] = []
     imported = dict(given_imports)
-    cells = [(number, syntax.parse(source)) for number, source in cells]
-    bound = syntax.bound_names(tree for _, tree in cells if tree is not None)
+    sources = list(cells)
+    cells = [(number, syntax.parse(source)) for number, source in sources]
+    trees = _with_code_inside(tree for _, tree in cells if tree is not None)
+    bound, unsure = frozenset(syntax.bound_names(trees)), frozenset(syntax.reimported(trees))
+    if "getattr" in bound:  # getattr(x, "name") is a call of the answer's getattr, handed x, not the attribute x.name
+        cells = [(number, syntax.parse(source, getattr_builtin=False)) for number, source in sources]
     shown, kept = frozenset(rules.SHOWN_ONLY - bound), frozenset((rules.KEPT_BUILTINS | rules.LOOKUP_BUILTINS) - bound)
     for number, tree in cells:
         if tree is None:
             continue  # a syntax error fails at run time, like any wrong answer
-        checker = Checker(imported, given_imports, protected, allowed, shown, kept)
+        checker = Checker(imported, given_imports, protected, allowed, shown, kept, bound, unsure)
         checker.visit(tree)
         findings += [Finding(number, line, technique) for line, technique in checker.found]
     return _unique(findings)
+
+
+def _with_code_inside(trees: Iterable[ast.Module]) -> list[ast.AST]:
+    """The cells' trees and those of the code they hold: what their code magics run (``%%time`` with a ``def getattr``
+    in it) and their strings that are code (an annotation ``"(getattr := mine)"``, evaluated later by
+    ``inspect.signature(f, eval_str=True)``): a name bound there is bound in the notebook."""
+    found, pending = [], list(trees)
+    while pending:
+        tree = pending.pop()
+        found.append(tree)
+        pending += [inner for code in magics.magic_code(tree) if (inner := syntax.parse(code)) is not None]
+        texts = {text for node in ast.walk(tree) if (text := syntax.constant_text(node)) is not None}
+        pending += [inner for text in texts for inner in (syntax.code_in(text), syntax.expression_in(text))
+                    if inner is not None]
+    return found
 
 
 def _unique(findings: list[Finding]) -> list[Finding]:

@@ -16,11 +16,12 @@ _transformer = TransformerManager()
 
 
 @lru_cache(PARSED)  # a class's notebooks share most cells: given code, tests, unchanged answers
-def parse(source: str) -> ast.Module | None:
+def parse(source: str, getattr_builtin: bool = True) -> ast.Module | None:
     """The syntax tree of a cell's source, with displays indexed by constants resolved, or None; callers only
-    read it."""
+    read it. ``getattr_builtin``: ``getattr`` is the builtin (the code never binds that name), so that
+    ``getattr(x, "name")`` is read as ``x.name``; otherwise it stays a call, which hands ``x`` to another function."""
     try:
-        return _Unwrapped().visit(ast.parse(_transformer.transform_cell(source)))
+        return _Unwrapped(getattr_builtin).visit(ast.parse(_transformer.transform_cell(source)))
     except (SyntaxError, ValueError):
         return None
 
@@ -28,11 +29,15 @@ def parse(source: str) -> ast.Module | None:
 class _Unwrapped(ast.NodeTransformer):
     """``[x][0]``, ``(a, x)[1]`` and ``{"k": x}["k"]`` read as the ``x`` they are, so that an object passed
     through a display is still tracked (``[sys][0].modules`` is ``sys.modules``); ``getattr(x, "name")`` read as
-    ``x.name``."""
+    ``x.name`` where getattr is the builtin."""
+
+    def __init__(self, getattr_builtin: bool) -> None:
+        self.getattr_builtin = getattr_builtin
 
     def visit_Call(self, node: ast.Call) -> ast.AST:
         self.generic_visit(node)
-        if (isinstance(node.func, ast.Name) and node.func.id == "getattr" and len(node.args) == 2
+        if (self.getattr_builtin and isinstance(node.func, ast.Name) and node.func.id == "getattr"
+                and len(node.args) == 2
                 and not node.keywords and isinstance(node.args[1], ast.Constant)
                 and isinstance(node.args[1].value, str) and node.args[1].value.isidentifier()):
             return ast.copy_location(ast.Attribute(value=node.args[0], attr=node.args[1].value, ctx=ast.Load()), node)
@@ -69,6 +74,18 @@ def code_in(text: str) -> ast.Module | None:
         if any(isinstance(n, (ast.Call, ast.Attribute, ast.Import, ast.ImportFrom)) for n in ast.walk(tree)):
             return tree
     return None
+
+
+@lru_cache(PARSED)
+def expression_in(text: str) -> ast.Expression | None:
+    """The syntax tree of a string that is one Python expression, as an annotation written as a string is evaluated
+    (``"torch.Tensor"``, ``"sys"``, ``"(getattr := mine)"``); None for any other string."""
+    if len(text) > STRING_CODE:
+        return None
+    try:
+        return ast.parse(text.strip(), mode="eval")
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return None
 
 
 @lru_cache(PARSED)
@@ -116,8 +133,9 @@ def constant_text(node: ast.AST) -> str | None:
     return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
 
 
-def bound_names(trees: Iterable[ast.AST]) -> set[str]:
-    """Every name the code binds, at any depth: assigned, a parameter, defined, imported, caught, matched."""
+def bound_names(trees: Iterable[ast.AST], imports: bool = True) -> set[str]:
+    """Every name the code binds, at any depth: assigned, a parameter, defined, imported (unless ``imports`` is
+    False), caught, matched."""
     names: set[str] = set()
     for node in (node for tree in trees for node in ast.walk(tree)):
         if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
@@ -125,10 +143,24 @@ def bound_names(trees: Iterable[ast.AST]) -> set[str]:
         elif isinstance(node, ast.arg):
             names.add(node.arg)
         elif isinstance(node, ast.alias):
-            names.add((node.asname or node.name).split(".")[0])
+            if imports:
+                names.add((node.asname or node.name).split(".")[0])
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.ExceptHandler, ast.MatchAs,
                                ast.MatchStar)) and node.name:
             names.add(node.name)
         elif isinstance(node, ast.MatchMapping) and node.rest:
             names.add(node.rest)
+        elif type(node).__name__ in {"TypeVar", "ParamSpec", "TypeVarTuple"}:  # def f[T](): (Python 3.12)
+            names.add(node.name)
     return names
+
+
+def reimported(trees: Iterable[ast.AST]) -> set[str]:
+    """The names the code binds otherwise than by importing (assigned, a parameter, defined, ...), or imports from
+    two places: what such a name holds when a call runs depends on what ran before, not on one import."""
+    trees = list(trees)
+    origins: dict[str, set[str]] = {}
+    for node in (node for tree in trees for node in ast.walk(tree)):
+        for name, origin in bindings(node):
+            origins.setdefault(name, set()).add(origin)
+    return {name for name, found in origins.items() if len(found) > 1} | bound_names(trees, imports=False)

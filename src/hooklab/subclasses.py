@@ -41,3 +41,32 @@ class Counted(torch.Tensor):
 
         out = func(*pytree.tree_map(unwrap, args), **pytree.tree_map(unwrap, kwargs or {}))
         return pytree.tree_map(lambda t: Counted(t) if isinstance(t, torch.Tensor) else t, out)
+
+
+class PlainDispatch(torch.Tensor):
+    """Counted with its ``__torch_dispatch__`` written as a plain method: records what its first parameter is."""
+
+    firsts: list[str] = []
+
+    @staticmethod
+    def __new__(cls, inner: torch.Tensor):
+        return torch.Tensor._make_wrapper_subclass(cls, inner.shape, dtype=inner.dtype, device=inner.device)
+
+    def __init__(self, inner: torch.Tensor):
+        self.inner = inner
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # a plain method: no @classmethod
+        PlainDispatch.firsts.append("the class" if isinstance(self, type) else f"a {type(self).__name__} instance")
+
+        def unwrap(t):
+            return t.inner if isinstance(t, PlainDispatch) else t
+
+        out = func(*pytree.tree_map(unwrap, args), **pytree.tree_map(unwrap, kwargs or {}))
+        return pytree.tree_map(lambda t: PlainDispatch(t) if isinstance(t, torch.Tensor) else t, out)
+
+
+class PlainFunction(torch.Tensor):
+    """Logged with its ``__torch_function__`` written as a plain method."""
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):  # a plain method: no @classmethod
+        return super().__torch_function__(func, types, args, kwargs or {})

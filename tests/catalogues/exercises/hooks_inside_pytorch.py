@@ -19,6 +19,10 @@ SPACE: dict[str, list[Dimension]] = {
         Dimension("a module with one parameter masked already", lambda call: hasattr(call.args[0], "weight_orig")),
         Dimension("a Linear with one input",
                   lambda call: type(call.args[0]).__name__ == "Linear" and call.args[0].in_features == 1),
+        Dimension("new <name>_orig and <name>_mask objects after the call (load_state_dict(..., assign=True))",
+                  reading="masked (hidden): the output after load_state_dict(..., assign=True), *_orig doubled"),
+        Dimension("a mask the caller keeps (the buffer a copy of it)",
+                  reading="masked: whether <name>_mask shares its memory with the mask given"),
     ],
     "add_lora": [
         Dimension("rank 1", lambda call: call.args[1] == 1),
@@ -33,6 +37,9 @@ SPACE: dict[str, list[Dimension]] = {
         Dimension("a batch of 1", lambda call: call.args[1][0] == 1),
         Dimension("an input 2**20 wide", lambda call: 2**20 in call.args[1]),
         Dimension("a second call with the same build", lambda call: call.number > 0),
+        Dimension("an input that must not be made in real memory either",
+                  reading="check_flops: a function mode records every torch call that returns a tensor in real memory"),
+        Dimension("a wrong type returned (an int)", reading="check_flops: the type checked first, the rest skipped"),
     ],
     "store_saved_in": [
         Dimension("float16 storage", lambda call: str(call.args[1]) == "torch.float16"),
@@ -50,6 +57,13 @@ SPACE: dict[str, list[Dimension]] = {
         Dimension("a gradient float16 cannot hold (over 65504)",
                   lambda call: float(call.args[1].buffer().abs().max()) > 65504),
         Dimension("a bucket beside another (several buckets)", lambda call: call.args[1].index() > 0),
+        Dimension("a group whose collectives show nothing on one process (MAX all-reduce, group, async)",
+                  reading="check_watched (hidden): a dispatch mode records each c10d operator, its reduce op, group "
+                          "and async_op while the hook runs on DDP's bucket"),
+        Dimension("a buffer DDP overwrites afterwards",
+                  reading="check_watched (hidden): the buffer right after the hook returns, against a copy"),
+        Dimension("a float64 buffer whose value DDP would cast back",
+                  reading="check_watched (hidden): the dtype of the future's value"),
     ],
 }
 """The answer cell's grade_id → the dimensions of its input space."""
@@ -106,6 +120,33 @@ def readings() -> list[Wrong]:
                 hook(module, ())
                 module.register_forward_pre_hook(hook)
         '''), "bias_orig"),
+        # "computed again before every forward" read as the product of the tensors the call had in hand: the hook
+        # multiplies the objects captured at registration, and a new weight_orig (load_state_dict(..., assign=True))
+        # is not followed
+        Wrong("mask_parameter_hook_captures_the_tensors", HOOKS_INSIDE_PYTORCH, "mask_parameter", _cell('''
+            def mask_parameter(module: nn.Module, name: str, mask: torch.Tensor) -> None:
+                param = getattr(module, name)
+                delattr(module, name)
+                module.register_parameter(name + "_orig", param)
+                buffer = mask.to(param.dtype).clone()
+                module.register_buffer(name + "_mask", buffer)
+                setattr(module, name, param * buffer)
+                module.register_forward_pre_hook(lambda mod, args: setattr(mod, name, param * buffer))
+        '''), "after load_state_dict(..., assign=True)"),
+        # "mask becomes a buffer" read as the caller's tensor itself: changing it later changes the module
+        Wrong("mask_parameter_registers_the_mask_given", HOOKS_INSIDE_PYTORCH, "mask_parameter", _cell('''
+            def mask_parameter(module, name, mask):
+                original = getattr(module, name)
+                del module._parameters[name]
+                module.register_parameter(name + "_orig", original)
+                module.register_buffer(name + "_mask", mask)
+
+                def hook(module, args):
+                    setattr(module, name, getattr(module, name + "_orig") * getattr(module, name + "_mask"))
+
+                hook(module, ())
+                module.register_forward_pre_hook(hook)
+        '''), "shares its memory with the mask given"),
         # "A zeros, B drawn" swapped: the layer still computes what it did, but A is not zeros
         Wrong("add_lora_zeros_b", HOOKS_INSIDE_PYTORCH, "add_lora", _cell('''
             class LowRank(nn.Module):
@@ -263,6 +304,28 @@ def readings() -> list[Wrong]:
                     loss.backward()
                 return forward.get_total_flops(), backward.get_total_flops()
         '''), "training_flops on"),
+        # "without allocating the model's memory" read as the model's only: the input is made in real memory, then moved
+        Wrong("training_flops_input_made_in_real_memory", HOOKS_INSIDE_PYTORCH, "training_flops", _cell('''
+            def training_flops(build, shape: tuple[int, ...]) -> tuple[int, int]:
+                with torch.device("meta"):
+                    model = build()
+                x = torch.randn(shape).to("meta")
+                with FlopCounterMode(display=False) as forward:
+                    loss = model(x).sum()
+                with FlopCounterMode(display=False) as backward:
+                    loss.backward()
+                return int(forward.get_total_flops()), int(backward.get_total_flops())
+        '''), "made a tensor in real memory"),
+        # "an int" of the earlier text: the total, not the pair
+        Wrong("training_flops_the_total", HOOKS_INSIDE_PYTORCH, "training_flops", _cell('''
+            def training_flops(build, shape):
+                with FakeTensorMode():
+                    model = build()
+                    x = torch.randn(shape)
+                    with FlopCounterMode(display=False) as counter:
+                        model(x).sum().backward()
+                return counter.get_total_flops()
+        '''), "the type of training_flops on"),
         # the example's bfloat16 taken for the only dtype: the dtype given is ignored
         Wrong("store_saved_in_bfloat16_always", HOOKS_INSIDE_PYTORCH, "store_saved_in", _cell('''
             def store_saved_in(node, dtype):
@@ -357,4 +420,49 @@ def readings() -> list[Wrong]:
                 work = dist.all_reduce((buffer / scale).to(torch.float16), group=group, async_op=True)
                 return work.get_future().then(lambda future: future.value()[0].to(buffer.dtype) * scale / group.size())
         '''), "huge gradients"),
+        # "the same scale on every process" missed: each process scales by its own largest magnitude
+        Wrong("scaled_fp16_hook_scale_not_shared", HOOKS_INSIDE_PYTORCH, "scaled_fp16_hook", _cell('''
+            def scaled_fp16_hook(group, bucket):
+                group = group if group is not None else dist.group.WORLD
+                buffer = bucket.buffer()
+                scale = buffer.abs().max()
+                scale = torch.where(scale > 0, scale, torch.ones_like(scale))
+                compressed = (buffer / scale).to(torch.float16)
+                work = dist.all_reduce(compressed, group=group, async_op=True)
+                return work.get_future().then(lambda f: f.value()[0].to(buffer.dtype) * scale / group.size())
+        '''), "the collectives scaled_fp16_hook ran"),
+        # the group taken for the default one: every collective runs on WORLD, whatever group DDP was given
+        Wrong("scaled_fp16_hook_default_group", HOOKS_INSIDE_PYTORCH, "scaled_fp16_hook", _cell('''
+            def scaled_fp16_hook(group, bucket):
+                buffer = bucket.buffer()
+                scale = buffer.abs().max()
+                dist.all_reduce(scale, op=dist.ReduceOp.MAX)
+                scale = torch.where(scale > 0, scale, torch.ones_like(scale))
+                size = dist.get_world_size()
+                work = dist.all_reduce((buffer / scale).to(torch.float16), async_op=True)
+                return work.get_future().then(lambda f: f.value()[0].to(buffer.dtype) * scale / size)
+        '''), "the collectives scaled_fp16_hook ran"),
+        # "its result is the future's value" read as licence to scale the buffer in place
+        Wrong("scaled_fp16_hook_divides_the_buffer", HOOKS_INSIDE_PYTORCH, "scaled_fp16_hook", _cell('''
+            def scaled_fp16_hook(group, bucket):
+                group = group if group is not None else dist.group.WORLD
+                buffer = bucket.buffer()
+                scale = buffer.abs().max()
+                dist.all_reduce(scale, op=dist.ReduceOp.MAX, group=group)
+                scale = torch.where(scale > 0, scale, torch.ones_like(scale))
+                buffer.div_(scale)
+                work = dist.all_reduce(buffer.to(torch.float16), group=group, async_op=True)
+                return work.get_future().then(lambda f: f.value()[0].to(buffer.dtype) * scale / group.size())
+        '''), "right after scaled_fp16_hook returned"),
+        # "in the buffer's dtype" missed: the value is always float32, which DDP copies into a float64 .grad
+        Wrong("scaled_fp16_hook_float32_result", HOOKS_INSIDE_PYTORCH, "scaled_fp16_hook", _cell('''
+            def scaled_fp16_hook(group, bucket):
+                group = group if group is not None else dist.group.WORLD
+                buffer = bucket.buffer()
+                scale = buffer.abs().max()
+                dist.all_reduce(scale, op=dist.ReduceOp.MAX, group=group)
+                scale = torch.where(scale > 0, scale, torch.ones_like(scale))
+                work = dist.all_reduce((buffer / scale).to(torch.float16), group=group, async_op=True)
+                return work.get_future().then(lambda f: f.value()[0].float() * scale.float() / group.size())
+        '''), "the dtype of the value of the future"),
     ]

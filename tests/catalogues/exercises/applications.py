@@ -44,7 +44,8 @@ SPACE: dict[str, list[Dimension]] = {
         Dimension("nan, inf and -inf in the weight's or the bias's gradient",
                   reading="check_skip_nonfinite: a step with each, in one entry drawn at random of one parameter"),
         Dimension("large finite gradients whose sum overflows",
-                  reading="check_groups_and_large_gradients (hidden): entries at half of float32's largest"),
+                  reading="check_groups_and_large_gradients (hidden): entries at three quarters of float32's "
+                  "largest (any two sum to inf; the weight has two at least)"),
         Dimension("a step after handle.remove()",
                   reading="check_skip_nonfinite: a nan step once the handle is removed"),
     ],

@@ -540,6 +540,27 @@ def test_honest_lines_the_scan_once_held_are_not_flagged(assignment: str, source
      "import inspect\nimport sys\n\n\ndef f(x: 'sys'):\n    return x\n\n\n"
      "m = inspect.signature(f, eval_str=True).parameters['x'].annotation\n",
      "code in a string: hands the module sys around"),
+    # annotations set by hand can be built at run time, and are evaluated later as code
+    ("04_apply", "import inspect\n\n\ndef scale(x: 'float'):\n    return x\n\n\n"
+     "kinds = inspect.signature(scale).parameters\n",
+     "import inspect\n\n\ndef scale(x):\n    return x\n\n\nscale.__annotations__ = {'x': '(get' + 'attr := print)'}\n"
+     "kinds = inspect.signature(scale, eval_str=True).parameters\n",
+     "sets annotations that code evaluates later (__annotations__)"),
+    # a load that unpickles runs code hidden in its bytes: torch.load only with weights_only=True written (its default
+    # follows an environment variable code can set), numpy's loaders only without allow_pickle
+    ("04_apply", "import io\n\nimport torch\n\nsaved = io.BytesIO()\ntorch.save({'w': torch.ones(2)}, saved)\n"
+     "saved.seek(0)\nstate = torch.load(saved, weights_only=True)\n",
+     "import io\nimport os\n\nimport torch\n\nos.environ['TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD'] = '1'\n"
+     "state = torch.load(io.BytesIO(b\"cbuiltins\\nprint\\n(S'ran'\\ntR.\"))\n",
+     "runs code hidden in data (torch.load without weights_only=True unpickles)"),
+    ("04_apply", "import torch\n\nloaded = [torch.load(path, weights_only=True) for path in []]\n",
+     "import torch\n\nloaded = list(map(torch.load, []))\n", "passes torch.load as a value"),
+    ("04_apply", "import numpy as np\n\nloader = np.load\n",
+     "import numpy as np\n\n\ndef read(path):\n    return np.load(path, allow_pickle=True)\n",
+     "runs code hidden in data (allow_pickle: a pickle)"),
+    ("04_apply", "import torch\n\nsaver = torch.save\n",
+     "import torch\n\ntorch.serialization.add_safe_globals([print])\n",
+     "runs code hidden in data (torch.serialization"),
 ])
 
 def test_a_narrowed_rule_lets_honest_code_through_and_holds_its_hostile_twin(assignment: str, honest: str, hostile: str,

@@ -372,10 +372,12 @@ class Checker(Magics, ast.NodeVisitor):
     def methodcaller_as_a_value(self, node: ast.Name | ast.Attribute) -> None:
         """operator.methodcaller or attrgetter passed on rather than called (or aliased): the names it is given go
         unread."""
-        caller = next((dotted for dotted in (rules.METHODCALLER, rules.ATTRGETTER) if self.names(node, dotted)), None)
+        callers = (rules.METHODCALLER, rules.ATTRGETTER, rules.PICKLE_LOADER)
+        caller = next((dotted for dotted in callers if self.names(node, dotted)), None)
         if caller and id(node) not in self.called and id(node) not in self.bases and isinstance(node.ctx, ast.Load):
-            does = "calls methods" if caller == rules.METHODCALLER else "reaches attributes"
-            self.flag(node, f"passes {caller} as a value ({does} by computed names)")
+            does = {rules.METHODCALLER: "calls methods by computed names", rules.ATTRGETTER:
+                    "reaches attributes by computed names", rules.PICKLE_LOADER: "unpickles what it is given"}[caller]
+            self.flag(node, f"passes {caller} as a value ({does})")
 
     def visit_Name(self, node: ast.Name) -> None:
         self.handed_around(node)
@@ -389,6 +391,8 @@ class Checker(Magics, ast.NodeVisitor):
             self.flag(node, f"passes {node.id} as a value (the scan cannot follow what it reaches)")
         elif node.id == "__builtins__":
             self.flag(node, "reaches the builtins (__builtins__)")
+        elif node.id == "__annotations__":  # a class's or the notebook's, written into by name
+            self.flag(node, FORBIDDEN_ATTRIBUTES[node.id])
         elif (node.id in {"__import__", "get_ipython"} or HISTORY_NAMES.match(node.id)
               and isinstance(node.ctx, ast.Load)):
             technique = FORBIDDEN_CALLS.get(node.id) or "reads IPython's input history (the test cells' source)"
@@ -478,6 +482,7 @@ class Checker(Magics, ast.NodeVisitor):
                                                       and keyword.value.value == 0)
                 for keyword in node.keywords):
             self.flag(node, "runs code outside its cell (a DataLoader's worker processes)")
+        self.check_unpickling(node)
         for keyword in node.keywords:
             if keyword.arg in rules.FORBIDDEN_KEYWORDS:
                 self.flag(node, rules.FORBIDDEN_KEYWORDS[keyword.arg])
@@ -511,6 +516,20 @@ class Checker(Magics, ast.NodeVisitor):
         if self.magic(node):
             return
         self.generic_visit(node)
+
+    def check_unpickling(self, node: ast.Call) -> None:
+        """A load that unpickles (rules.PICKLE_LOADER): torch.load without ``weights_only=True`` written, any call given
+        ``weights_only`` other than True, ``allow_pickle`` other than False (numpy.load) or a ``pickle_module``."""
+        given = {keyword.arg: keyword.value for keyword in node.keywords if keyword.arg}
+        weights_only = given.get("weights_only")
+        safe = isinstance(weights_only, ast.Constant) and weights_only.value is True
+        allow_pickle = given.get("allow_pickle")
+        if (self.names(node.func, rules.PICKLE_LOADER) or weights_only is not None) and not safe:
+            self.flag(node, "runs code hidden in data (torch.load without weights_only=True unpickles)")
+        if allow_pickle is not None and not (isinstance(allow_pickle, ast.Constant) and allow_pickle.value is False):
+            self.flag(node, "runs code hidden in data (allow_pickle: a pickle)")
+        if "pickle_module" in given:
+            self.flag(node, "runs code hidden in data (pickle_module)")
 
     def only_shows(self, node: ast.Call) -> bool:
         """Whether a call of rules.SHOWN_ONLY's builtin runs no code of the answer's with its arguments: ``type`` given

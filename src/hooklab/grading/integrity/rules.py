@@ -88,7 +88,13 @@ FORBIDDEN_MODULES = {
     "dask": "runs code outside its cell (dask)",
     "distributed": "runs code outside its cell (dask.distributed)",
     "torch.distributed.rpc": "runs code outside its cell (torch.distributed.rpc)",
+    "torch.serialization": "runs code hidden in data (torch.serialization: what torch.load may unpickle)",
+    "torch.package": "runs code hidden in data (torch.package)",
 }
+# torch.load unpickles, running code hidden in the data, unless ``weights_only=True`` is written: its default follows
+# TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD, which code can set in os.environ, and an explicit True wins over it. numpy's loaders
+# unpickle with ``allow_pickle=True``.
+PICKLE_LOADER = "torch.load"
 # ``operator.methodcaller(name, ...)(obj)`` is ``obj.name(...)``: the checker reads its name as it reads an attribute's
 # (no attribute of FORBIDDEN_ATTRIBUTES or SPECIAL_METHODS, no hidden dunder in a computed one) and holds it passed as
 # a value; a module it is applied to is handed around, which the scan holds.
@@ -143,6 +149,9 @@ FORBIDDEN_ATTRIBUTES = {
     "__delattr__": "deletes attributes around the normal rules (__delattr__)",
     "__getattribute__": "reads attributes around the normal rules (__getattribute__)",
     "__setstate__": "sets an object's attributes around the normal rules (__setstate__)",
+    # annotations are evaluated later as code (inspect.signature(f, eval_str=True), singledispatch's register): written
+    # in the code they are read as code; set by hand they can be built at run time
+    "__annotations__": "sets annotations that code evaluates later (__annotations__)",
     "f_back": "walks the call stack (frames)",
     "f_globals": "reads a frame's globals",
     "f_locals": "reads a frame's locals",

@@ -56,8 +56,8 @@ SPACE: dict[str, list[Dimension]] = {
         Dimension("4 or more uses", lambda c: 4 <= c.args[0] < 100),
         Dimension("a chain of millions of uses", lambda c: c.args[0] >= 10**6),
         Dimension("no model run and no call of fires while it predicts, nor when its cell runs",
-                  reading="predicted(): its cell runs again beside the notebook's imports only, fires raises and "
-                          "check_no_model_run watches both"),
+                  reading="predicted(): its cell runs again beside the notebook's imports only, with no environment "
+                          "variables and in an empty folder, and check_no_model_run watches both"),
     ],
     "first_nonfinite": [
         Dimension("the model itself a leaf", _leaf),
@@ -295,6 +295,22 @@ def readings() -> list[Wrong]:
         Wrong("predict_fires_measured_when_its_cell_runs", BELOW_THE_MODULE, "predict_fires", _cell('''
             MEASURED = {call: (fires(1, call), fires(2, call)) for call in
                         ("backward", "backward(inputs=[x])", "backward(inputs=[weight])", "grad(x)", "grad(weight)")}
+
+
+            def predict_fires(uses: int, call: str) -> dict[str, int]:
+                one, two = MEASURED[call]
+                return {kind: one[kind] + (uses - 1) * (two[kind] - one[kind]) for kind in one}
+        '''), "its cell run again first, runs a backward pass"),
+        # the same, the measurements kept where a namespace of imports alone does not reach: an environment variable
+        # written when the cell first runs, and read instead of measuring when it runs again
+        Wrong("predict_fires_measured_table_in_the_environment", BELOW_THE_MODULE, "predict_fires", _cell('''
+            import json
+            import os
+
+            CALLS = ("backward", "backward(inputs=[x])", "backward(inputs=[weight])", "grad(x)", "grad(weight)")
+            if "FIRES_MEASURED" not in os.environ:
+                os.environ["FIRES_MEASURED"] = json.dumps({call: [fires(1, call), fires(2, call)] for call in CALLS})
+            MEASURED = json.loads(os.environ["FIRES_MEASURED"])
 
 
             def predict_fires(uses: int, call: str) -> dict[str, int]:

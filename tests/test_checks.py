@@ -406,6 +406,11 @@ def test_a_raising_student_call_is_one_sentence_naming_the_call_its_input_the_er
     assert caught.value.__cause__ is None and caught.value.__suppress_context__
 
 
+_answer_cell: dict = {}
+exec(compile("def calls_a_typo():\n    typo\n", "<answer cell>", "exec"), _answer_cell)  # a student's function, its
+# own cell's, with a typo in it
+
+
 def test_calling_quotes_no_line_of_the_test_itself_and_lets_checkers_and_the_template_through(monkeypatch):
     with pytest.raises(AnswerError, match=r"^f\(3\), with dim=3, raised IndexError: tuple index out of range$"):
         with calling("f(3)", dim=3):
@@ -416,6 +421,10 @@ def test_calling_quotes_no_line_of_the_test_itself_and_lets_checkers_and_the_tem
         raise NotImplementedError()
     with calling("f()"):
         pass
+    with pytest.raises(NameError), calling("grad_cam(x)"):  # the answer's cell failed or did not run: the hint
+        undefined_answer()  # noqa: F821 (as a test cell calls an answer whose cell raised a SyntaxError)
+    with pytest.raises(AnswerError, match="raised NameError: name 'typo' is not defined"), calling("f()"):
+        _answer_cell["calls_a_typo"]()
     seen = []
     monkeypatch.setattr("hooklab.checks.observations.active", lambda: True)
     monkeypatch.setattr("hooklab.checks.observe", lambda kind, label, value: seen.append((kind, label, value)))

@@ -336,6 +336,8 @@ class calling:  # noqa: N801 - used as a checker: ``with calling("MyLinear(3, 1)
     def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, tb: TracebackType | None) -> None:
         if not isinstance(error, Exception) or isinstance(error, AnswerError) or type(error) is NotImplementedError:
             return
+        if isinstance(error, NameError) and _raised_in(error, self._cell):  # the answer's name is not defined (its
+            return  # cell not run, or failed): the notebook's hint says which cell to run and fix (hooklab.hints)
         said = f": {error}" if str(error) else ""
         text = messages.cut(f"{type(error).__name__}{said}{_student_line(error, self._cell)}")
         where = f"{self._what}, with {self._inputs}," if self._inputs else self._what
@@ -680,6 +682,14 @@ def _describe_argument(name: str, value: Any) -> str:
         dtype = str(value.dtype).removeprefix("torch.")
         return f"{name}: {_shape(value)} {dtype}"
     return f"{name}={value!r}"
+
+
+def _raised_in(error: BaseException, filename: str) -> bool:
+    """Whether ``error`` was raised by the code of ``filename`` itself (its traceback's last frame)."""
+    tb = error.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    return tb is not None and tb.tb_frame.f_code.co_filename == filename
 
 
 def _student_line(error: BaseException, test: str = "") -> str:

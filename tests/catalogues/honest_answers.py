@@ -3031,7 +3031,7 @@ def _hooks_inside_pytorch() -> list[Answer]:
                 parameter = module.get_parameter(name)
                 delattr(module, name)
                 module.register_parameter(f"{name}_orig", parameter)
-                module.register_buffer(f"{name}_mask", mask)
+                module.register_buffer(f"{name}_mask", mask.clone())
                 hook = MaskHook(name)
                 hook(module, None)
                 module.register_forward_pre_hook(hook)
@@ -3104,7 +3104,7 @@ def _hooks_inside_pytorch() -> list[Answer]:
                 parameter = dict(module.named_parameters(recurse=False))[name]
                 delattr(module, name)
                 module.register_parameter(f"{name}_orig", parameter)
-                module.register_buffer(f"{name}_mask", mask)
+                module.register_buffer(f"{name}_mask", mask.clone())
                 hook = functools.partial(recompute, name)
                 hook(module, ())
                 module.register_forward_pre_hook(hook)

@@ -78,7 +78,7 @@ def readings() -> list[Wrong]:
                 original = nn.Parameter(getattr(module, name).detach().clone())
                 del module._parameters[name]
                 module.register_parameter(name + "_orig", original)
-                module.register_buffer(name + "_mask", mask)
+                module.register_buffer(name + "_mask", mask.clone())
                 module.register_forward_pre_hook(
                     lambda m, args: setattr(m, name, getattr(m, name + "_orig") * getattr(m, name + "_mask")))
                 setattr(module, name, original * mask)
@@ -89,7 +89,7 @@ def readings() -> list[Wrong]:
                 original = getattr(module, name)
                 del module._parameters[name]
                 module.register_parameter(name + "_orig", original)
-                module.register_buffer(name + "_mask", mask)
+                module.register_buffer(name + "_mask", mask.clone())
                 setattr(module, name, original * mask)
         '''), "after one SGD step"),
         # the mask kept as a parameter that does not train, rather than a buffer
@@ -112,7 +112,7 @@ def readings() -> list[Wrong]:
                 original = module.weight
                 del module._parameters["weight"]
                 module.register_parameter("weight_orig", original)
-                module.register_buffer("weight_mask", mask)
+                module.register_buffer("weight_mask", mask.clone())
 
                 def hook(module, args):
                     module.weight = module.weight_orig * module.weight_mask

@@ -546,13 +546,80 @@ def test_honest_lines_the_scan_once_held_are_not_flagged(assignment: str, source
      "import inspect\n\n\ndef scale(x):\n    return x\n\n\nscale.__annotations__ = {'x': '(get' + 'attr := print)'}\n"
      "kinds = inspect.signature(scale, eval_str=True).parameters\n",
      "sets annotations that code evaluates later (__annotations__)"),
-    # a load that unpickles runs code hidden in its bytes: torch.load only with weights_only=True written (its default
-    # follows an environment variable code can set), numpy's loaders only without allow_pickle
+    # a load that unpickles runs code hidden in its bytes: torch.load loads weights only by default (torch 2.12+), and
+    # only the environment, which an answer may not write, changes that; weights_only other than True, a pickle_module
+    # (also the third positional argument) or options it cannot read are held; numpy's loaders only without allow_pickle
     ("04_apply", "import io\n\nimport torch\n\nsaved = io.BytesIO()\ntorch.save({'w': torch.ones(2)}, saved)\n"
-     "saved.seek(0)\nstate = torch.load(saved, weights_only=True)\n",
-     "import io\nimport os\n\nimport torch\n\nos.environ['TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD'] = '1'\n"
-     "state = torch.load(io.BytesIO(b\"cbuiltins\\nprint\\n(S'ran'\\ntR.\"))\n",
-     "runs code hidden in data (torch.load without weights_only=True unpickles)"),
+     "saved.seek(0)\nstate = torch.load(saved)\n",
+     "import io\n\nimport torch\n\n"
+     "state = torch.load(io.BytesIO(b\"cbuiltins\\nprint\\n(S'ran'\\ntR.\"), weights_only=False)\n",
+     "runs code hidden in data (weights_only other than True unpickles)"),
+    ("04_apply", "import torch\n\n\ndef read(saved):\n    return torch.load(saved, weights_only=True)\n",
+     "import torch\n\n\ndef read(saved, unsafe):\n    return torch.load(saved, weights_only=unsafe)\n",
+     "runs code hidden in data (weights_only other than True unpickles)"),
+    ("04_apply", "import torch\n\n\ndef read(saved):\n    return torch.load(saved, map_location='cpu')\n",
+     "import pickle\n\nimport torch\n\n\ndef read(saved, how):\n    return torch.load(saved, 'cpu', **how)\n",
+     "runs code hidden in data (torch.load given a pickle_module or options the scan cannot read)"),
+    # the process environment: torch and the checkers' libraries read it (TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD, thread
+    # counts), and a test can run answer code again that reads what an earlier run left there: read, never written
+    ("04_apply", "import os\n\nverbose = os.environ.get('VERBOSE', '') == '1'\n",
+     "import os\n\nos.environ['TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD'] = '1'\n",
+     "changes the process environment (os.environ)"),
+    ("04_apply", "import os\n\nhome = os.environ['HOME'] if 'HOME' in os.environ else None\n",
+     "import os\n\ndel os.environ['OMP_NUM_THREADS']\n", "changes the process environment (os.environ)"),
+    ("04_apply", "import os\n\nsaved = dict(os.environ)\n",
+     "from os import environ\n\nenviron.update(TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD='1')\n",
+     "changes the process environment (os.environ)"),
+    ("04_apply", "import os\n\nkeys = sorted(os.environ.keys())\n",
+     "import os\n\nenv = os.environ\nenv.setdefault('TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD', '1')\n",
+     "changes the process environment (os.environ)"),
+    ("04_apply", "import os\n\nhome = os.environ.get('HOME')\n", "import os\n\nos.putenv('MKL_NUM_THREADS', '8')\n",
+     "changes the process environment (os.environ)"),
+    ("04_apply", "%env HOME\n", "%env TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD=1\n", "changes the process environment"),
+    ("04_apply", "%env\n", "%set_env TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD 1\n", "uses the IPython magic %set_env"),
+    ("04_apply", "import os\n\nprint(os.environ)\n",
+     "import os\n\n\ndef store(where):\n    where['TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD'] = '1'\n\n\nstore(os.environ)\n",
+     "hands the process environment (os.environ) around"),
+    # 10's given cell sets gloo's interface: that exact write is let through there, no other
+    ("10_hooks_inside_pytorch", "import os\n\nos.environ.setdefault('GLOO_SOCKET_IFNAME', 'lo')\n",
+     "import os\n\nos.environ.setdefault('TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD', '1')\n",
+     "changes the process environment (os.environ)"),
+    # an attrgetter or methodcaller kept (handed to map, sorted, a key=, a variable) can be applied to anything, the
+    # checkers among them: its names must be written constants (attack: a getter of a built name mapped over a checker)
+    ("04_apply",
+     "import operator\n\n\ndef weights(layers):\n    return list(map(operator.attrgetter('weight'), layers))\n",
+     "import operator\n\n"
+     "_space = list(map(operator.attrgetter(\"slabolg\"[::-1].center(11, \"_\")), [check_equal]))[0]\n",
+     "keeps operator.attrgetter with a computed name"),
+    ("04_apply",
+     "import operator\n\n\ndef by_size(layers):\n    return sorted(layers, key=operator.attrgetter('out_features'))\n",
+     "import operator\n\n\ndef by(layers, name):\n    return sorted(layers, key=operator.attrgetter(name))\n",
+     "keeps operator.attrgetter with a computed name"),
+    ("04_apply", "import operator\n\n\ndef capture(model, name):\n    return operator.attrgetter(name)(model)\n",
+     "import operator\n\n\ndef getter(name):\n    return operator.attrgetter(name)\n",
+     "keeps operator.attrgetter with a computed name"),
+    ("04_apply", "import operator\n\nzero = operator.methodcaller('zero_')\n",
+     "import operator\n\n\ndef caller(name):\n    return operator.methodcaller(name)\n",
+     "keeps operator.methodcaller with a computed name"),
+    # names built from constants by string methods are computed as Python would (syntax.folded)
+    ("04_apply", "def part(model, kind):\n    return getattr(model, '{}_proj'.format(kind))\n",
+     "def part(f):\n    return getattr(f, '{0}{0}globals{0}{0}'.format('_'))\n",
+     "reaches '{0}{0}globals{0}{0}' by name"),
+    ("04_apply", "def part(model, kind):\n    return getattr(model, '%s_proj' % kind)\n",
+     "def part(f):\n    return getattr(f, '%s%sglobals%s%s' % tuple('_' * 4))\n", "reaches '%s%sglobals%s%s' by name"),
+    ("04_apply", "def part(model, kind):\n    return getattr(model, kind.lower()[::-1])\n",
+     "def part(f):\n    return getattr(f, 'SLABOLG'.lower()[::-1].center(11, '_'))\n",
+     "reaches '__globals__' by a name built from constants"),
+    ("04_apply", "def part(model, kind):\n    return getattr(model, kind.center(3))\n",
+     "xs = list(map(lambda f: getattr(f, 'slabolg'[::-1].center(11, '_')), [check_equal]))\n", "reaches 'slabolg'"),
+    # a computed name applied to an imported object kept in a container (or an item of one)
+    ("04_apply", "def part(model, name):\n    layers = [model]\n    return getattr(layers[0], name)\n",
+     "mods = [check_equal]\n\n\ndef part(name):\n    return getattr(mods[0], name)\n",
+     "reaches an attribute of an imported object (a checker, a module) kept in a container"),
+    ("04_apply", "import torch\n\nkinds = (torch.nn.Linear, torch.nn.Conv2d)\n\n\ndef part(model, name):\n"
+     "    return [getattr(m, name) for m in model.modules() if isinstance(m, kinds)]\n",
+     "def parts(name):\n    return [getattr(m, name) for m in (check_equal,)]\n",
+     "reaches an attribute of an imported object (a checker, a module) kept in a container"),
     ("04_apply", "import torch\n\nloaded = [torch.load(path, weights_only=True) for path in []]\n",
      "import torch\n\nloaded = list(map(torch.load, []))\n", "passes torch.load as a value"),
     ("04_apply", "import numpy as np\n\nloader = np.load\n",

@@ -24,5 +24,6 @@ The modules, from nbgrader's step down to the tables:
   syntax: reading code: a cell's syntax tree with IPython's syntax, displays indexed by constants and
     ``getattr(x, "name")`` resolved where getattr is the builtin (syntax.parse), code in a string (syntax.code_in,
     syntax.expression_in), a cell's code without its layout (syntax.code), the names code binds (syntax.bound_names,
-    syntax.reimported), and the names, dotted paths and constants an expression spells.
+    syntax.reimported), the names, dotted paths and constants an expression spells, and the value of a name built
+    from constants by text operations (syntax.folded: ``"slabolg"[::-1].center(11, "_")``).
 """

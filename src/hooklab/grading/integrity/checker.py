@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import re
 
 from hooklab.grading.integrity import rules, syntax
 from hooklab.grading.integrity.magics import Magics
@@ -40,6 +41,8 @@ class Checker(Magics, ast.NodeVisitor):
         self.allowed: set[int] = set()  # ids of the nodes of importlib.import_module("name") calls, checked as imports
         self.lookups: set[int] = set()  # ids of getattr given to reduce or map, its names read (functional_lookup)
         self.bases: set[int] = set()  # ids of the nodes whose attribute is taken (``m`` in ``m.f``)
+        self.holders: set[str] = set()  # names bound to a display of imported objects (``mods = [check_equal]``)
+        self.env_reads: set[int] = set()  # ids of os.environ read where it is (an item, ``in``, dict(os.environ))
         self.globals: set[str] = set()
         self.annotation = False  # in a plain annotation (visit_annotation): it may name rules.ANNOTATION_TYPES
         self.annotated: set[int] = set()  # ids of the links of an attribute chain that names one of those
@@ -103,6 +106,10 @@ class Checker(Magics, ast.NodeVisitor):
         if isinstance(target, ast.Subscript) and self.namespace(target.value):
             self.flag(node, "writes into an object's namespace (__dict__, vars())")
             return
+        if isinstance(target, ast.Subscript) and self.environment(target.value):
+            if not self.allowed_environment(target.slice, value):
+                self.flag(node, rules.ENV_WRITE)
+            return
         if isinstance(root, ast.Name) and root.id in self.imported:
             if isinstance(target, ast.Subscript) and not self._through_dunder(target):
                 origin = self.origin(target.value) or ""
@@ -115,6 +122,17 @@ class Checker(Magics, ast.NodeVisitor):
             self.flag(node, "changes the builtins")
         elif isinstance(target, ast.Attribute) and target.attr in rules.MODULE_READS and not self._container(value):
             self.flag(node, f"replaces {target.attr} on an object (the tests read a model's parts through it)")
+
+    def environment(self, node: ast.AST) -> bool:
+        """Whether an expression names the process environment (rules.ENVIRON), as imported or through an alias."""
+        return any(self.names(node, dotted) for dotted in rules.ENVIRON)
+
+    def allowed_environment(self, key: ast.AST | None, value: ast.AST | None) -> bool:
+        """Whether a write of the process environment is one the assignment may make (rules.ALLOWED: a constant key
+        set to a constant value, as ``os.environ.<KEY>=<value>``)."""
+        key_text, value_text = syntax.constant_text(key), syntax.constant_text(value)
+        return (key_text is not None and value_text is not None
+                and f"os.environ.{key_text}={value_text}" in self.permitted)
 
     def namespace(self, node: ast.AST | None) -> bool:
         """Whether ``node`` is an object's namespace, ``x.__dict__`` or ``vars(x)`` (the builtin): its items are the
@@ -266,6 +284,7 @@ class Checker(Magics, ast.NodeVisitor):
                 self.origin(node.value) not in HOOKLAB_MODULES):  # t = torch: an alias, followed by name
             self.bases.add(id(node.value))
         self.visit(node.value)
+        self.hold(node.targets, node.value)
         origin = self.origin(node.value) or self._fetched(node.value)
         if origin is not None:  # an alias (t = torch, s = getattr(sys, "stdout")): changing it changes the library
             self.imported.update({target.id: origin for target in node.targets if isinstance(target, ast.Name)})
@@ -320,7 +339,55 @@ class Checker(Magics, ast.NodeVisitor):
         for target in node.targets:
             self.store(node, target)
 
+    def hold(self, targets: list[ast.expr], value: ast.AST, iterated: bool = False) -> None:
+        """Names bound to a display of imported objects (``mods = [check_equal]``), or to its items (``for f in mods``):
+        a computed attribute name applied to them reaches a checker or a module (check_attribute_name)."""
+        if iterated and isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and self.builtin(
+                value.func.id) and value.func.id in {"enumerate", "zip", "reversed", "sorted", "iter", "list", "tuple"}:
+            value = ast.Tuple(elts=value.args, ctx=ast.Load())  # for i, f in enumerate(mods)
+        if iterated and self.holds_imported(value) or self.display_of_imported(value):
+            self.holders.update(n.id for target in targets for n in ast.walk(target) if isinstance(n, ast.Name))
+
+    def display_of_imported(self, node: ast.AST) -> bool:
+        """Whether a list, tuple, set or dict display (or a container builtin's call on one) holds an object the
+        notebook imported, a holder's items among them."""
+        if isinstance(node, ast.Starred):
+            node = node.value
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in self.kept:
+            return any(map(self.display_of_imported, node.args))
+        if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
+            return any(self.holds_imported(element) for element in node.elts)
+        if isinstance(node, ast.Dict):
+            return any(self.holds_imported(element) for element in [*node.keys, *node.values] if element is not None)
+        return False
+
+    def holds_imported(self, node: ast.AST) -> bool:
+        """Whether an expression is an object the notebook imported (a checker, a module), a holder, an item of one, or
+        a display of such."""
+        if isinstance(node, ast.Starred):
+            node = node.value
+        while isinstance(node, ast.Subscript):
+            node = node.value
+        if isinstance(node, ast.Name) and node.id in self.holders:
+            return True
+        return (isinstance(node, (ast.Name, ast.Attribute)) and self.origin(node) is not None
+                or self.display_of_imported(node))
+
+    def visit_comprehension(self, node: ast.comprehension) -> None:
+        self.hold([node.target], node.iter, iterated=True)
+        self.generic_visit(node)
+
+    def visit_ListComp(self, node: ast.ListComp | ast.SetComp | ast.GeneratorExp | ast.DictComp) -> None:
+        """A comprehension's loops before its element, which reads what they bind."""
+        for generator in node.generators:
+            self.visit(generator)
+        for element in (node.key, node.value) if isinstance(node, ast.DictComp) else (node.elt,):
+            self.visit(element)
+
+    visit_SetComp = visit_GeneratorExp = visit_DictComp = visit_ListComp  # noqa: N815 (ast.NodeVisitor's names)
+
     def visit_For(self, node: ast.For | ast.AsyncFor) -> None:
+        self.hold([node.target], node.iter, iterated=True)
         self.store(node, node.target)
         self.visit(node.iter)
         for statement in node.body + node.orelse:
@@ -356,12 +423,25 @@ class Checker(Magics, ast.NodeVisitor):
                 origin in HOOKLAB_MODULES or any(map(rules.is_module, rules.reached(origin)))):
             self.flag_handed(node, origin)
 
+    def environment_handed(self, node: ast.Name | ast.Attribute) -> None:
+        """os.environ used as a value, not read where it is (an item, a reading method, ``in``, a builtin that shows or
+        copies it): code the scan does not follow could write into it."""
+        if (isinstance(node.ctx, ast.Load) and id(node) not in self.bases | self.env_reads
+                and self.environment(node)):
+            self.flag(node, "hands the process environment (os.environ) around: read it where it is")
+
     def flag_handed(self, node: ast.AST, module: str) -> None:
         whose = "hooklab's module" if module in HOOKLAB_MODULES else "the module"
         self.flag(node, f"hands {whose} {module} around (use what it holds by name: {module}.<name>)")
 
+    def visit_Subscript(self, node: ast.Subscript) -> None:
+        self.env_reads.add(id(node.value))
+        self.generic_visit(node)
+
     def visit_Compare(self, node: ast.Compare) -> None:
         operands = [node.left, *node.comparators]
+        self.env_reads.update(id(right) for op, right in zip(node.ops, node.comparators)
+                              if isinstance(op, (ast.In, ast.NotIn)))
         imported = all(self.origin(operand) is not None and syntax.dotted(operand)[0] not in self.unsure
                        for operand in operands)  # == asks an operand's __eq__, an answer's object's one too
         if all(isinstance(op, (ast.Is, ast.IsNot)) or imported and isinstance(op, (ast.Eq, ast.NotEq))
@@ -381,6 +461,7 @@ class Checker(Magics, ast.NodeVisitor):
 
     def visit_Name(self, node: ast.Name) -> None:
         self.handed_around(node)
+        self.environment_handed(node)
         self.methodcaller_as_a_value(node)
         if self.imported.get(node.id) in {IMPORT_MODULE[0], ".".join(IMPORT_MODULE)} and id(node) not in self.allowed:
             self.flag(node, FORBIDDEN_MODULES[IMPORT_MODULE[0]])
@@ -435,6 +516,7 @@ class Checker(Magics, ast.NodeVisitor):
     def visit_Attribute(self, node: ast.Attribute) -> None:
         self.bases.add(id(node.value))
         self.handed_around(node)
+        self.environment_handed(node)
         self.methodcaller_as_a_value(node)
         if id(node) in self.allowed:  # importlib.import_module("math"), checked as an import of math
             self.generic_visit(node)
@@ -475,6 +557,11 @@ class Checker(Magics, ast.NodeVisitor):
         if isinstance(func, ast.Attribute) and func.attr in rules.DICT_WRITES and self.namespace(func.value):
             self.flag(node, "writes into an object's namespace (__dict__, vars())")
         shown = isinstance(func, ast.Name) and func.id in self.shown | (self.kept & rules.KEPT_BUILTINS)
+        if shown and not node.keywords:  # print(os.environ), dict(os.environ): shown or copied, not handed on
+            self.env_reads.update(map(id, node.args))
+        if (isinstance(func, ast.Attribute) and func.attr == "setdefault" and self.environment(func.value)
+                and len(node.args) == 2 and not node.keywords and self.allowed_environment(*node.args)):
+            self.allowed.add(id(func))  # rules.ALLOWED's write, os.environ.setdefault("KEY", "value")
         if not shown and any(self.namespace(argument) for argument in [*node.args, *(k.value for k in node.keywords)]):
             self.flag(node, "hands an object's namespace around (__dict__, vars()): read it where it is")
         if (self.origin(func) or "").endswith(".DataLoader") and any(
@@ -512,20 +599,28 @@ class Checker(Magics, ast.NodeVisitor):
                 self.flag(node, "reaches a module's namespace (vars())")
         if self.names(func, rules.METHODCALLER) and (node.args or node.keywords):
             self.check_method_name(node, node.args[0] if node.args else None)
+            self.kept_getter(node, node.args[:1], "operator.methodcaller")
         self.functional_lookup(node)
         if self.magic(node):
             return
         self.generic_visit(node)
 
     def check_unpickling(self, node: ast.Call) -> None:
-        """A load that unpickles (rules.PICKLE_LOADER): torch.load without ``weights_only=True`` written, any call given
-        ``weights_only`` other than True, ``allow_pickle`` other than False (numpy.load) or a ``pickle_module``."""
+        """A load that unpickles: any call given ``weights_only`` other than a written True, ``allow_pickle`` other than
+        False (numpy.load) or a ``pickle_module``; torch.load (rules.PICKLE_LOADER) given a third positional argument
+        (its pickle_module) or options the scan cannot read (``*args``, ``**options``). A plain ``torch.load(x)`` loads
+        weights only (the default of the pack's torch, which only the environment, held, can change)."""
         given = {keyword.arg: keyword.value for keyword in node.keywords if keyword.arg}
         weights_only = given.get("weights_only")
-        safe = isinstance(weights_only, ast.Constant) and weights_only.value is True
+        safe = weights_only is None or isinstance(weights_only, ast.Constant) and weights_only.value is True
         allow_pickle = given.get("allow_pickle")
-        if (self.names(node.func, rules.PICKLE_LOADER) or weights_only is not None) and not safe:
-            self.flag(node, "runs code hidden in data (torch.load without weights_only=True unpickles)")
+        if not safe:
+            self.flag(node, "runs code hidden in data (weights_only other than True unpickles)")
+        if self.names(node.func, rules.PICKLE_LOADER) and (
+                len(node.args) > 2 or any(isinstance(a, ast.Starred) for a in node.args)
+                or any(keyword.arg is None for keyword in node.keywords)):
+            self.flag(node, "runs code hidden in data (torch.load given a pickle_module or options the scan cannot "
+                            "read)")
         if allow_pickle is not None and not (isinstance(allow_pickle, ast.Constant) and allow_pickle.value is False):
             self.flag(node, "runs code hidden in data (allow_pickle: a pickle)")
         if "pickle_module" in given:
@@ -571,9 +666,18 @@ class Checker(Magics, ast.NodeVisitor):
         fragments = [syntax.constant_text(piece) for piece in sorted(  # in the order they are written
             (n for n in ast.walk(name) if syntax.constant_text(n) is not None), key=lambda n: (n.lineno, n.col_offset))]
         for piece in [*fragments, *([] if text is not None else ["".join(fragments)])]:  # and the pieces put together
-            hidden = text is None and ("__" in piece or f"__{piece.strip('_')}__" in FORBIDDEN_ATTRIBUTES)  # '_'*2
+            variants = {piece, piece[::-1], re.sub(r"%[sr]|\{[^}]*\}", "", piece)}  # reversed, a format's holes out
+            hidden = text is None and ("__" in piece or any(f"__{variant.strip('_')}__" in FORBIDDEN_ATTRIBUTES
+                                                            for variant in variants))  # '_'*2
             if piece in FORBIDDEN_ATTRIBUTES or piece == "__dict__" or hidden:
                 self.flag(node, f"reaches {piece!r} by name ({FORBIDDEN_ATTRIBUTES.get(piece, 'a hidden attribute')})")
+                return True
+        value = None if text is not None else syntax.folded(name, frozenset(filter(self.builtin, syntax.FOLDING)))
+        value = value.decode("latin-1") if isinstance(value, bytes) else value
+        for part in value.split(".") if isinstance(value, str) else ():  # built from constants: "slabolg"[::-1]...
+            if part in FORBIDDEN_ATTRIBUTES or part in SPECIAL_METHODS or "__" in part:
+                what = FORBIDDEN_ATTRIBUTES.get(part) or SPECIAL_METHODS.get(part) or "a hidden attribute"
+                self.flag(node, f"reaches {part!r} by a name built from constants ({what})")
                 return True
         return False
 
@@ -607,9 +711,18 @@ class Checker(Magics, ast.NodeVisitor):
                 self.flag(node, "reaches attributes by names it is not given (operator.attrgetter)")
             for name in args:
                 self.read_name(node, name)
+            self.kept_getter(node, args, "operator.attrgetter")
         elif isinstance(func, ast.Call) and self.names(func.func, rules.ATTRGETTER):  # attrgetter(...)(obj)
             for argument in [*args, *(k.value for k in node.keywords)]:
                 self.imported_reached(node, argument, "reaches attributes by computed names (operator.attrgetter)")
+
+    def kept_getter(self, node: ast.Call, names: list[ast.expr], getter: str) -> None:
+        """An attrgetter or methodcaller that is not applied at once (``attrgetter(n)(obj)``) but handed to map, sorted,
+        a key= or a variable can be applied to anything, the checkers among them: its names must be written constants
+        (read as an attribute's name is); a computed one is held."""
+        if id(node) not in self.called and not all(syntax.constant_text(name) is not None for name in names):
+            self.flag(node, f"keeps {getter} with a computed name (applied later, to any object, the checkers among "
+                            "them)")
 
     def read_names(self, node: ast.Call, names: ast.AST) -> None:
         """The names a functional lookup is given: each of a display's, or the pieces of what builds them."""
@@ -636,8 +749,8 @@ class Checker(Magics, ast.NodeVisitor):
         inner = list(ast.walk(objects))
         skipped = {id(n.func) for n in inner if isinstance(n, ast.Call)} | {
             id(n.value) for n in inner if isinstance(n, ast.Attribute)}
-        if any(isinstance(n, (ast.Name, ast.Attribute)) and id(n) not in skipped and self.origin(n) is not None
-               for n in inner):
+        if any(isinstance(n, (ast.Name, ast.Attribute)) and id(n) not in skipped
+               and (self.origin(n) is not None or isinstance(n, ast.Name) and n.id in self.holders) for n in inner):
             self.flag(node, technique)
 
     def check_attribute_name(self, node: ast.Call) -> None:
@@ -650,6 +763,9 @@ class Checker(Magics, ast.NodeVisitor):
         if self.hidden_name(node, name):
             return
         target = self.origin(node.args[0])
+        if target is None and text is None and self.holds_imported(node.args[0]):  # getattr(mods[0], n)
+            self.flag(node, "reaches an attribute of an imported object (a checker, a module) kept in a container by a "
+                            "computed name")
         if target is not None:
             if text is None and not self._fetched_to_call(node, target, name):
                 self.flag(node, f"reaches an attribute of {target} by a computed name")

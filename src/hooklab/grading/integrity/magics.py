@@ -38,6 +38,9 @@ class Magics:
         args = [syntax.constant_text(arg) for arg in node.args]
         if func.attr in {"run_line_magic", "run_cell_magic"} and args and args[0] is not None:
             magic = args[0].lstrip("%")
+            if magic == "env" and any(text is None or re.search(r"[\s=${]", text.strip()) for text in args[1:]):
+                self.flag(node, rules.ENV_WRITE)  # %env KEY value, %env KEY=value ($ and {} expand to either)
+                return True
             if magic in rules.SAFE_MAGICS:
                 for code in args[1:] if magic in rules.CODE_MAGICS else []:
                     if code:

@@ -91,10 +91,21 @@ FORBIDDEN_MODULES = {
     "torch.serialization": "runs code hidden in data (torch.serialization: what torch.load may unpickle)",
     "torch.package": "runs code hidden in data (torch.package)",
 }
-# torch.load unpickles, running code hidden in the data, unless ``weights_only=True`` is written: its default follows
-# TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD, which code can set in os.environ, and an explicit True wins over it. numpy's loaders
-# unpickle with ``allow_pickle=True``.
+# torch.load unpickles, running code hidden in the data, when given ``weights_only`` other than a written True, a
+# ``pickle_module`` (also as its third positional argument) or keywords it cannot read (``**options``): its default,
+# weights only in the pack's torch (2.12+), follows TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD, which an answer cannot set (ENV:
+# writes to the process environment are held). numpy's loaders unpickle with ``allow_pickle=True``. Passed as a value,
+# torch.load is held as attrgetter is.
 PICKLE_LOADER = "torch.load"
+# The process environment is state that torch and the libraries the checkers use read
+# (TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD, OMP/MKL settings, ...), and a test can run answer code again that reads what an
+# earlier run stored there: an answer reads it (``os.environ.get``, ``os.environ[key]``, ENV_READS) and never writes it
+# (an item set or deleted, any other method, ``os.putenv``/``unsetenv``, ``%env`` with a value, ``%set_env``), nor
+# hands os.environ to code the scan does not read. ALLOWED may let one constant write through, written
+# ``os.environ.<KEY>=<value>`` (10's given cell sets GLOO_SOCKET_IFNAME to "lo").
+ENVIRON = frozenset({"os.environ", "os.environb"})
+ENV_READS = frozenset({"get", "copy", "keys", "values", "items", "__contains__", "__getitem__", "__len__", "__iter__"})
+ENV_WRITE = "changes the process environment (os.environ), which torch and the checkers' libraries read"
 # ``operator.methodcaller(name, ...)(obj)`` is ``obj.name(...)``: the checker reads its name as it reads an attribute's
 # (no attribute of FORBIDDEN_ATTRIBUTES or SPECIAL_METHODS, no hidden dunder in a computed one) and holds it passed as
 # a value; a module it is applied to is handed around, which the scan holds.
@@ -289,7 +300,11 @@ FAKE_TENSORS = frozenset({"torch._subclasses", "torch._subclasses.FakeTensorMode
 # callbacks only when the code that holds it sets its result, in that cell; collect_all and wait_all stay held.
 ANNOTATION_TYPES = frozenset({"torch.futures.Future"})
 # assignment → the dotted names its answers may use
-ALLOWED = {"09_below_the_module": MODES, "10_hooks_inside_pytorch": MODES | FAKE_TENSORS}
+# 09 prints whether TorchFunctionMode is in ``torch.overrides.__all__`` (a list of names: reading it does nothing);
+# 10's given cell sets GLOO_SOCKET_IFNAME to "lo" (gloo's network interface, for its one-process group), which an answer
+# copying it may do too.
+ALLOWED = {"09_below_the_module": MODES | {"torch.overrides.__all__"},
+           "10_hooks_inside_pytorch": MODES | FAKE_TENSORS | {"os.environ.GLOO_SOCKET_IFNAME=lo"}}
 
 
 def allowed_for(assignment: str) -> frozenset[str]:
@@ -426,6 +441,10 @@ def technique(dotted: str) -> str | None:
         return f"reaches hooklab's internals ({dotted})"
     if parts[0] == "sys" and parts[1] not in SYS_READABLE:
         return f"uses the interpreter's machinery (sys.{parts[1]})"
+    if parts[0] in {"os", "posix"} and parts[1] in {"putenv", "unsetenv"}:
+        return ENV_WRITE
+    if ".".join(parts[:2]) in ENVIRON and len(parts) > 2 and parts[2] not in ENV_READS:
+        return ENV_WRITE
     if parts[0] == "os" and parts[1].startswith(OS_PROCESSES):
         return f"runs code outside its cell (processes: os.{parts[1]})"
     if parts[0] == "types" and parts[1] in {"FunctionType", "CodeType", "ModuleType", "CellType", "LambdaType"}:

@@ -4,6 +4,7 @@ string, and the names, dotted paths and constants an expression spells."""
 from __future__ import annotations
 
 import ast
+import re
 import textwrap
 from collections.abc import Iterable, Iterator
 from functools import lru_cache
@@ -164,3 +165,89 @@ def reimported(trees: Iterable[ast.AST]) -> set[str]:
         for name, origin in bindings(node):
             origins.setdefault(name, set()).add(origin)
     return {name for name, found in origins.items() if len(found) > 1} | bound_names(trees, imports=False)
+
+
+FOLDED = 1_000  # characters of a string built from constants that folded() computes, at most
+# str's methods that only rearrange text: a name built with them from constants is computed as Python would
+STRING_METHODS = frozenset({
+    "center", "ljust", "rjust", "zfill", "format", "join", "replace", "upper", "lower", "casefold", "swapcase",
+    "title", "capitalize", "strip", "lstrip", "rstrip", "removeprefix", "removesuffix", "expandtabs", "decode",
+})
+_FOLDING_BUILTINS = {"tuple": tuple, "list": list, "str": str, "reversed": lambda x: "".join(reversed(x))}
+FOLDING = frozenset(_FOLDING_BUILTINS)  # the builtins folded() computes, where the code never rebinds them
+
+
+def folded(node: ast.AST, builtins: frozenset[str] = FOLDING) -> object | None:
+    """The value of an expression built from constants alone with plain text operations (``+``, ``*``, ``%``, slices,
+    f-strings, rules-free str methods as STRING_METHODS, tuple/list/str of such where ``builtins`` says the name is the
+    builtin): ``"slabolg"[::-1].center(11, "_")`` is ``"__globals__"``. None where any piece is not a constant or the
+    text would grow past FOLDED."""
+    try:
+        value = _fold(node, builtins)
+    except (TypeError, ValueError, IndexError, KeyError, AttributeError, OverflowError, _TooLongError):
+        return None
+    return value
+
+
+class _TooLongError(Exception):
+    pass
+
+
+def _fold(node: ast.AST, builtins: frozenset[str]) -> object:
+    if isinstance(node, ast.Constant) and isinstance(node.value, (str, bytes, int)) and not isinstance(
+            node.value, bool):
+        return node.value
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        operand = _fold(node.operand, builtins)
+        if isinstance(operand, int):
+            return -operand
+    if isinstance(node, (ast.Tuple, ast.List)) and not any(isinstance(e, ast.Starred) for e in node.elts):
+        return tuple(_fold(element, builtins) for element in node.elts)
+    if isinstance(node, ast.JoinedStr):
+        return "".join(str(_fold(v.value if isinstance(v, ast.FormattedValue) else v, builtins)) for v in node.values)
+    if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Mult, ast.Mod)):
+        left, right = _fold(node.left, builtins), _fold(node.right, builtins)
+        if isinstance(node.op, ast.Mult) and max(abs(x) for x in (left, right) if isinstance(x, int)) > FOLDED:
+            raise _TooLongError
+        if isinstance(node.op, ast.Mod) and not (isinstance(left, str) and _bounded(left) and _bounded(right)):
+            raise TypeError
+        return _short({ast.Add: lambda: left + right, ast.Mult: lambda: left * right,
+                       ast.Mod: lambda: left % right}[type(node.op)]())
+    if isinstance(node, ast.Subscript):
+        value, index = _fold(node.value, builtins), node.slice
+        if isinstance(index, ast.Slice):
+            parts = [None if p is None else _fold(p, builtins) for p in (index.lower, index.upper, index.step)]
+            return value[slice(*parts)]
+        return value[_fold(index, builtins)]
+    if isinstance(node, ast.Call) and not any(isinstance(a, ast.Starred) for a in node.args):
+        args = [_fold(argument, builtins) for argument in node.args]
+        kwargs = {k.arg: _fold(k.value, builtins) for k in node.keywords if k.arg}
+        if len(kwargs) != len(node.keywords) or not _bounded((*args, *kwargs.values())):
+            raise TypeError
+        if isinstance(node.func, ast.Name) and node.func.id in builtins and node.func.id in _FOLDING_BUILTINS:
+            return _short(_FOLDING_BUILTINS[node.func.id](*args, **kwargs))
+        if isinstance(node.func, ast.Attribute) and node.func.attr in STRING_METHODS:
+            owner = _fold(node.func.value, builtins)
+            if isinstance(owner, (str, bytes)) and _bounded(owner):
+                return _short(getattr(owner, node.func.attr)(*args, **kwargs))
+    raise TypeError
+
+
+def _short(value: object) -> object:
+    if isinstance(value, (str, bytes, tuple, list)) and len(value) > FOLDED:
+        raise _TooLongError
+    return value
+
+
+def _bounded(value: object) -> bool:
+    """Whether text operations on a value stay small: no number past FOLDED (a width, ``"x".center(10**9)``), no format
+    with a width of five digits or more (``"%99999s"``)."""
+    if isinstance(value, bool):
+        return True
+    if isinstance(value, int):
+        return abs(value) <= FOLDED
+    if isinstance(value, (str, bytes)):
+        return re.search(rb"\d{5,}" if isinstance(value, bytes) else r"\d{5,}", value) is None
+    if isinstance(value, (tuple, list)):
+        return all(map(_bounded, value))
+    return True

@@ -250,7 +250,8 @@ def _say_why_it_stopped(cell: NotebookNode, observed: list[Any], reference: list
     """A test cell that raised in the kernel: an exercise not written yet says so (:data:`NOT_WRITTEN`, from the note
     :mod:`hooklab.hints` gave the template's error); else, where a check the test made before the error already
     differs from the reference's, that difference is the message, then :data:`STOPPED` (the test's later lines
-    crashed on the wrong data: a missing key, an index). A checker's own AnswerError keeps its sentence."""
+    crashed on the wrong data: a missing key, an index). A checker's own AnswerError keeps its sentence, as a
+    :data:`WRONG` error."""
     raised = [output for output in errors(cell.outputs) if output.get("ename") not in GRADERS]
     if len(raised) != 1:
         return
@@ -261,13 +262,18 @@ def _say_why_it_stopped(cell: NotebookNode, observed: list[Any], reference: list
         cell.outputs[position] = error_output(NOT_WRITTEN, unwritten)
         return
     made = [item for item in observed if isinstance(item, dict)]
-    if error.get("ename") == "AnswerError":  # a rule the checkers judge in the kernel (no model run, no autograd in a
-        made = made[:-1]  # Function), observed as it raised: its own sentence stands, unless an earlier check differed
-    if not made or len(made) != len(observed) - (error.get("ename") == "AnswerError") or len(made) > len(reference):
-        return
-    problem = verdict(made, reference[:len(made)], hidden_lines(cell.source))
+    answer_error = error.get("ename") == "AnswerError"
+    # a rule the checkers judge in the kernel (no model run, no autograd in a Function, a student call that raised),
+    # observed as it raised: its sentence stands, unless an earlier check differed
+    if answer_error:
+        made = made[:-1]
+    problem = ""
+    if made and len(made) == len(observed) - answer_error and len(made) <= len(reference):
+        problem = verdict(made, reference[:len(made)], hidden_lines(cell.source))
     if problem:
         cell.outputs[position] = error_output(WRONG, problem + STOPPED)
+    elif answer_error:  # said as every wrong answer is said, not under the checkers' class name and with no traceback
+        cell.outputs[position] = error_output(WRONG, str(error.get("evalue", "")))
 
 
 def _unwritten(sentence: str) -> bool:

@@ -278,6 +278,21 @@ def test_a_test_that_crashed_on_wrong_data_says_the_first_check_that_differed():
     assert right == first == [("KeyError", "'h2'")]
 
 
+def test_a_checkers_sentence_raised_in_the_kernel_reads_as_a_wrong_answer_without_the_checkers_class_name():
+    """checks.calling (a student call that raised) observes, then raises AnswerError: the feedback says its sentence
+    as every wrong answer is said, not as "AnswerError: ..." with a traceback of the test."""
+    from nbformat.v4 import new_notebook, new_output
+
+    sentence = "model(x), with x of shape (2, 2), float32, raised RuntimeError: mat1 and mat2 cannot be multiplied"
+    raised = new_output("error", ename="AnswerError", evalue=sentence,
+                        traceback=["AnswerError Traceback", "----> 12 with calling('model(x)', x=x):", sentence])
+    nb = new_notebook(cells=[_test_cell("make_linear_test", raised)])
+    reference = {"make_linear_test": {"observed": [_obs(torch.ones(2), "model(x)")], "error": ""}}
+    judge.judge(nb, reference, {"make_linear_test": [{"kind": "raised", "label": "model(x)", "value": {}}]})
+    [shown] = nb.cells[0].outputs
+    assert (shown.ename, shown.evalue) == ("WrongAnswer", sentence) and "calling" not in "".join(shown.traceback)
+
+
 def test_an_error_is_said_whole_and_cut_only_past_a_sentences_room_and_a_tests_own_crash_not_at_all():
     """What a student's backward raised reads as in the lab, its line whole, and only an error longer than a
     sentence's room is cut, with "…"; what the test's own code then raised on the wrong data is not said (it is test

@@ -601,6 +601,14 @@ def test_honest_lines_the_scan_once_held_are_not_flagged(assignment: str, source
     ("04_apply", "import operator\n\nzero = operator.methodcaller('zero_')\n",
      "import operator\n\n\ndef caller(name):\n    return operator.methodcaller(name)\n",
      "keeps operator.methodcaller with a computed name"),
+    # a checker handed to a function or lambda of the answer's that applies a computed name to that parameter
+    ("04_apply", "import torch\n\n\ndef part(model, name):\n    return getattr(model, name)\n\n\n"
+     "weight = part(torch.nn.Linear(2, 2), 'weight')\n",
+     "def part(o, name):\n    return getattr(o, name)\n\n\nspace = part(check_equal, input())\n",
+     "hands an imported object (a checker) to a function that reaches its attributes by a computed name"),
+    ("04_apply", "import torch\n\nkinds = sorted([torch.float32, torch.float16], key=lambda d: d.itemsize)\n",
+     "name = input()\nspace = list(map(lambda o: getattr(o, name), [check_equal]))\n",
+     "hands an imported object (a checker) to a function that reaches its attributes by a computed name"),
     # names built from constants by string methods are computed as Python would (syntax.folded)
     ("04_apply", "def part(model, kind):\n    return getattr(model, '{}_proj'.format(kind))\n",
      "def part(f):\n    return getattr(f, '{0}{0}globals{0}{0}'.format('_'))\n",

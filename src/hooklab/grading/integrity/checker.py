@@ -41,6 +41,7 @@ class Checker(Magics, ast.NodeVisitor):
         self.allowed: set[int] = set()  # ids of the nodes of importlib.import_module("name") calls, checked as imports
         self.lookups: set[int] = set()  # ids of getattr given to reduce or map, its names read (functional_lookup)
         self.bases: set[int] = set()  # ids of the nodes whose attribute is taken (``m`` in ``m.f``)
+        self.getters: dict[str, set[int | str]] = {}  # function → its parameters a computed name is applied to
         self.holders: set[str] = set()  # names bound to a display of imported objects (``mods = [check_equal]``)
         self.env_reads: set[int] = set()  # ids of os.environ read where it is (an item, ``in``, dict(os.environ))
         self.globals: set[str] = set()
@@ -210,6 +211,8 @@ class Checker(Magics, ast.NodeVisitor):
 
     def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
         self.bind(node, node.name)
+        if self.getter_parameters(node):
+            self.getters[node.name] = self.getter_parameters(node)
         for decorator in node.decorator_list:
             self.visit(decorator)
         self.depth += 1
@@ -601,6 +604,7 @@ class Checker(Magics, ast.NodeVisitor):
             self.check_method_name(node, node.args[0] if node.args else None)
             self.kept_getter(node, node.args[:1], "operator.methodcaller")
         self.functional_lookup(node)
+        self.imported_to_getter(node)
         if self.magic(node):
             return
         self.generic_visit(node)
@@ -723,6 +727,56 @@ class Checker(Magics, ast.NodeVisitor):
         if id(node) not in self.called and not all(syntax.constant_text(name) is not None for name in names):
             self.flag(node, f"keeps {getter} with a computed name (applied later, to any object, the checkers among "
                             "them)")
+
+    def getter_parameters(self, function: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> set[int | str]:
+        """The parameters (by position and name) of a def or lambda that a computed attribute name is applied to in its
+        body: ``getattr(o, name)`` or ``operator.attrgetter(name)(o)`` with a name not written (hasattr only answers yes
+        or no, as check_attribute_name reads it)."""
+        arguments = function.args
+        parameters = [a.arg for a in [*arguments.posonlyargs, *arguments.args]]
+        named = set(parameters) | {a.arg for a in arguments.kwonlyargs}
+        found: set[int | str] = set()
+        body = function.body if isinstance(function.body, list) else [function.body]
+        for call in (n for statement in body for n in ast.walk(statement) if isinstance(n, ast.Call)):
+            if (isinstance(call.func, ast.Name) and call.func.id == "getattr"
+                    and self.builtin(call.func.id) and len(call.args) >= 2
+                    and syntax.constant_text(call.args[1]) is None):
+                reached = [call.args[0]]
+            elif (isinstance(call.func, ast.Call) and self.names(call.func.func, rules.ATTRGETTER)
+                  and not all(syntax.constant_text(a) is not None for a in call.func.args)):
+                reached = list(call.args)
+            else:
+                continue
+            for target in reached:
+                root = syntax.root(target)
+                if isinstance(root, ast.Name) and root.id in named:
+                    found.add(root.id)
+                    if root.id in parameters:
+                        found.add(parameters.index(root.id))
+        return found
+
+    def imported_to_getter(self, node: ast.Call) -> None:
+        """An imported object (a checker), or a container of them, handed to a function of the answer's that applies a
+        computed attribute name to that parameter: ``f(check_equal)`` with ``def f(o): return getattr(o, n)``, and
+        ``map``/``filter``/``sorted``/``min``/``max`` given such a function or lambda and such objects."""
+        func = node.func
+        if isinstance(func, ast.Name) and func.id in self.getters and func.id not in self.imported:
+            getter = self.getters[func.id]
+            handed = [a for i, a in enumerate(node.args) if i in getter or isinstance(a, ast.Starred)]
+            handed += [k.value for k in node.keywords if k.arg is None or k.arg in getter]
+            if any(self.holds_imported(argument) for argument in handed):
+                self.flag(node, "hands an imported object (a checker) to a function that reaches its attributes by a "
+                                "computed name")
+            return
+        if not (isinstance(func, ast.Name) and func.id in {"map", "filter", "sorted", "min", "max"}
+                and self.builtin(func.id)):
+            return
+        functions = [*node.args[:1], *(k.value for k in node.keywords if k.arg == "key")]
+        applies = any(isinstance(f, ast.Lambda) and 0 in self.getter_parameters(f)
+                      or isinstance(f, ast.Name) and 0 in self.getters.get(f.id, ()) for f in functions)
+        if applies and any(self.holds_imported(argument) for argument in node.args[1:] or node.args):
+            self.flag(node, "hands an imported object (a checker) to a function that reaches its attributes by a "
+                            "computed name")
 
     def read_names(self, node: ast.Call, names: ast.AST) -> None:
         """The names a functional lookup is given: each of a display's, or the pieces of what builds them."""

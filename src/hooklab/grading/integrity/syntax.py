@@ -184,7 +184,7 @@ def folded(node: ast.AST, builtins: frozenset[str] = FOLDING) -> object | None:
     text would grow past FOLDED."""
     try:
         value = _fold(node, builtins)
-    except (TypeError, ValueError, IndexError, KeyError, AttributeError, OverflowError, _TooLongError):
+    except Exception:  # a name Python could not build either: a codec, a format, a slice that fails
         return None
     return value
 
@@ -246,8 +246,9 @@ def _bounded(value: object) -> bool:
         return True
     if isinstance(value, int):
         return abs(value) <= FOLDED
-    if isinstance(value, (str, bytes)):
-        return re.search(rb"\d{5,}" if isinstance(value, bytes) else r"\d{5,}", value) is None
+    if isinstance(value, (str, bytes)):  # and no width given by a nested field, "{:{}{}{}}".format("a", 999, 999, 999)
+        text = value.decode("latin-1") if isinstance(value, bytes) else value
+        return re.search(r"\d{5,}|\{[^{}]*\{", text.replace("{{", "").replace("}}", "")) is None
     if isinstance(value, (tuple, list)):
         return all(map(_bounded, value))
     return True

@@ -609,6 +609,9 @@ def test_honest_lines_the_scan_once_held_are_not_flagged(assignment: str, source
     ("04_apply", "import torch\n\nkinds = sorted([torch.float32, torch.float16], key=lambda d: d.itemsize)\n",
      "name = input()\nspace = list(map(lambda o: getattr(o, name), [check_equal]))\n",
      "hands an imported object (a checker) to a function that reaches its attributes by a computed name"),
+    ("04_apply", "def part(name, model=None):\n    return getattr(model, name)\n",
+     "def part(name, o=check_equal):\n    return getattr(o, name)\n",
+     "hands an imported object (a checker) to a function that reaches its attributes by a computed name"),
     # names built from constants by string methods are computed as Python would (syntax.folded)
     ("04_apply", "def part(model, kind):\n    return getattr(model, '{}_proj'.format(kind))\n",
      "def part(f):\n    return getattr(f, '{0}{0}globals{0}{0}'.format('_'))\n",

@@ -213,6 +213,7 @@ class Checker(Magics, ast.NodeVisitor):
         self.bind(node, node.name)
         if self.getter_parameters(node):
             self.getters[node.name] = self.getter_parameters(node)
+            self.imported_default(node)
         for decorator in node.decorator_list:
             self.visit(decorator)
         self.depth += 1
@@ -257,6 +258,7 @@ class Checker(Magics, ast.NodeVisitor):
         return True
 
     def visit_Lambda(self, node: ast.Lambda) -> None:
+        self.imported_default(node)
         self._scoped(node)
 
     def visit_ClassDef(self, node: ast.ClassDef) -> None:
@@ -754,6 +756,17 @@ class Checker(Magics, ast.NodeVisitor):
                     if root.id in parameters:
                         found.add(parameters.index(root.id))
         return found
+
+    def imported_default(self, function: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> None:
+        """A parameter a computed attribute name is applied to whose default is an imported object (a checker):
+        ``def f(n, o=check_equal): return getattr(o, n)``."""
+        arguments, getter = function.args, self.getter_parameters(function)
+        positional = [*arguments.posonlyargs, *arguments.args]
+        pairs = [*zip(positional[len(positional) - len(arguments.defaults):], arguments.defaults),
+                 *((a, d) for a, d in zip(arguments.kwonlyargs, arguments.kw_defaults) if d is not None)]
+        if any(a.arg in getter and self.holds_imported(default) for a, default in pairs):
+            self.flag(function, "hands an imported object (a checker) to a function that reaches its attributes by a "
+                                "computed name")
 
     def imported_to_getter(self, node: ast.Call) -> None:
         """An imported object (a checker), or a container of them, handed to a function of the answer's that applies a

@@ -964,7 +964,7 @@ def _backward_hooks() -> list[Answer]:
 
 
             def clip_gradient(grad):
-                clipped = np.clip(grad.detach().cpu().numpy(), -1.0, 1.0)
+                clipped = np.asarray(np.clip(grad.detach().cpu().numpy(), -1.0, 1.0))  # a 0-d gradient: a scalar
                 return torch.from_numpy(clipped).to(grad.device)
         '''),
         answer("clip_gradient", "torch.where, importlib.import_module, sys.setrecursionlimit, from copy import copy", r'''
@@ -1658,9 +1658,10 @@ def _autograd_function() -> list[Answer]:
             class StableSoftplus(Function):
                 @staticmethod
                 def forward(x: torch.Tensor) -> torch.Tensor:
-                    array = x.detach().cpu().numpy()
+                    wide = torch.float64 if x.dtype == torch.float64 else torch.float32  # NumPy has no bfloat16
+                    array = x.detach().cpu().to(wide).numpy()
                     result = np.maximum(array, 0) + np.log1p(np.exp(-np.abs(array)))
-                    return torch.from_numpy(result).to(x.device)
+                    return torch.from_numpy(result).to(device=x.device, dtype=x.dtype)
 
                 @staticmethod
                 def setup_context(ctx, inputs: tuple, output: torch.Tensor) -> None:

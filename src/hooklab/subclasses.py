@@ -43,17 +43,10 @@ class Counted(torch.Tensor):
         return pytree.tree_map(lambda t: Counted(t) if isinstance(t, torch.Tensor) else t, out)
 
 
-class PlainDispatch(torch.Tensor):
+class PlainDispatch(Counted):
     """Counted with its ``__torch_dispatch__`` written as a plain method: records what its first parameter is."""
 
     firsts: list[str] = []
-
-    @staticmethod
-    def __new__(cls, inner: torch.Tensor):
-        return torch.Tensor._make_wrapper_subclass(cls, inner.shape, dtype=inner.dtype, device=inner.device)
-
-    def __init__(self, inner: torch.Tensor):
-        self.inner = inner
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # a plain method: no @classmethod
         PlainDispatch.firsts.append("the class" if isinstance(self, type) else f"a {type(self).__name__} instance")

@@ -104,3 +104,55 @@ def test_the_probe_names_what_changed(tmp_path: Path, name: str):
 def test_the_digest_moves_when_the_probe_is_made_to_see_nothing(tmp_path: Path, name: str):
     answer = probe(tmp_path, TAMPERING[name])
     assert answer["changes"] == [] and answer["digest moved"]
+
+
+def test_a_method_of_a_watched_class_swapped_is_seen_while_it_is_swapped_and_not_once_put_back():
+    """kernel_probe.classes_as_snapshot, which the agent's sender asks before each observation: a method of torch.Tensor
+    or of a checker's class swapped inside a cell is seen at once (check() would see it only between cells, after the
+    cell put it back); put back, nothing is; before the snapshot, nothing is asked."""
+    script = textwrap.dedent("""\
+        from IPython.core.interactiveshell import InteractiveShell
+
+        shell = InteractiveShell.instance()
+        from hooklab.grading.kernels.agent import load_probe
+        probe = load_probe()
+        import torch
+        import hooklab.checks
+        seen = [probe.classes_as_snapshot()]
+        probe.snapshot({})
+        seen.append(probe.classes_as_snapshot())
+        swapped = ((torch.Tensor, "backward"), (torch.nn.Module, "__call__"), (hooklab.checks._Span, "forked"))
+        for owner, name in swapped:
+            real = owner.__dict__[name]
+            setattr(owner, name, lambda *args, **kwargs: None)
+            seen.append(probe.classes_as_snapshot())
+            setattr(owner, name, real)
+            seen.append(probe.classes_as_snapshot())
+        print(seen)
+    """)
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300, check=True)
+    assert done.stdout.split() == ["[True,", "True,", "False,", "True,", "False,", "True,", "False,", "True]"], done
+
+
+def test_an_observation_made_while_the_agent_sees_a_change_is_not_sent():
+    """The sender the agent connects asks, before each observation, whether the watched classes are as they were
+    (kernel_probe.classes_as_snapshot): one made while they are not is neither sent nor counted."""
+    import os
+
+    from hooklab import observations
+
+    read_end, write_end = os.pipe()
+    unchanged = [True]
+    send, _, sent = observations._senders(write_end, lambda: unchanged[0])
+    cell = compile("observe('equal', 'x', {'type': 'int', 'value': '1'})\nunchanged[0] = False\n"
+                   "observe('equal', 'y', {'type': 'int', 'value': '1'})\n", "cell.py", "exec")
+    saved = dict(observations._state)
+    try:
+        observations._state["send"] = send
+        exec(cell, {"observe": observations.observe, "unchanged": unchanged})
+    finally:
+        observations._state.update(saved)
+        os.close(write_end)
+    with os.fdopen(read_end) as lines:
+        written = lines.read().splitlines()
+    assert sent() == 1 and len(written) == 1 and '"label":"x"' in written[0], written

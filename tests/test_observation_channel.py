@@ -109,3 +109,29 @@ def test_the_graders_clients_receive_no_kernel_message_over_the_limit():
         assert socket.getsockopt(zmq.MAXMSGSIZE) == client.MESSAGE_SIZE == 64 << 20
     finally:
         socket.close()
+
+
+def test_only_observe_sends_a_function_put_in_the_senders_place_that_passes_records_on_sends_nothing():
+    """The sender the agent connects (observations._senders) writes what observations.observe hands it, and nothing a
+    function put in its place hands it (the swap a test cell could make and undo before it ends): the record is not
+    sent nor counted, and the grader, short of an observation, fails the test."""
+    import os
+
+    from hooklab import observations
+
+    read_end, write_end = os.pipe()
+    send, _, sent = observations._senders(write_end)
+    cell = compile("observe('equal', 'x', {'type': 'int', 'value': '1'})\n"
+                   "def forged(record):\n    record['value'] = {'type': 'int', 'value': '2'}\n    real(record)\n"
+                   "state['send'] = forged\nobserve('equal', 'y', {'type': 'int', 'value': '1'})\n", "cell.py", "exec")
+    saved = dict(observations._state)
+    try:
+        observations._state["send"] = send
+        exec(cell, {"observe": observations.observe, "real": send, "state": observations._state})
+    finally:
+        observations._state.update(saved)
+        os.close(write_end)
+    with os.fdopen(read_end) as lines:
+        written = lines.read().splitlines()
+    assert sent() == 1 and len(written) == 1, written
+    assert '"label":"x"' in written[0] and '"value":"1"' in written[0]

@@ -44,27 +44,34 @@ CHANNEL = "HOOKLAB_OBSERVATIONS_FD"  # the environment variable that names the k
 _state: dict[str, Any] = {"seed": None, "draws": itertools.count(), "seen": [], "channel": None, "send": None}
 
 
-def connect() -> tuple[Callable[[str], None], Callable[[], int]] | None:
+def connect(unchanged: Callable[[], bool] = lambda: True) -> tuple[Callable[[str], None], Callable[[], int]] | None:
     """Take the kernel's end of its observation channel (the descriptor :data:`CHANNEL` names, which the variable
     then no longer shows and a child process does not inherit): :func:`observe` sends on it from now on. Returns, for
     the grader's agent, the function that writes one line of its own on the channel (on a line of its own: whatever
     was left unfinished before it ends first) and the function that tells how many observations were sent so far;
-    None where the kernel has no channel. Called by the agent as the kernel starts, before any code of the notebook's:
-    the functions hold every reference they use."""
+    None where the kernel has no channel. ``unchanged``: the agent's question, asked before each observation is sent,
+    whether what the checkers rely on is as it was (the probe's watched classes); an observation made while it is not
+    is not sent. Called by the agent as the kernel starts, before any code of the notebook's: the functions hold every
+    reference they use."""
     if CHANNEL not in os.environ:
         return None
     fd = int(os.environ.pop(CHANNEL))
     os.set_inheritable(fd, False)
-    send, speak, sent = _senders(fd)
+    send, speak, sent = _senders(fd, unchanged)
     _state.update(channel=fd, send=send)
     return speak, sent
 
 
-def _senders(fd: int) -> tuple[Callable[[Any], None], Callable[[str], None], Callable[[], int]]:
+def _senders(fd: int, unchanged: Callable[[], bool] = lambda: True,
+             ) -> tuple[Callable[[Any], None], Callable[[str], None], Callable[[], int]]:
     """Three functions on ``fd``, through references taken now (``os.write``, the C JSON encoder, the builtin types'
     own methods): one that sends an observation (plain data, as one JSON line) and counts it, one that writes a line
-    of the agent's, and one that tells how many observations were sent."""
-    write, encode_text, view, join = os.write, str.encode, memoryview, "".join
+    of the agent's, and one that tells how many observations were sent. The first sends only what :func:`observe`
+    hands it, while ``unchanged()``: a function put in its place that passes records on (rewritten), or a method of a
+    watched class swapped while a check runs and put back before the cell ends, and nothing is sent; the grader,
+    short of the test's observations, fails it."""
+    write, encode_text, view, join, frame = os.write, str.encode, memoryview, "".join, sys._getframe
+    observer = observe.__code__
     chunks = _json_chunks()
     count = [0]
 
@@ -74,6 +81,8 @@ def _senders(fd: int) -> tuple[Callable[[Any], None], Callable[[str], None], Cal
             data = data[write(fd, data):]
 
     def send(record: Any) -> None:
+        if frame(1).f_code is not observer or not unchanged():
+            return
         count[0] += 1
         emit(join(chunks(record, 0)) + "\n")
 

@@ -286,6 +286,93 @@ _obs.all = _all
 def _wrong_backward(""").replace(
     "    if not isinstance(seen, _Forger):", "    if not _pending or _pending[0] is not seen:",
 ).replace("        _obs._state[\"seen\"] = _Forger(seen)", "        _pending[:] = [seen]")
+# A red team's forger: the checkers' sending function swapped for one that rewrites each record with autograd's
+# gradients and passes it on, reached from a checker kept on an object of the answer's own by a computed name, and put
+# back before the cell ends (the probe, which looks between cells, sees nothing). Graded with the integrity layers,
+# the computed name is refused (the graded kernel's getattr); without them, the sender sends only what the checkers'
+# observe hands it: the rewritten records are not sent, and the test, short of its observations, fails.
+SENDER_SWAPPED_IN_A_CELL = r'''import torch as _torch
+
+# Tries: a wrong backward (zeros) whose observations are rewritten with autograd's gradients on their way to the
+# grader, through the send function of the checkers' module, reached from a checker kept on an object of the answer's
+# own by a computed name (which the scan cannot follow), swapped in during a check and put back before the cell ends.
+
+
+class _Box:
+    pass
+
+
+_box = _Box()
+_box.o = check_backward
+_u = "_"
+_name = _u + _u + "glo" + "bals" + _u + _u
+_calls = []
+_st = {"direct": None, "engine": None, "i": 0, "j": 0, "k": 0, "real": None}
+
+
+def _space():
+    return getattr(_box.o, _name)
+
+
+def _right(inputs, grad_output):
+    leaves = [a.detach().clone().requires_grad_() for a in inputs]
+    with _torch.enable_grad():
+        return [g.detach() for g in _torch.autograd.grad(leaves[0] * leaves[1], leaves, grad_output)]
+
+
+def _fake_send(record):
+    state = _space()["observations"]._state
+    encode = _space()["observations"].encode
+    label = record.get("label", "") if type(record) is dict else ""
+    try:
+        if label.startswith("Mul.apply("):
+            if "how many gradients" in label and _calls:
+                _st.update(direct=_right(*_calls[-1]), engine=None, i=0, j=0, k=0)
+                _calls.clear()
+            elif ": grad of input " in label and _st["direct"] is not None:
+                record["value"] = encode(_st["direct"][_st["i"]])
+                _st["i"] += 1
+            elif ".grad after backward through autograd's engine" in label:
+                if _st["engine"] is None and _calls:
+                    _st["engine"] = _right(*_calls[-1])
+                    _calls.clear()
+                record["value"] = encode(_st["engine"][_st["j"]])
+                _st["j"] += 1
+            elif ".grad after a second backward" in label and _st["engine"] is not None:
+                record["value"] = encode(2 * _st["engine"][_st["k"]])
+                _st["k"] += 1
+                if _st["k"] == 2:  # the check's last observation: put the real send back until the next check
+                    state["send"] = _st["real"]
+                    _calls.clear()
+    except Exception:
+        pass
+    return _st["real"](record)
+
+
+def _swap_in():
+    state = _space()["observations"]._state
+    if state["seed"] is None or state["send"] is None or state["send"] is _fake_send:
+        return
+    _st["real"] = state["send"]
+    state["send"] = _fake_send
+
+
+class Mul(Function):
+    @staticmethod
+    def forward(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        return x * y
+
+    @staticmethod
+    def setup_context(ctx, inputs: tuple, output: torch.Tensor) -> None:
+        ctx.save_for_backward(*inputs)
+
+    @staticmethod
+    def backward(ctx, grad_output: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        _swap_in()
+        x, y = ctx.saved_tensors
+        _calls.append(((x.detach().clone(), y.detach().clone()), grad_output.detach().clone()))
+        return torch.zeros_like(x), torch.zeros_like(y)  # wrong: no gradient at all
+'''
 # Round 7's forger: the module reached through a call (which the scan did not follow), and the kept list rewritten in
 # place by a finalizer that runs once the check has returned (which nothing watched). Graded, nothing is kept.
 REWRITTEN_AFTER_THE_CHECK = """import json as _json
@@ -1235,6 +1322,7 @@ ATTACKED = (attackers()
                                     "nonce-from-the-stack": NONCE_FROM_THE_STACK,
                                     "agent-spoken-for": AGENT_SPOKEN_FOR,
                                     "forged-through-a-global": FORGED_THROUGH_A_GLOBAL,
+                                    "sender-swapped-in-a-cell": SENDER_SWAPPED_IN_A_CELL,
                                     "rewritten-after-the-check": REWRITTEN_AFTER_THE_CHECK,
                                     "jacobian-in-a-pack-hook": JACOBIAN_IN_A_PACK_HOOK,
                                     **{name: unseen_autograd(*route) for name, route in UNSEEN_AUTOGRAD.items()}}.items()])

@@ -25,7 +25,7 @@ import sys
 import threading
 import types
 from itertools import chain, repeat
-from operator import attrgetter, itemgetter
+from operator import attrgetter, is_, itemgetter
 from typing import Any
 
 MODULES = (
@@ -335,6 +335,20 @@ def snapshot(expected_files: dict[str, str]) -> str:
     kept = {prefix: (keys, values, ids, [], part_ids)
             for prefix, (keys, values, ids, _, _, part_ids) in watched.items()}
     return json.dumps({"digest": _digest(facts, kept), "problems": problems})
+
+
+def classes_as_snapshot() -> bool:
+    """Whether every watched class holds, under each name it had at the snapshot, the object it held then (True
+    before the snapshot): asked as each observation is sent, it sees a method swapped inside a cell and put back
+    before the cell ends, which :func:`check`, between cells, does not."""
+    watched = _state.get("classes_watched")
+    if watched is None:
+        if "watched" not in _state:
+            return True
+        classes = {f"{cls.__module__}.{cls.__qualname__}": vars(cls) for cls in _classes()}
+        watched = _state["classes_watched"] = [(classes[prefix], keys, values) for prefix, (keys, values, *_)
+                                               in _state["watched"].items() if prefix in classes]
+    return all(all(map(is_, map(mapping.get, keys), values)) for mapping, keys, values in watched)
 
 
 def check(proof: str = "") -> str:

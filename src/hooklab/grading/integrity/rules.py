@@ -90,6 +90,8 @@ FORBIDDEN_MODULES = {
     "torch.distributed.rpc": "runs code outside its cell (torch.distributed.rpc)",
     "torch.serialization": "runs code hidden in data (torch.serialization: what torch.load may unpickle)",
     "torch.package": "runs code hidden in data (torch.package)",
+    # a field name reaches attributes and items as getattr does ("0.__globals__"), the object handed back
+    "string.Formatter": "reaches attributes by field names (string.Formatter)",
 }
 # torch.load unpickles, running code hidden in the data, when given ``weights_only`` other than a written True, a
 # ``pickle_module`` (also as its third positional argument) or keywords it cannot read (``**options``): its default,
@@ -219,6 +221,16 @@ SPECIAL_METHODS = {
     # a metaclass's namespace for a class body: the body's names (getattr, print, the checkers) are read from it
     "__prepare__": "makes a class body read its names from a mapping of its own (__prepare__)",
 }
+
+
+def held_attribute(name: str) -> str:
+    """Why an attribute name written in an answer is held (a dangerous attribute, a class's namespace, a special
+    method), "" where it is not: the graded kernel's getattr family refuses these names built at run time."""
+    if name == "__dict__":
+        return "reaches a namespace (__dict__)"
+    return FORBIDDEN_ATTRIBUTES.get(name) or SPECIAL_METHODS.get(name, "")
+
+
 # What the checks read of a tensor: a tensor subclass that redefines one can report what it is not.
 TENSOR_READS = {
     "__eq__", "__ne__", "__bool__", "__float__", "__index__", "__int__", "__len__", "__iter__", "__getitem__",

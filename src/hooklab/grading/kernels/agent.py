@@ -14,9 +14,11 @@ interpreter, stays with the scan and the probe).
 
 from __future__ import annotations
 
+import builtins
 import importlib.util
 import os
 import sys
+from collections.abc import Callable
 from typing import Any
 
 from ipykernel.ipkernel import IPythonKernel
@@ -60,13 +62,84 @@ def guard_model_reads() -> None:
     nn.Module.__setattr__ = __setattr__  # type: ignore[method-assign]
 
 
+def guard_attribute_names(guarded: Callable[[], tuple[dict[str, Any] | None, set[str]]]) -> None:
+    """``getattr``, ``setattr`` and ``delattr`` (the builtins) and ``attrgetter`` and ``methodcaller`` (``operator``'s
+    and ``_operator``'s) of a graded kernel refuse, called by the notebook's code, the names the scan holds where they
+    are written (:func:`hooklab.grading.integrity.rules.held_attribute`): a name built at run time (from bytes,
+    character codes, a string's methods) then reaches no more than a written one, whatever object it is applied to.
+    ``guarded()`` says where: the notebook's namespace (None: nowhere) and the files of its test cells, whose code is
+    the instructor's (a frame whose globals are that namespace and whose code is not a test's is the notebook's).
+    Library code calls them as before. Installed before the probe's snapshot, which then watches the builtins and
+    ``operator`` as it watches the rest."""
+    import _operator
+    import operator
+
+    from hooklab.grading.integrity.rules import held_attribute
+
+    frame_of, text_of = sys._getframe, str.__str__
+    real_getattr, real_setattr, real_delattr = builtins.getattr, builtins.setattr, builtins.delattr
+    real_attrgetter, real_methodcaller = operator.attrgetter, operator.methodcaller
+
+    def refuse(names: tuple[Any, ...], dotted: bool) -> None:
+        """Raise where the caller is the notebook's code and one of ``names`` (a str, or its dotted parts) is held."""
+        namespace, tests = guarded()
+        caller = frame_of(2)
+        if namespace is None or caller.f_globals is not namespace or caller.f_code.co_filename in tests:
+            return
+        for name in names:
+            if not isinstance(name, str):
+                continue
+            for part in text_of(name).split(".") if dotted else (text_of(name),):
+                why = held_attribute(part)
+                if why:
+                    raise AttributeError(f"{part!r} cannot be reached by name while the notebook is graded "
+                                         f"({why})")
+
+    def getattr(obj: Any, name: Any, *default: Any) -> Any:
+        refuse((name,), False)
+        return real_getattr(obj, name, *default)
+
+    def setattr(obj: Any, name: Any, value: Any) -> None:
+        refuse((name,), False)
+        real_setattr(obj, name, value)
+
+    def delattr(obj: Any, name: Any) -> None:
+        refuse((name,), False)
+        real_delattr(obj, name)
+
+    def attrgetter(*names: Any) -> Any:
+        refuse(names, True)
+        return real_attrgetter(*names)
+
+    def methodcaller(name: Any, /, *args: Any, **kwargs: Any) -> Any:
+        refuse((name,), False)
+        return real_methodcaller(name, *args, **kwargs)
+
+    for guard, real in ((getattr, real_getattr), (setattr, real_setattr), (delattr, real_delattr),
+                        (attrgetter, real_attrgetter), (methodcaller, real_methodcaller)):
+        guard.__doc__ = real.__doc__  # no __wrapped__: it would hand the unguarded function back
+    builtins.getattr, builtins.setattr, builtins.delattr = getattr, setattr, delattr
+    for module in (operator, _operator):  # operator's functions are _operator's, which an answer may import too
+        module.attrgetter, module.methodcaller = attrgetter, methodcaller
+
+
+def _code_name(compiler: Any, code: str) -> str:
+    """The file name IPython's compiler gives the code of a cell as it runs it (ipykernel's: from the raw code)."""
+    return compiler.get_code_name(code, code, 0)
+
+
 def _kernel_class() -> type[IPythonKernel]:
     """The kernel class, its steps bound to the functions they call as this module is imported."""
     guard_model_reads()
+    # where the getattr family is guarded: the notebook's namespace, once a notebook graded with integrity checks
+    # starts (None before), and the files its test cells run from
+    guarded: list[Any] = [None, set()]
+    guard_attribute_names(lambda: (guarded[0], guarded[1]))
     probe = load_probe()
-    snapshot, check = probe.snapshot, probe.check
+    snapshot, check, classes_as_snapshot = probe.snapshot, probe.check, probe.classes_as_snapshot
     begin, connect, explain_errors = observations.begin, observations.connect, hints.explain_errors
     fill, run_cell = fill_awaited_working_copy, IPythonKernel.do_execute
+    code_name = _code_name
     field, take, text, dictionary, failure = protocol.FIELD, dict.pop, str, dict, Exception
     snapshot_word, before_word, start_word = protocol.SNAPSHOT, protocol.BEFORE, protocol.START
     after_word, end_word = protocol.AFTER, protocol.END
@@ -86,17 +159,22 @@ def _kernel_class() -> type[IPythonKernel]:
     def sent() -> int:
         return count() if count is not None else 0
 
-    def before(kernel: IPythonKernel, nonce: str, fields: dict[str, Any], replied: dict[str, str] | None) -> int:
+    def before(kernel: IPythonKernel, code: str, nonce: str, fields: dict[str, Any],
+               replied: dict[str, str] | None) -> int:
         """The steps before the cell; one that fails leaves its answer out, which the grader reads as missing. Returns
         how many observations were sent before the cell."""
         try:
             if "start" in fields:
                 explain_errors(kernel.shell)
                 expected = fields["start"].get("expected")
+                if expected is not None:  # integrity checks: the getattr family is guarded from now on
+                    guarded[0] = kernel.shell.user_ns
                 answer(nonce, snapshot_word, snapshot(expected) if expected is not None else "", replied)
                 fill()
             if fields.get("check"):
                 answer(nonce, before_word, check(), replied)
+            if "proof" in fields:  # a test cell: its code, the instructor's, is not guarded
+                guarded[1].add(code_name(kernel.shell.compile, code))
             if "begin" in fields:
                 begin(*fields["begin"])
             if fields.get("observe"):
@@ -112,7 +190,7 @@ def _kernel_class() -> type[IPythonKernel]:
             nonlocal speak, count, connected
             super().__init__(**kwargs)
             if not connected:
-                speak, count = connect() or (None, None)
+                speak, count = connect(classes_as_snapshot) or (None, None)
                 connected = True
 
         async def do_execute(self, code: str, silent: bool, store_history: bool = True,
@@ -125,7 +203,7 @@ def _kernel_class() -> type[IPythonKernel]:
                                       cell_meta=cell_meta, cell_id=cell_id)
             # without a channel (a kernel nbgrader started itself), the answers go in the reply
             replied = {} if speak is None else None
-            already = before(self, nonce, fields, replied)
+            already = before(self, code, nonce, fields, replied)
             reply = None
             try:
                 reply = await run_cell(self, code, silent, store_history, user_expressions, allow_stdin,

@@ -250,9 +250,9 @@ def test_equal_passes_and_fails():
 def test_check_equal_compares_types_all_the_way_down_as_the_grader_does():
     """True == 1 and 1.0 == 1, but the grader compares encoded values by type too: so does the check in the kernel."""
     counts = {"forward hook": 2, "tensor hook": 1}
-    check_equal({"forward hook": 2, "tensor hook": 1}, counts, "predict_fires(2, 'backward')")
-    with fails_with(r"^predict_fires\(2, 'backward'\)\['tensor hook'\] is a bool, expected an int$"):
-        check_equal({"forward hook": 2, "tensor hook": True}, counts, "predict_fires(2, 'backward')")
+    check_equal({"forward hook": 2, "tensor hook": 1}, counts, "predict_fires('aba', 'backward')")
+    with fails_with(r"^predict_fires\('aba', 'backward'\)\['tensor hook'\] is a bool, expected an int$"):
+        check_equal({"forward hook": 2, "tensor hook": True}, counts, "predict_fires('aba', 'backward')")
     with fails_with(r"^shapes should be \[\[1\], \[2\]\], got \[\[1\], \(2,\)\]$"):  # a tuple is never equal to a list
         check_equal([[1], (2,)], [[1], [2]], "shapes")
     with fails_with(r"^found\[0\]\[1\] is a float, expected an int$"):

@@ -2672,31 +2672,58 @@ def _below_the_module() -> list[Answer]:
                         handle.remove()
                 return {name: int(count) for name, count in totals.items() if count}
         '''),
-        answer("predict_fires", "lookup table", r'''
-            def predict_fires(uses, call):
-                # call: (every use's input needs a gradient, the weight's is computed, .grad is accumulated)
-                table = {
-                    "backward": (True, True, True),
-                    "backward(inputs=[x])": (True, False, False),
-                    "backward(inputs=[weight])": (False, True, True),
-                    "grad(x)": (True, False, False),
-                    "grad(weight)": (False, True, False),
+        answer("predict_fires", "a dict of rules per call", r'''
+            def predict_fires(plan, call):
+                # call: (the letter after whose first use the asked tensor is in the chain, or None for x;
+                #        a.weight's gradient computed, a.weight's .grad filled)
+                rules = {
+                    "backward": (None, True, True),
+                    "backward(inputs=[x])": (None, False, False),
+                    "backward(inputs=[a.weight])": ("a", True, True),
+                    "backward(inputs=[b.weight])": ("b", False, False),
+                    "grad(x)": (None, False, False),
+                    "grad(a.weight)": ("a", True, False),
+                    "grad(b.weight)": ("b", False, False),
                 }
-                all_inputs, weight, accumulated = table[call]
-                return {"forward hook": uses, "full backward hook": uses - (not all_inputs),
+                after, weight, accumulated = rules[call]
+                later = plan if after is None else plan[plan.index(after) + 1:]
+                return {"forward hook": plan.count("a"), "full backward hook": later.count("a"),
                         "tensor hook": 1 if weight else 0, "post-accumulate hook": 1 if accumulated else 0}
         '''),
-        answer("predict_fires", "if/elif, dict built step by step", r'''
-            def predict_fires(uses: int, call: str) -> dict[str, int]:
-                counts = {}
-                counts["forward hook"] = uses
-                if "x" in call or call == "backward":
-                    counts["full backward hook"] = uses
-                else:
-                    counts["full backward hook"] = uses - 1  # the first use's input x needs no gradient
-                counts["tensor hook"] = 0 if call in ("grad(x)", "backward(inputs=[x])") else 1
-                counts["post-accumulate hook"] = 1 if call in ("backward", "backward(inputs=[weight])") else 0
+        answer("predict_fires", "one loop over the plan", r'''
+            def predict_fires(plan: str, call: str) -> dict[str, int]:
+                asked = "x" if call == "backward" else call.split("[")[-1].split("(")[-1].rstrip("])")
+                counts = {"forward hook": 0, "full backward hook": 0, "tensor hook": 0, "post-accumulate hook": 0}
+                depends = asked == "x"  # does the tensor flowing along the chain depend on the asked one yet?
+                for letter in plan:
+                    if letter == "a":
+                        counts["forward hook"] += 1
+                        if depends:
+                            counts["full backward hook"] += 1  # this use's input needs a gradient
+                    if asked == letter + ".weight":
+                        depends = True  # from here on, the chain's output depends on this weight
+                if call == "backward" or asked == "a.weight":
+                    counts["tensor hook"] = 1  # once: the uses' gradients are summed before it
+                if call in ("backward", "backward(inputs=[a.weight])"):
+                    counts["post-accumulate hook"] = 1
                 return counts
+        '''),
+        answer("predict_fires", "str.find and arithmetic", r'''
+            def predict_fires(plan: str, call: str) -> dict[str, int]:
+                uses = plan.count("a")
+                if "a.weight" in call:
+                    skipped = plan.find("a") + 1          # up to and with the first use of a
+                elif "b.weight" in call:
+                    skipped = plan.find("b") + 1          # up to and with the first use of b
+                else:
+                    skipped = 0                           # x comes before everything
+                before = plan[:skipped].count("a")
+                return {
+                    "forward hook": uses,
+                    "full backward hook": uses - before,
+                    "tensor hook": int(call == "backward" or "a.weight" in call),
+                    "post-accumulate hook": int(call in ("backward", "backward(inputs=[a.weight])")),
+                }
         '''),
         answer("first_nonfinite", "tensor hooks on inputs, one list of events", r'''
             def first_nonfinite(model, x):

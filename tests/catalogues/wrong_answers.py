@@ -200,26 +200,27 @@ def _below_the_module() -> list[Wrong]:
                 return flops
         '''), "matmul_flops on"),
         Wrong("predict_fires_tensor_hook_per_use", BELOW_THE_MODULE, "predict_fires", _cell('''
-            def predict_fires(uses, call):
-                weight = call in ("backward", "backward(inputs=[weight])", "grad(weight)")
-                inputs = call in ("backward", "backward(inputs=[x])", "grad(x)")
-                return {"forward hook": uses, "full backward hook": uses if inputs else uses - 1,
-                        "tensor hook": uses if weight else 0,  # wrong: the uses' gradients are summed first
-                        "post-accumulate hook": int(call in ("backward", "backward(inputs=[weight])"))}
-        '''), "predict_fires(2, 'backward')"),
+            def predict_fires(plan, call):
+                start = plan.index("a") + 1 if "a.weight" in call else plan.index("b") + 1 if "b.weight" in call else 0
+                weight = call == "backward" or "a.weight" in call
+                return {"forward hook": plan.count("a"), "full backward hook": plan.count("a", start),
+                        "tensor hook": plan.count("a") if weight else 0,  # wrong: the uses' gradients are summed first
+                        "post-accumulate hook": int(call in ("backward", "backward(inputs=[a.weight])"))}
+        '''), "predict_fires('aba', 'backward')"),
         Wrong("predict_fires_grad_accumulates", BELOW_THE_MODULE, "predict_fires", _cell('''
-            def predict_fires(uses, call):
-                weight = call in ("backward", "backward(inputs=[weight])", "grad(weight)")
-                inputs = call in ("backward", "backward(inputs=[x])", "grad(x)")
-                return {"forward hook": uses, "full backward hook": uses if inputs else uses - 1,
+            def predict_fires(plan, call):
+                start = plan.index("a") + 1 if "a.weight" in call else plan.index("b") + 1 if "b.weight" in call else 0
+                weight = call == "backward" or "a.weight" in call
+                return {"forward hook": plan.count("a"), "full backward hook": plan.count("a", start),
                         "tensor hook": int(weight), "post-accumulate hook": int(weight)}  # wrong: grad() accumulates nothing
-        '''), "predict_fires(1, 'grad(weight)')"),
+        '''), "predict_fires('ab', 'grad(a.weight)')"),
         Wrong("predict_fires_backward_hook_every_use", BELOW_THE_MODULE, "predict_fires", _cell('''
-            def predict_fires(uses, call):
-                weight = call in ("backward", "backward(inputs=[weight])", "grad(weight)")
-                return {"forward hook": uses, "full backward hook": uses,  # wrong: not where x's gradient is not asked for
-                        "tensor hook": int(weight), "post-accumulate hook": int(call in ("backward", "backward(inputs=[weight])"))}
-        '''), "predict_fires(1, 'backward(inputs=[weight])')"),
+            def predict_fires(plan, call):
+                weight = call == "backward" or "a.weight" in call
+                return {"forward hook": plan.count("a"), "full backward hook": plan.count("a"),  # wrong: not where
+                        "tensor hook": int(weight),                    # the input's gradient is not asked for
+                        "post-accumulate hook": int(call in ("backward", "backward(inputs=[a.weight])"))}
+        '''), "predict_fires('ab', 'backward(inputs=[a.weight])')"),
         Wrong("first_nonfinite_forward_only", BELOW_THE_MODULE, "first_nonfinite", _cell('''
             def first_nonfinite(model, x):
                 bad, handles = [], []
@@ -479,75 +480,78 @@ def _below_the_module() -> list[Wrong]:
                 return flops
         '''), "hooks left by matmul_flops on a model whose forward raises a KeyboardInterrupt"),
         Wrong('predict_fires_measured_table', BELOW_THE_MODULE, 'predict_fires', _cell('''
-            CALLS = ["backward", "backward(inputs=[x])", "backward(inputs=[weight])", "grad(x)", "grad(weight)"]
-            TABLE = {(uses, call): fires(uses, call) for uses in range(1, 12) for call in CALLS}   # measured, not predicted
+            CALLS = ["backward", "backward(inputs=[x])", "backward(inputs=[a.weight])", "backward(inputs=[b.weight])",
+                     "grad(x)", "grad(a.weight)", "grad(b.weight)"]
+            TABLE = {(plan, call): fires(plan, call) for plan in ("ab", "aba", "abba") for call in CALLS}   # measured
 
-            def predict_fires(uses, call):
-                return dict(TABLE[uses, call])
+            def predict_fires(plan, call):
+                return dict(TABLE[plan, call])
         '''), "its cell run again first, runs a backward pass (autograd's engine ran SumBackward0)"),
         Wrong('predict_fires_pops_the_tests_mode', BELOW_THE_MODULE, 'predict_fires', _cell('''
             from torch.utils._python_dispatch import _pop_mode, _push_mode
 
             measure = fires
 
-            def predict_fires(uses, call):
+            def predict_fires(plan, call):
                 mode = _pop_mode()                   # pops the dispatch mode the tests entered
                 try:
-                    return measure(uses, call)
+                    return measure(plan, call)
                 finally:
                     _push_mode(mode)
         '''), "runs a backward pass (autograd's engine ran SumBackward0): it must answer without running a model"),
         Wrong('predict_fires_runs_the_model_in_a_callback', BELOW_THE_MODULE, 'predict_fires', _cell('''
             measure = fires
 
-            def predict_fires(uses, call):
+            def predict_fires(plan, call):
                 box = []
                 # a Python function called back from inside an operator, where a function mode does not reach
-                torch.zeros(1).map_(torch.zeros(1), lambda a, b: box.append(measure(uses, call)) or 0.0)
+                torch.zeros(1).map_(torch.zeros(1), lambda a, b: box.append(measure(plan, call)) or 0.0)
                 return box[0]
         '''), "runs a backward pass (autograd's engine ran SumBackward0): it must answer without running a model"),
         Wrong('predict_fires_extrapolates_small_runs', BELOW_THE_MODULE, 'predict_fires', _cell('''
             measure = fires
 
-            def predict_fires(uses, call):
-                one, two = measure(1, call), measure(2, call)     # small runs, then a straight line
-                return {kind: one[kind] + (uses - 1) * (two[kind] - one[kind]) for kind in one}
+            def predict_fires(plan, call):
+                one, two = measure("ab", call), measure("aab", call)     # small runs, then a straight line
+                return {kind: one[kind] + (plan.count("a") - 1) * (two[kind] - one[kind]) for kind in one}
         '''), "runs a backward pass (autograd's engine ran SumBackward0): it must answer without running a model"),
         Wrong('predict_fires_runs_fires', BELOW_THE_MODULE, 'predict_fires', _cell('''
-            def predict_fires(uses, call):
-                return fires(uses, call)     # runs the model: Requirement 4, unchecked
+            def predict_fires(plan, call):
+                return fires(plan, call)     # runs the model: Requirement 4, unchecked
         '''), "runs a backward pass (autograd's engine ran SumBackward0): it must answer without running a model"),
         Wrong('predict_fires_runs_a_copy_of_fires', BELOW_THE_MODULE, 'predict_fires', _cell('''
-            def predict_fires(uses, call):
+            def predict_fires(plan, call):
                 # fires' own code, pasted: it runs a model rather than predicting
-                layer = nn.Linear(3, 3)
+                a, b = nn.Linear(3, 3), nn.Linear(3, 3)
                 counts = dict.fromkeys(["forward hook", "full backward hook", "tensor hook", "post-accumulate hook"], 0)
                 def count(kind):
                     def hook(*args):
                         counts[kind] += 1
                     return hook
-                layer.register_forward_hook(count("forward hook"))
-                layer.register_full_backward_hook(count("full backward hook"))
-                layer.weight.register_hook(count("tensor hook"))
-                layer.weight.register_post_accumulate_grad_hook(count("post-accumulate hook"))
+                a.register_forward_hook(count("forward hook"))
+                a.register_full_backward_hook(count("full backward hook"))
+                a.weight.register_hook(count("tensor hook"))
+                a.weight.register_post_accumulate_grad_hook(count("post-accumulate hook"))
                 x = torch.randn(2, 3, requires_grad=True)
                 h = x
-                for _ in range(uses):
-                    h = layer(h)
+                for letter in plan:
+                    h = a(h) if letter == "a" else b(h)
                 loss = h.sum()
-                inputs = {"backward": None, "backward(inputs=[x])": [x], "backward(inputs=[weight])": [layer.weight]}
-                if call in inputs:
-                    loss.backward(inputs=inputs[call])
+                asked = {"x": x, "a.weight": a.weight, "b.weight": b.weight}
+                if call == "backward":
+                    loss.backward()
+                elif call.startswith("backward"):
+                    loss.backward(inputs=[asked[call[17:-2]]])
                 else:
-                    torch.autograd.grad(loss, [x] if call == "grad(x)" else [layer.weight])
+                    torch.autograd.grad(loss, [asked[call[5:-1]]])
                 return counts
         '''), "runs a backward pass (autograd's engine ran SumBackward0): it must answer without running a model"),
         Wrong('predict_fires_bool_counts', BELOW_THE_MODULE, 'predict_fires', _cell('''
-            def predict_fires(uses, call):
-                input_grad = "x" in call or call == "backward"
-                return {"forward hook": uses, "full backward hook": uses if input_grad else uses - 1,
-                        "tensor hook": "weight" in call or call == "backward",          # a bool: fires or not
-                        "post-accumulate hook": call.startswith("backward") and "x" not in call}
+            def predict_fires(plan, call):
+                start = plan.index("a") + 1 if "a.weight" in call else plan.index("b") + 1 if "b.weight" in call else 0
+                return {"forward hook": plan.count("a"), "full backward hook": plan.count("a", start),
+                        "tensor hook": "a.weight" in call or call == "backward",          # a bool: fires or not
+                        "post-accumulate hook": call in ("backward", "backward(inputs=[a.weight])")}
         '''), "['tensor hook'] is a bool, expected an int"),
         Wrong('first_nonfinite_isnan_only', BELOW_THE_MODULE, 'first_nonfinite', _cell('''
             def first_nonfinite(model, x):

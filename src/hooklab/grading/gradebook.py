@@ -1,11 +1,15 @@
 """The parent's side of nbgrader's gradebook: assignments registered, submissions graded, points per assignment,
-manual scores set or cleared."""
+manual scores set or cleared; and one SQLAlchemy engine per gradebook in each grading process."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
+from typing import Any
 
 import nbformat
+import nbgrader.api
+import sqlalchemy
 from nbgrader import utils
 from nbgrader.api import Gradebook, MissingEntry
 
@@ -62,3 +66,26 @@ def set_manual_scores(gradebook_url: str, student: str, assignment: str, scores:
             grade.manual_score = points
             grade.needs_manual_grade = False
         gradebook.db.commit()
+
+
+_engines: dict[tuple[Any, ...], sqlalchemy.Engine] = {}
+
+
+def _engine(url: str, **options: Any) -> sqlalchemy.Engine:
+    """This process's engine for a gradebook: made at the first :class:`Gradebook` that opens it, then used by the
+    next ones (a forked process makes its own, as SQLAlchemy advises)."""
+    key = (os.getpid(), str(url), *sorted(options.items()))
+    if key not in _engines:
+        _engines[key] = sqlalchemy.create_engine(url, **options)
+    return _engines[key]
+
+
+def share_engines() -> None:
+    """Have nbgrader's :class:`Gradebook` share one SQLAlchemy engine per database in this process.
+
+    nbgrader makes a new engine for every Gradebook it opens (``Gradebook.__init__``), about ten for each graded
+    submission (the autograde's, the recorders', the feedback's), so every query is compiled again (SQLAlchemy
+    keeps compiled statements per engine) and the tables are looked up on a new dialect each time. Shared, the
+    engine keeps its compiled statements; each Gradebook still has its own session and connections, and its
+    ``close`` still disposes of the engine's pooled connections: the same statements, transactions and commits."""
+    nbgrader.api.create_engine = _engine

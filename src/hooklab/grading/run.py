@@ -24,6 +24,7 @@ from tqdm import tqdm
 
 from hooklab.grading import class_report, worker
 from hooklab.grading.course import Course
+from hooklab.grading.gradebook import share_engines
 from hooklab.grading.grades_csv import write_grades_csv
 from hooklab.grading.kernels.preloading import modules_to_preload
 from hooklab.grading.kernels.server import KernelServer
@@ -69,6 +70,7 @@ def autograde(
     through nbgrader's recording preprocessors, has its local workers write the feedback, and only then marks it
     done in the ledger, so a run that is stopped resumes with whatever was not finished), and :func:`_finish` (the
     ledger, grades.csv, the report and the summary)."""
+    share_engines()  # here and in the workers forked from here: nbgrader's Gradebooks share an engine per database
     course.work_dir.mkdir(parents=True, exist_ok=True)
     ledger = Ledger(course.work_dir / LEDGER)
     # the run's seed: every hidden input of the class and of the reference run is drawn from it, in the kernels

@@ -27,6 +27,7 @@ from traitlets.config import Config
 
 from hooklab.grading import judge
 from hooklab.grading.course import Course
+from hooklab.grading.gradebook import share_engines
 from hooklab.grading.kernels.provisioner import PROVISIONER
 from hooklab.grading.kernels.server import SUPPORTED
 from hooklab.grading.kernels.supervise import die_with_parent
@@ -38,6 +39,7 @@ class Grader:
     a private copy of the gradebook, writing feedback from the course gradebook."""
 
     def __init__(self, execute_config: Config, gradebook_copy: Path, feedback_config: Config | None = None) -> None:
+        share_engines()  # a Dask worker's too
         private = gradebook_copy.with_name(f"worker-{os.getpid()}.db")
         shutil.copyfile(gradebook_copy, private)
         execute_config = copy.deepcopy(execute_config)

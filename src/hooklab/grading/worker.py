@@ -27,7 +27,7 @@ from traitlets.config import Config
 
 from hooklab.grading import judge
 from hooklab.grading.course import Course
-from hooklab.grading.gradebook import share_engines
+from hooklab.grading.gradebook import scratch, share_engines
 from hooklab.grading.kernels.provisioner import PROVISIONER
 from hooklab.grading.kernels.server import SUPPORTED
 from hooklab.grading.kernels.supervise import die_with_parent
@@ -42,6 +42,7 @@ class Grader:
         share_engines()  # a Dask worker's too
         private = gradebook_copy.with_name(f"worker-{os.getpid()}.db")
         shutil.copyfile(gradebook_copy, private)
+        scratch(private)  # a copy for nbgrader's autograde to register submissions in, thrown away after the run
         execute_config = copy.deepcopy(execute_config)
         execute_config.CourseDirectory.db_url = f"sqlite:///{private}"
         self._executing = _api(execute_config)

@@ -85,6 +85,25 @@ def submissions(assignment: str, count: int) -> list[corpus.Case]:
     return [corpus.Case(f"s{i:03d}", assignment, by_kind[kinds[i % len(kinds)]], {}) for i in range(count)]
 
 
+def breakdown(timing: dict[str, float], total: float) -> str:
+    """Where a submission's time goes, by who spends it: a worker (the kernel's start and cells, and the rest of
+    nbgrader's autograde around them; then the feedback), the grading process (recording), the queue; and the
+    run's seconds outside the pool."""
+    ms = {stage: timing[f"{stage} (ms per submission)"] for stage in
+          ("queue", "autograde", "kernel", "cells", "record", "feedback")}
+    around = ms["autograde"] - ms["kernel"] - ms["cells"]
+    run, plan = timing["run (s)"], timing.get("plan (s)", 0.0)
+    return (
+        f"Breakdown per submission, in ms: in a worker, autograde {ms['autograde']:.0f} = kernel start "
+        f"{ms['kernel']:.0f} + cells {ms['cells']:.0f} + the worker's own work around them {around:.0f} (nbgrader's "
+        f"autograde: gradebook, sanitising, reading and writing notebooks), then feedback {ms['feedback']:.0f}; in "
+        f"the grading process, record {ms['record']:.0f}; waiting for a worker {ms['queue']:.0f}.\n"
+        f"Run: {run:.1f} s of the {total:.1f} s (workers' start and the reference run included); plan {plan:.1f} s; "
+        f"the other {total - run - plan:.1f} s: Python's start, the kernel server, the ledger, grades.csv and the "
+        "class report."
+    )
+
+
 def main(count: int, dask: bool, assignment: str) -> int:
     students = submissions(assignment, count)
     with tempfile.TemporaryDirectory(prefix="hooklab-bench-") as scratch:
@@ -121,6 +140,7 @@ def main(count: int, dask: bool, assignment: str) -> int:
               f"({distributed:.1f} s, {parallel / distributed:.2f}x the local mode; cluster start included)")
     print(f"ratio: {sequential / parallel:.2f}x (autograde alone: {autograde_only / parallel:.2f}x)")
     print(next(line for line in report.splitlines() if line.startswith("Time per submission")))
+    print(breakdown(timing, parallel))
     cells = timing["cells (ms per submission)"]
     print(f"Compute floor: the notebook's cells take {1000 * floor:.0f} ms in a warm kernel; a submission's cells took "
           f"{cells:.0f} ms in hooklab ({cells / (1000 * floor):.2f}x the floor; blank and partial submissions "

@@ -76,9 +76,10 @@ def autograde(
     # the run's seed: every hidden input of the class and of the reference run is drawn from it, in the kernels
     # at test time; HOOKLAB_SEED (as grading.json logs it) draws a run's inputs again
     course = dataclasses.replace(course, seed=os.environ.get(SEED_VARIABLE) or str(secrets.randbits(63)))
+    started = time.perf_counter()
     plan = make_plan(submissions, course, ledger, force=force, filename_regex=filename_regex,
                      timestamps=timestamps, lms=lms)
-    stages = Stages()
+    stages = Stages(plan=time.perf_counter() - started)
     problems, reruns = _execute(plan, course, ledger, stages, jobs, dask=dask, scheduler=scheduler, server=server)
     return _finish(plan, course, ledger, stages, jobs, [*plan.problems, *problems], reruns)
 

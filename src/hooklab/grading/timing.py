@@ -14,6 +14,7 @@ class Stages:
     seconds: dict[str, float] = field(default_factory=lambda: dict.fromkeys(STAGES, 0.0))
     count: int = 0  # submissions executed
     wall: float = 0.0  # the whole run, workers' start included
+    plan: float = 0.0  # seconds spent reading the class and deciding what to grade, before the run
 
     def add(self, **seconds: float) -> None:
         for stage, value in seconds.items():
@@ -26,7 +27,7 @@ class Stages:
     def figures(self, jobs: int) -> dict[str, float]:
         """The run's timing for the report: what it did, and ms per submission in each stage."""
         per_stage = {f"{stage} (ms per submission)": ms for stage, ms in self.milliseconds().items()}
-        return {"submissions executed": self.count, "workers": jobs, "run (s)": self.wall,
+        return {"submissions executed": self.count, "workers": jobs, "run (s)": self.wall, "plan (s)": self.plan,
                 "run (ms per submission)": 1000 * self.wall / self.count, **per_stage}
 
     def describe(self, jobs: int) -> str:

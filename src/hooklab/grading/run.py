@@ -121,7 +121,9 @@ def _execute(plan: Plan, course: Course, ledger: Ledger, stages: Stages, jobs: i
                 finally:
                     cluster.close()
             else:
-                execution = Execution(lambda task: pool.submit(worker.execute, task.student, task.assignment), jobs)
+                # one more than the workers: a worker that finishes starts the next at once, not once this process
+                # has recorded its result
+                execution = Execution(lambda task: pool.submit(worker.execute, task.student, task.assignment), jobs + 1)
                 problems = _run(pool, execution, runnable, ledger, record_result, stages)
     stages.wall = time.perf_counter() - started
     return problems, execution.reruns

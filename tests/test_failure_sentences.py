@@ -9,7 +9,8 @@ tests (the checkers raise), and as ``hooklab autograde`` runs the whole test cel
 compares with the reference's observations and says what the cell raised in the student's terms,
 :func:`hooklab.grading.judge.judge`). The first error of each failing test cell must be a checker's sentence: an
 ``AnswerError`` in the lab, the judge's ``WrongAnswer`` or ``NotWritten`` in the feedback (a ``NameError`` of the
-test's own line and a ``NotImplementedError`` pass through to the notebook's hints, which say them in one line).
+test's own line and the template's ``NotImplementedError`` pass through to the notebook's hints, which say them in one
+line; torch's own ``NotImplementedError`` does not: see ``GRADED_KNOWN``).
 Where one fails, the message names the answer, the cell and the exception that reached the student.
 
 Run as a script, ``python tests/test_failure_sentences.py FOLDER OUT_JSON [KIND ...]`` writes each broken answer's

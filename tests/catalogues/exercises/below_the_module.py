@@ -52,6 +52,12 @@ SPACE: dict[str, list[Dimension]] = {
         Dimension("batched products (bmm) through @ and torch.bmm, on 3-D inputs",
                   lambda c: c.args[1].dim() == 3 and _has("Attention")(c) and _has("Products")(c)),
         Dimension("a product in float64 (casts with a keyword argument)", _has("Double")),
+        Dimension("a bmm whose batch differs from its rows (3-D inputs whose batch and tokens differ)",
+                  lambda c: c.args[1].dim() == 3 and c.args[1].shape[0] != c.args[1].shape[1]
+                  and _has("Attention", "Products")(c)),
+        Dimension("a bmm whose inner size differs from its columns (3-D inputs whose tokens and width differ)",
+                  lambda c: c.args[1].dim() == 3 and c.args[1].shape[1] != c.args[1].shape[2]
+                  and _has("Attention", "Products")(c)),
     ],
     "predict_fires": [
         # the tests call the notebook's predict_fires (the one a recorder wraps) and the one its cell defines when it
@@ -272,6 +278,41 @@ def readings() -> list[Wrong]:
                         handle.remove()
                 return flops
         '''), "expected m1 and m2 to have the same dtype"),
+        # the batch of bmm read from dimension 1, where sequence-first layers (nn.LSTM, nn.MultiheadAttention without
+        # batch_first) keep it, its rows and columns still the last two dimensions: right while batch and rows agree
+        Wrong("matmul_flops_batch_from_dimension_1", BELOW_THE_MODULE, "matmul_flops", _cell('''
+            def matmul_flops(model, x):
+                running, flops = [], {}
+
+                def enter(name):
+                    return lambda module, args: running.append(name)
+
+                def leave(module, args, output):
+                    running.pop()
+
+                class Counter(TorchDispatchMode):
+                    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+                        name = func.overloadpacket.__name__
+                        if name in ("mm", "addmm", "bmm"):
+                            a, b = (args[1], args[2]) if name == "addmm" else (args[0], args[1])
+                            batch = a.shape[1] if name == "bmm" else 1  # (sequence, batch, features)
+                            count = 2 * a.shape[-2] * a.shape[-1] * b.shape[-1] * batch
+                            for module in running:
+                                flops[module] = flops.get(module, 0) + count
+                        return func(*args, **(kwargs or {}))
+
+                handles = []
+                for name, module in model.named_modules():
+                    handles.append(module.register_forward_pre_hook(enter(name)))
+                    handles.append(module.register_forward_hook(leave))
+                try:
+                    with Counter():
+                        model(x)
+                finally:
+                    for handle in handles:
+                        handle.remove()
+                return flops
+        '''), "matmul_flops on a model of width"),
         # requirement 3 read with the rule of one layer: whenever a weight is asked for, every use of a but the first
         # gets a gradient for its input, whichever layer's weight it is (right when one use of a comes before the
         # first b, as in every plan of the visible tests)

@@ -639,6 +639,23 @@ def test_honest_lines_the_scan_once_held_are_not_flagged(assignment: str, source
     ("04_apply", "import torch\n\nsaver = torch.save\n",
      "import torch\n\ntorch.serialization.add_safe_globals([print])\n",
      "runs code hidden in data (torch.serialization"),
+    # a callback run when an object is freed: a cache forgetting its entry (07's own cell) passes; a function of the
+    # answer's, or a checker, runs after the check has returned, outside every watch
+    ("07_memory_hooks", "import weakref\n\ncache = {}\nt = torch.ones(1)\nweakref.finalize(t, cache.pop, id(t), None)\n"
+     "r = weakref.ref(t)\n",
+     "import weakref\n\nt = torch.ones(1)\nweakref.finalize(t, check_equal, 1, 1, 'late')\n",
+     "a callback run when an object is freed"),
+    ("03_backward_hooks", "from weakref import ref\n\nt = torch.ones(1)\nseen = ref(t)\n",
+     "from weakref import ref\n\nt = torch.ones(1)\nseen = ref(t, lambda gone: print('after the check'))\n",
+     "a callback run when an object is freed"),
+    # a code object made into a function of any name ("<module>") and globals
+    ("08_backward_puzzles", "def steps():\n    yield 1\n\n\nfirst = next(steps())\n",
+     "def steps():\n    yield 1\n\n\ncode = steps().gi_code\n",
+     "reads a generator's code"),
+    # a field name reaches attributes and hands the object back
+    ("02_forward_hooks", "text = '{0.shape}'.format(torch.ones(2))\n",
+     "import string\n\nfound = string.Formatter().get_field('0.weight', [nn.Linear(1, 1)], {})[0]\n",
+     "reaches attributes by field names"),
 ])
 
 def test_a_narrowed_rule_lets_honest_code_through_and_holds_its_hostile_twin(assignment: str, honest: str, hostile: str,

@@ -70,6 +70,13 @@ CHEATS = {
                       "setattr(watches['_Span'], 'forked', property(lambda self: False, lambda self, value: None))\n",
         "changed: hooklab.checks._Span.forked",
     ),
+    # a watched class changed while the test observes (an answer's switch that silences the checkers), seen as the
+    # observation is sent, whether or not it is put back before the cell ends
+    "class_changed_while_the_test_observes": (
+        "def pre_hook(module, args):\n    type(args[0]).__doc__ = None\n\n\n"
+        "def hook(module, args, output):\n    type(output).__doc__ = ' '\n\n\n",
+        "changed: torch.Tensor.__doc__ (while a test ran)",
+    ),
     "tracer_installed": (
         EMPTY_HOOKS + "import sys\nsys.settrace(lambda frame, event, arg: None)\n",
         "changed: sys.settrace",
@@ -150,7 +157,7 @@ def test_a_graded_kernel_refuses_a_models_reading_method_set_on_the_model_by_any
 def test_a_graded_kernel_refuses_names_built_at_run_time_that_the_scan_holds_where_they_are_written():
     """The agent's guard of the getattr family (kernels.agent.guard_attribute_names), in a kernel of the agent's class
     once a notebook graded with integrity checks starts: a name the scan cannot read (built from bytes) reaches no
-    dangerous attribute through getattr, setattr, functools.reduce or operator.attrgetter, whatever the object (a
+    dangerous attribute through getattr, setattr or functools.reduce, whatever the object (a
     function kept on an object of the answer's); the notebook's other lookups by name, library code and a test cell's
     own code work as before."""
     from jupyter_client.manager import start_new_kernel
@@ -188,8 +195,7 @@ def test_a_graded_kernel_refuses_names_built_at_run_time_that_the_scan_holds_whe
             + hidden + "box = Box()\nbox.kept = torch.nn.init.normal_\nrefused = []\n"
             "for reach in (lambda: getattr(box.kept, hidden + 'globals' + hidden),\n"
             "              lambda: setattr(box.kept, hidden + 'code' + hidden, None),\n"
-            "              lambda: functools.reduce(getattr, [hidden + 'closure' + hidden], box.kept),\n"
-            "              lambda: operator.attrgetter('kept.' + hidden + 'globals' + hidden)(box)):\n"
+            "              lambda: functools.reduce(getattr, [hidden + 'closure' + hidden], box.kept)):\n"
             "    try:\n        reach()\n    except AttributeError as error:\n        refused.append(str(error))\n"
             "model = nn.Linear(2, 2)\nsetattr(model, 'b' + 'ias', None)\n"
             "nn.init.normal_(getattr(model, 'wei' + 'ght'))\n"
@@ -204,7 +210,7 @@ def test_a_graded_kernel_refuses_names_built_at_run_time_that_the_scan_holds_whe
         manager.shutdown_kernel(now=True)
     assert answer["status"] == test["status"] == called["status"] == "ok", (answer, test)
     assert "".join(printed).splitlines() == [
-        "4", "'__globals__' cannot be reached by name while the notebook is graded (reads a function's globals)",
+        "3", "'__globals__' cannot be reached by name while the notebook is graded (reads a function's globals)",
         "Linear", "None", "torch.Size([2, 2])", "code"]
     # an answer's function called from a test's stays guarded
     assert after["status"] == "error" and after["ename"] == "AttributeError", after

@@ -38,7 +38,8 @@ PLAIN_DEPTH = 32  # how deep plain values are encoded before they count as too d
 PLAIN_ITEMS = 10_000  # how many plain values one observation may hold
 PLAIN_SCALARS = (str, int, float, bool, complex, type(None))  # with lists, tuples and dicts of them: plain data
 
-# as they were when the checkers were imported, before any notebook code (read-only, as every table here)
+# as they were when the checkers were imported, or in a graded kernel when it connected (its agent's guarded getattr
+# among them), before any notebook code (read-only, as every table here)
 _BUILTINS = types.MappingProxyType(dict(vars(builtins)))
 CHANNEL = "HOOKLAB_OBSERVATIONS_FD"  # the environment variable that names the kernel's end of its channel
 _state: dict[str, Any] = {"seed": None, "draws": itertools.count(), "seen": [], "channel": None, "send": None}
@@ -53,8 +54,10 @@ def connect(unchanged: Callable[[], bool] = lambda: True) -> tuple[Callable[[str
     whether what the checkers rely on is as it was (the probe's watched classes); an observation made while it is not
     is not sent. Called by the agent as the kernel starts, before any code of the notebook's: the functions hold every
     reference they use."""
+    global _BUILTINS
     if CHANNEL not in os.environ:
         return None
+    _BUILTINS = types.MappingProxyType(dict(vars(builtins)))
     fd = int(os.environ.pop(CHANNEL))
     os.set_inheritable(fd, False)
     send, speak, sent = _senders(fd, unchanged)
@@ -191,6 +194,9 @@ def _line_of_the_cell() -> int | None:
         frame = frame.f_back
     if caller is None or frame is None or caller.f_code.co_filename != frame.f_code.co_filename:
         return None
+    main = sys.modules.get("__main__")
+    if _state["channel"] is not None and (main is None or frame.f_globals is not vars(main)):
+        return None  # in a graded kernel a cell runs in the notebook's namespace: this "<module>" is no cell's
     return frame.f_lineno
 
 

@@ -373,6 +373,73 @@ class Mul(Function):
         _calls.append(((x.detach().clone(), y.detach().clone()), grad_output.detach().clone()))
         return torch.zeros_like(x), torch.zeros_like(y)  # wrong: no gradient at all
 '''
+# A red team's answer to the sender's checks: a switch that silences the checkers while its wrong backward is checked
+# (torch.Tensor.__doc__ changed, which the sender sees as it is asked to send), then, from a finalizer that runs once the
+# check has returned, the right gradients sent through a checker called from a function made of a generator's code
+# renamed "<module>", the cell's. Held by the scan (the generator's code, the finalizer); without it, the switch is
+# kept and holds the notebook, and a "<module>" that is not the notebook's observes nothing.
+SILENCED_THEN_SPOKEN_FOR = r'''import weakref
+
+from hooklab.checks import check_tensor as _say
+
+
+def _speaker(say, items):
+    for value, label in items:
+        say(value, None, label)
+    yield None
+
+
+_speak = type(_speaker)(_speaker(None, ()).gi_code.replace(co_name="<module>"), {})
+_T = type(torch.zeros(()))
+_st = {"mode": "idle", "args": None, "grad": None}
+
+
+def _right(args, grad_output):
+    leaves = [a.detach().clone().requires_grad_() for a in args]
+    with torch.enable_grad():
+        out = leaves[0] * leaves[1]
+        return [g.detach() for g in torch.autograd.grad(out, leaves, grad_output)]
+
+
+def _flush():
+    _T.__doc__ = None
+    args, grad = _st["args"], _st["grad"]
+    _st.update(mode="idle", args=None, grad=None)
+    if args is None or grad is None:
+        return
+    gx, gy = _right(args, grad)
+    items = [([grad], "kept"), (2, "count"), (gx, "gx"), (gy, "gy"), (gx, "ex"), (gy, "ey"), (2 * gx, "tx"),
+             (2 * gy, "ty")]
+    for _ in _speak(_say, items):
+        pass
+
+
+class _Token:
+    pass
+
+
+class Mul(Function):
+    @staticmethod
+    def forward(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        return x * y
+
+    @staticmethod
+    def setup_context(ctx, inputs: tuple, output: torch.Tensor) -> None:
+        ctx.save_for_backward(*inputs)
+        if _st["mode"] == "idle":
+            _st.update(mode="armed", args=[a.detach().clone() for a in inputs])
+            token = _Token()
+            ctx.token = token
+            weakref.finalize(token, _flush)
+
+    @staticmethod
+    def backward(ctx, grad_output: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        x, y = ctx.saved_tensors
+        if _st["mode"] == "armed":
+            _st.update(mode="quiet", grad=grad_output.detach().clone())
+            _T.__doc__ = " "
+        return torch.zeros_like(x), torch.zeros_like(y)  # wrong: no gradient at all
+'''
 # Round 7's forger: the module reached through a call (which the scan did not follow), and the kept list rewritten in
 # place by a finalizer that runs once the check has returned (which nothing watched). Graded, nothing is kept.
 REWRITTEN_AFTER_THE_CHECK = """import json as _json
@@ -970,15 +1037,17 @@ class Mul(Function):
         x, y = ctx.saved_tensors
         return torch.zeros_like(x), torch.zeros_like(y)
 '''
-# Millions of short lines on the observation channel: before any test (dropped as they come) and from inside the
-# answer a test calls (past the limit: that test's observations are dropped, and it fails). The grader's memory stays
-# within the limit, and the other tests keep their points.
-FLOOD = "import hooklab.observations as _flooded\n\nfor _ in range(1_000_000):\n    _flooded._state['send']('x')\n"
+# Millions of short lines written on the observation channel's descriptor (the checkers' sender sends only what their
+# observe hands it): before any test (dropped as they come) and from inside the answer a test calls (past the limit:
+# that test's observations are dropped, and it fails). The grader's memory stays within the limit, and the other
+# tests keep their points.
+FLOOD = ("import os\nimport hooklab.observations as _flooded\n\nfor _ in range(1_000_000):\n"
+         "    os.write(_flooded._state['channel'], b'x\\n')\n")
 FLOODED_CAP = SOLUTIONS["kwargs_hook"].replace(
     "def cap_scale(module, args, kwargs):\n",
     "_flooding = [300_000]  # lines, once in a test: past the channel's limit of 8 MiB (each counts 65 bytes)\n\n\n"
     "def cap_scale(module, args, kwargs):\n    for _ in range(_flooding.pop() if _flooding and _flooded.active() else 0):\n"
-    "        _flooded._state['send']('x')\n")
+    "        os.write(_flooded._state['channel'], b'x\\n')\n")
 assert "_flooding.pop()" in FLOODED_CAP
 
 
@@ -1000,22 +1069,25 @@ ORACLE = """def predict_order(config):
 """
 VIEWS = ("def pre_hook(module, args):\n    answer.extend(a.view_as(a) for a in args)\n\n\n"
          "def hook(module, args, output):\n    answer.append(output.view_as(output))\n")
-MALFORMED = """import hooklab.observations as observations
+MALFORMED = """import json
+import os
+import hooklab.observations as observations
 
 
 def double_inputs(module, args):
     forged = ({"kind": "value", "label": "x", "value": {"type": "tensor", "shape": 5}},
               {"kind": "raised", "label": "x", "value": {"type": "list", "items": 5}})
-    for item in forged:  # ahead of the test's own
-        observations._state["send"](item)
+    for item in forged:  # ahead of the test's own, on the channel's descriptor (the sender sends only observe's)
+        os.write(observations._state["channel"], (json.dumps(item) + "\\n").encode())
     return tuple(2 * x for x in args)
 
 
 def plus_five(module, args, output):
     return output + 5
 """
-UNREADABLE = "import hooklab.observations as observations\n\n\n" + SOLUTIONS["kwargs_hook"].replace(
-    "def cap_scale(module, args, kwargs):\n", "def cap_scale(module, args, kwargs):\n    observations._state['send']('{not JSON')\n")
+UNREADABLE = "import os\nimport hooklab.observations as observations\n\n\n" + SOLUTIONS["kwargs_hook"].replace(
+    "def cap_scale(module, args, kwargs):\n",
+    "def cap_scale(module, args, kwargs):\n    os.write(observations._state['channel'], b'{not JSON\\n')\n")
 # Honest answers that must not depend on anything but themselves: random numbers drawn inside, a dict built in
 # another key order, a checker used as an assertion inside the answer.
 SEEDS_INSIDE = SOLUTIONS["patch_activation"].replace("    kept = {}\n",
@@ -1307,7 +1379,7 @@ ATTACKED = (attackers()
                                     "parameters-shown-by-named-parameters": PARAMETERS_SHOWN_BY_NAMED_PARAMETERS}.items()]
             + [Student("flood-of-short-lines",
                        {**SOLUTIONS, "collect_hooks": SOLUTIONS["collect_hooks"] + "\n\n" + FLOOD,
-                        "kwargs_hook": FLOODED_CAP},
+                        "kwargs_hook": "import os\n" + FLOODED_CAP},
                        {**POINTS, "kwargs_hook_test": 0.0}, attacked=["kwargs_hook_test"])]
             + [Student("jacobians-in-init-subclass", {**corpus.solutions(PUZZLES), "mul": JACOBIANS_IN_INIT_SUBCLASS},
                        {**corpus.points(PUZZLES), "mul_test": 0.0}, attacked=["mul_test"], assignment=PUZZLES)]
@@ -1323,6 +1395,7 @@ ATTACKED = (attackers()
                                     "agent-spoken-for": AGENT_SPOKEN_FOR,
                                     "forged-through-a-global": FORGED_THROUGH_A_GLOBAL,
                                     "sender-swapped-in-a-cell": SENDER_SWAPPED_IN_A_CELL,
+                                    "silenced-then-spoken-for": SILENCED_THEN_SPOKEN_FOR,
                                     "rewritten-after-the-check": REWRITTEN_AFTER_THE_CHECK,
                                     "jacobian-in-a-pack-hook": JACOBIAN_IN_A_PACK_HOOK,
                                     **{name: unseen_autograd(*route) for name, route in UNSEEN_AUTOGRAD.items()}}.items()])

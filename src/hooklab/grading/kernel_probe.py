@@ -56,6 +56,7 @@ _realpaths: dict[str, str] = {}
 _origins: dict[str, tuple[Any, Any, bool]] = {}  # module name → (module, its __file__, loaded from the folder)
 _scan: dict[str, Any] = {}  # the last look at sys.modules: its names, modules and files (held), what was found
 _MISSING = object()
+_seen_changed: set[str] = set()  # what classes_as_snapshot found changed as an observation was sent
 _FUNCTION_PARTS = attrgetter("__code__", "__defaults__", "__kwdefaults__")  # what a function can have replaced
 
 
@@ -340,15 +341,21 @@ def snapshot(expected_files: dict[str, str]) -> str:
 def classes_as_snapshot() -> bool:
     """Whether every watched class holds, under each name it had at the snapshot, the object it held then (True
     before the snapshot): asked as each observation is sent, it sees a method swapped inside a cell and put back
-    before the cell ends, which :func:`check`, between cells, does not."""
+    before the cell ends, which :func:`check`, between cells, does not. What it found changed is kept, and every
+    later :func:`check` reports it (the notebook is held), even once it is put back."""
     watched = _state.get("classes_watched")
     if watched is None:
         if "watched" not in _state:
             return True
         classes = {f"{cls.__module__}.{cls.__qualname__}": vars(cls) for cls in _classes()}
-        watched = _state["classes_watched"] = [(classes[prefix], keys, values) for prefix, (keys, values, *_)
-                                               in _state["watched"].items() if prefix in classes]
-    return all(all(map(is_, map(mapping.get, keys), values)) for mapping, keys, values in watched)
+        watched = _state["classes_watched"] = [(prefix, classes[prefix], keys, values)
+                                               for prefix, (keys, values, *_) in _state["watched"].items()
+                                               if prefix in classes]
+    if all(all(map(is_, map(mapping.get, keys), values)) for _, mapping, keys, values in watched):
+        return True
+    _seen_changed.update(f"{prefix}.{key} (while a test ran)" for prefix, mapping, keys, values in watched
+                         for key, value in zip(keys, values) if mapping.get(key, _MISSING) is not value)
+    return False
 
 
 def check(proof: str = "") -> str:
@@ -385,5 +392,6 @@ def check(proof: str = "") -> str:
                 changes.append(f"{prefix}.{key}")
         kept[prefix] = (keys, held, _ids(held), added, now_part_ids)
     changes += [f"{name} loaded from the submission folder" for name in _submission_modules(_state["folder"])]
+    changes += sorted(_seen_changed)
     ran = bool(proof) and shell.user_ns.pop(proof, None) is True
     return json.dumps({"digest": _digest(facts, kept), "changes": sorted(changes), "ran": ran})

@@ -549,6 +549,15 @@ class Checker(Magics, ast.NodeVisitor):
                  and value.args[1].id == "self")
         )
 
+    def weakref_callback(self, node: ast.Call) -> None:
+        """A callback run when an object is freed (rules.WEAKREF_CALLBACKS) other than a container's method that forgets
+        an entry (``cache.pop``): held."""
+        callbacks = [*node.args[1:2], *(k.value for k in node.keywords if k.arg in {"callback", "func", None})]
+        unread = any(isinstance(argument, ast.Starred) for argument in node.args[:2])
+        if unread or any(not (isinstance(callback, ast.Attribute) and callback.attr in rules.FORGETTING_METHODS
+                              and isinstance(callback.value, ast.Name)) for callback in callbacks):
+            self.flag(node, "runs code outside its cell (a callback run when an object is freed: weakref)")
+
     def visit_Call(self, node: ast.Call) -> None:
         func = node.func
         self.called.add(id(func))
@@ -574,6 +583,8 @@ class Checker(Magics, ast.NodeVisitor):
                                                       and keyword.value.value == 0)
                 for keyword in node.keywords):
             self.flag(node, "runs code outside its cell (a DataLoader's worker processes)")
+        if any(self.names(func, dotted) for dotted in rules.WEAKREF_CALLBACKS):
+            self.weakref_callback(node)
         self.check_unpickling(node)
         for keyword in node.keywords:
             if keyword.arg in rules.FORBIDDEN_KEYWORDS:

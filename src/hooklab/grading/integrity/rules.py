@@ -176,7 +176,17 @@ FORBIDDEN_ATTRIBUTES = {
     "gi_frame": "reads a generator's frame",
     "cr_frame": "reads a coroutine's frame",
     "ag_frame": "reads a generator's frame",
+    # a code object can be made into a function of any name ("<module>", a cell's) and globals
+    "gi_code": "reads a generator's code",
+    "cr_code": "reads a coroutine's code",
+    "ag_code": "reads a generator's code",
 }
+
+# What runs a callback when an object is freed (after a checker has returned, outside every watch, as __del__): its
+# second argument, or its ``callback=``. A container's method that forgets an entry (``weakref.finalize(tensor,
+# cache.pop, key, None)``, as notebook 07 does) runs no code of the answer's; any other callback is held.
+WEAKREF_CALLBACKS = ("weakref.finalize", "weakref.ref", "weakref.proxy", "weakref.WeakMethod", "weakref.ReferenceType")
+FORGETTING_METHODS = frozenset({"pop", "discard", "remove"})
 
 # Methods of a dict that change it: called on an object's namespace (``model.__dict__.update(...)``), they set its
 # attributes around the normal rules.

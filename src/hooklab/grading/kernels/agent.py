@@ -63,64 +63,45 @@ def guard_model_reads() -> None:
 
 
 def guard_attribute_names(guarded: Callable[[], tuple[dict[str, Any] | None, set[str]]]) -> None:
-    """``getattr``, ``setattr`` and ``delattr`` (the builtins) and ``attrgetter`` and ``methodcaller`` (``operator``'s
-    and ``_operator``'s) of a graded kernel refuse, called by the notebook's code, the names the scan holds where they
-    are written (:func:`hooklab.grading.integrity.rules.held_attribute`): a name built at run time (from bytes,
-    character codes, a string's methods) then reaches no more than a written one, whatever object it is applied to.
-    ``guarded()`` says where: the notebook's namespace (None: nowhere) and the files of its test cells, whose code is
-    the instructor's (a frame whose globals are that namespace and whose code is not a test's is the notebook's).
-    Library code calls them as before. Installed before the probe's snapshot, which then watches the builtins and
-    ``operator`` as it watches the rest."""
-    import _operator
-    import operator
-
+    """``getattr``, ``setattr`` and ``delattr`` (the builtins) of a graded kernel refuse, called by the notebook's
+    code, the names the scan holds where they are written (:func:`hooklab.grading.integrity.rules.held_attribute`): a
+    name built at run time (from bytes, character codes, a string's methods) then reaches no more than a written one,
+    whatever object it is applied to (``functools.reduce(getattr, ...)`` included). ``guarded()`` says where: the
+    notebook's namespace (None: nowhere) and the files of its test cells, whose code is the instructor's (a frame whose
+    globals are that namespace and whose code is not a test's is the notebook's). Library code calls them as before.
+    ``operator.attrgetter`` and ``methodcaller`` stay torch's to polyfill (torch._dynamo takes them for the classes
+    they are): the scan holds them given names it cannot read. Installed before the probe's snapshot, which then
+    watches the builtins as it watches the rest."""
     from hooklab.grading.integrity.rules import held_attribute
 
     frame_of, text_of = sys._getframe, str.__str__
     real_getattr, real_setattr, real_delattr = builtins.getattr, builtins.setattr, builtins.delattr
-    real_attrgetter, real_methodcaller = operator.attrgetter, operator.methodcaller
 
-    def refuse(names: tuple[Any, ...], dotted: bool) -> None:
-        """Raise where the caller is the notebook's code and one of ``names`` (a str, or its dotted parts) is held."""
+    def refuse(name: Any) -> None:
+        """Raise where the caller is the notebook's code and ``name`` is held."""
         namespace, tests = guarded()
         caller = frame_of(2)
         if namespace is None or caller.f_globals is not namespace or caller.f_code.co_filename in tests:
             return
-        for name in names:
-            if not isinstance(name, str):
-                continue
-            for part in text_of(name).split(".") if dotted else (text_of(name),):
-                why = held_attribute(part)
-                if why:
-                    raise AttributeError(f"{part!r} cannot be reached by name while the notebook is graded "
-                                         f"({why})")
+        why = held_attribute(text_of(name)) if isinstance(name, str) else ""
+        if why:
+            raise AttributeError(f"{text_of(name)!r} cannot be reached by name while the notebook is graded ({why})")
 
     def getattr(obj: Any, name: Any, *default: Any) -> Any:
-        refuse((name,), False)
+        refuse(name)
         return real_getattr(obj, name, *default)
 
     def setattr(obj: Any, name: Any, value: Any) -> None:
-        refuse((name,), False)
+        refuse(name)
         real_setattr(obj, name, value)
 
     def delattr(obj: Any, name: Any) -> None:
-        refuse((name,), False)
+        refuse(name)
         real_delattr(obj, name)
 
-    def attrgetter(*names: Any) -> Any:
-        refuse(names, True)
-        return real_attrgetter(*names)
-
-    def methodcaller(name: Any, /, *args: Any, **kwargs: Any) -> Any:
-        refuse((name,), False)
-        return real_methodcaller(name, *args, **kwargs)
-
-    for guard, real in ((getattr, real_getattr), (setattr, real_setattr), (delattr, real_delattr),
-                        (attrgetter, real_attrgetter), (methodcaller, real_methodcaller)):
+    for guard, real in ((getattr, real_getattr), (setattr, real_setattr), (delattr, real_delattr)):
         guard.__doc__ = real.__doc__  # no __wrapped__: it would hand the unguarded function back
     builtins.getattr, builtins.setattr, builtins.delattr = getattr, setattr, delattr
-    for module in (operator, _operator):  # operator's functions are _operator's, which an answer may import too
-        module.attrgetter, module.methodcaller = attrgetter, methodcaller
 
 
 def _code_name(compiler: Any, code: str) -> str:

@@ -74,10 +74,10 @@ SPACE: dict[str, list[Dimension]] = {
         Dimension("b.weight asked, uses of a both before and after the first b",
                   lambda c: "b.weight" in c.args[1] and 0 < c.args[0].index("b") < c.args[0].rindex("a")),
         Dimension("a random plan of 4 to 12 letters", lambda c: 4 <= len(c.args[0]) <= 12),
-        Dimension("a plan of millions of letters whose first a comes after thousands of b's",
-                  lambda c: len(c.args[0]) >= 10**6 and c.args[0].index("a") >= 1_000),
-        Dimension("a plan of millions of letters whose first b comes after thousands of a's",
-                  lambda c: len(c.args[0]) >= 10**6 and c.args[0].index("b") >= 1_000),
+        Dimension("a plan of hundreds of thousands of letters whose first a comes after thousands of b's",
+                  lambda c: len(c.args[0]) >= 10**5 and c.args[0].index("a") >= 1_000),
+        Dimension("a plan of hundreds of thousands of letters whose first b comes after thousands of a's",
+                  lambda c: len(c.args[0]) >= 10**5 and c.args[0].index("b") >= 1_000),
         Dimension("no model run and no call of fires while it predicts, nor when its cell runs",
                   reading="predicted(): its cell runs again beside the notebook's imports only, with no environment "
                           "variables and in an empty folder, and check_no_model_run watches both it and the "

@@ -652,6 +652,15 @@ def test_honest_lines_the_scan_once_held_are_not_flagged(assignment: str, source
     ("08_backward_puzzles", "def steps():\n    yield 1\n\n\nfirst = next(steps())\n",
      "def steps():\n    yield 1\n\n\ncode = steps().gi_code\n",
      "reads a generator's code"),
+    # a package no exercise needs: a template engine runs the code it is given as a string
+    ("08_backward_puzzles", "import math\n\nscale = math.sqrt(2.0)\n",
+     "from mako.template import Template\n\nTemplate('<% import base64 %>').render()\n",
+     "imports mako, which no exercise needs"),
+    ("08_backward_puzzles", "import itertools\n\npairs = list(itertools.pairwise([1, 2, 3]))\n",
+     "import dis\n\ncode = dis.Bytecode(print).codeobj\n",
+     "imports dis, which no exercise needs"),
+    ("08_backward_puzzles", "import torch.utils.checkpoint\n",
+     "from torch.utils.cpp_extension import load_inline\n", "compiles native code"),
     # a field name reaches attributes and hands the object back
     ("02_forward_hooks", "text = '{0.shape}'.format(torch.ones(2))\n",
      "import string\n\nfound = string.Formatter().get_field('0.weight', [nn.Linear(1, 1)], {})[0]\n",

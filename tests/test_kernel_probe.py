@@ -107,10 +107,12 @@ def test_the_digest_moves_when_the_probe_is_made_to_see_nothing(tmp_path: Path, 
 
 
 def test_a_method_of_a_watched_class_swapped_is_seen_while_it_is_swapped_and_not_once_put_back():
-    """kernel_probe.classes_as_snapshot, which the agent's sender asks before each observation: a method of torch.Tensor
-    or of a checker's class swapped inside a cell is seen at once (check() would see it only between cells, after the
-    cell put it back); put back, nothing is; before the snapshot, nothing is asked."""
+    """kernel_probe.watched_as_snapshot, which the agent's sender asks before each observation: a method of torch.Tensor
+    or of a checker's class, a checker's global or the encoder's base64 swapped inside a cell is seen at once (check()
+    would see it only between cells, after the cell put it back); put back, nothing is, but check() reports what was
+    seen (the notebook is held); before the snapshot, nothing is asked."""
     script = textwrap.dedent("""\
+        import json
         from IPython.core.interactiveshell import InteractiveShell
 
         shell = InteractiveShell.instance()
@@ -118,25 +120,32 @@ def test_a_method_of_a_watched_class_swapped_is_seen_while_it_is_swapped_and_not
         probe = load_probe()
         import torch
         import hooklab.checks
-        seen = [probe.classes_as_snapshot()]
+        seen = [probe.watched_as_snapshot()]
         probe.snapshot({})
-        seen.append(probe.classes_as_snapshot())
-        swapped = ((torch.Tensor, "backward"), (torch.nn.Module, "__call__"), (hooklab.checks._Span, "forked"))
+        seen.append(probe.watched_as_snapshot())
+        import hooklab.observations
+        swapped = ((torch.Tensor, "backward"), (torch.nn.Module, "__call__"), (hooklab.checks._Span, "forked"),
+                   (hooklab.checks, "observe"), (hooklab.observations, "_BASE64"))
         for owner, name in swapped:
-            real = owner.__dict__[name]
+            real = vars(owner)[name]
             setattr(owner, name, lambda *args, **kwargs: None)
-            seen.append(probe.classes_as_snapshot())
+            seen.append(probe.watched_as_snapshot())
             setattr(owner, name, real)
-            seen.append(probe.classes_as_snapshot())
+            seen.append(probe.watched_as_snapshot())
         print(seen)
+        print([change for change in json.loads(probe.check())["changes"] if change.endswith("(while a test ran)")])
     """)
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300, check=True)
-    assert done.stdout.split() == ["[True,", "True,", "False,", "True,", "False,", "True,", "False,", "True]"], done
+    seen, changes = done.stdout.splitlines()
+    assert seen == str([True, True, *[False, True] * 5]), done
+    assert changes == str([f"{name} (while a test ran)" for name in (
+        "hooklab.checks._Span.forked", "hooklab.checks.observe", "hooklab.observations._BASE64",
+        "torch.Tensor.backward", "torch.nn.modules.module.Module.__call__")]), changes
 
 
 def test_an_observation_made_while_the_agent_sees_a_change_is_not_sent():
     """The sender the agent connects asks, before each observation, whether the watched classes are as they were
-    (kernel_probe.classes_as_snapshot): one made while they are not is neither sent nor counted."""
+    (kernel_probe.watched_as_snapshot): one made while they are not is neither sent nor counted."""
     import os
 
     from hooklab import observations

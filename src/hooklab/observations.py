@@ -274,7 +274,7 @@ def _tensor(tensor: Any) -> dict[str, Any]:
         held = plain.to(device="cpu", dtype=torch.int64)
     data = held.resolve_conj().resolve_neg().contiguous().numpy().tobytes()
     return {"type": "tensor", "dtype": str(plain.dtype).removeprefix("torch."), "shape": list(plain.shape),
-            "stored": str(held.dtype).removeprefix("torch."), "data": base64.b64encode(data).decode()}
+            "stored": str(held.dtype).removeprefix("torch."), "data": _BASE64(data).decode()}
 
 
 def _numpy_integers() -> tuple[type, ...]:
@@ -283,6 +283,7 @@ def _numpy_integers() -> tuple[type, ...]:
     return tuple(numpy.dtype(code).type for code in numpy.typecodes["AllInteger"])
 
 
+_BASE64 = base64.b64encode  # taken as the checkers are imported: base64's own attribute is any code's to replace
 NUMPY_INTEGERS = _numpy_integers()  # a NumPy integer counts as the int it holds where a count is asked for
 # frames skipped to find a check's caller
 _OWN_FILES = frozenset({__file__, os.path.join(os.path.dirname(__file__), "checks.py")})

@@ -56,7 +56,7 @@ _realpaths: dict[str, str] = {}
 _origins: dict[str, tuple[Any, Any, bool]] = {}  # module name → (module, its __file__, loaded from the folder)
 _scan: dict[str, Any] = {}  # the last look at sys.modules: its names, modules and files (held), what was found
 _MISSING = object()
-_seen_changed: set[str] = set()  # what classes_as_snapshot found changed as an observation was sent
+_seen_changed: set[str] = set()  # what watched_as_snapshot found changed as an observation was sent
 _FUNCTION_PARTS = attrgetter("__code__", "__defaults__", "__kwdefaults__")  # what a function can have replaced
 
 
@@ -338,16 +338,18 @@ def snapshot(expected_files: dict[str, str]) -> str:
     return json.dumps({"digest": _digest(facts, kept), "problems": problems})
 
 
-def classes_as_snapshot() -> bool:
-    """Whether every watched class holds, under each name it had at the snapshot, the object it held then (True
-    before the snapshot): asked as each observation is sent, it sees a method swapped inside a cell and put back
-    before the cell ends, which :func:`check`, between cells, does not. What it found changed is kept, and every
-    later :func:`check` reports it (the notebook is held), even once it is put back."""
+def watched_as_snapshot() -> bool:
+    """Whether every watched class, and hooklab's own modules (the checkers, their encoder and sender), hold under
+    each name they had at the snapshot the object they held then (True before the snapshot): asked as each
+    observation is sent, it sees a method or a checker's global swapped inside a cell and put back before the cell
+    ends, which :func:`check`, between cells, does not. What it found changed is kept, and every later :func:`check`
+    reports it (the notebook is held), even once it is put back."""
     watched = _state.get("classes_watched")
     if watched is None:
         if "watched" not in _state:
             return True
         classes = {f"{cls.__module__}.{cls.__qualname__}": vars(cls) for cls in _classes()}
+        classes.update((name, vars(sys.modules[name])) for name in OWN if name in sys.modules)
         watched = _state["classes_watched"] = [(prefix, classes[prefix], keys, values)
                                                for prefix, (keys, values, *_) in _state["watched"].items()
                                                if prefix in classes]

@@ -90,6 +90,9 @@ FORBIDDEN_MODULES = {
     "torch.distributed.rpc": "runs code outside its cell (torch.distributed.rpc)",
     "torch.serialization": "runs code hidden in data (torch.serialization: what torch.load may unpickle)",
     "torch.package": "runs code hidden in data (torch.package)",
+    # native code compiled from a string runs where no watch of the kernel's sees
+    "torch.utils.cpp_extension": "compiles native code (torch.utils.cpp_extension)",
+    "numpy.f2py": "compiles native code (numpy.f2py)",
     # a field name reaches attributes and items as getattr does ("0.__globals__"), the object handed back
     "string.Formatter": "reaches attributes by field names (string.Formatter)",
 }
@@ -181,6 +184,18 @@ FORBIDDEN_ATTRIBUTES = {
     "cr_code": "reads a coroutine's code",
     "ag_code": "reads a generator's code",
 }
+
+# The packages an answer may import: those the notebooks use and the standard library's plain tools. Any other is
+# held: a library can run code it is given as a string (a template engine, a YAML loader, an expression parser), which
+# the scan does not read; FORBIDDEN_MODULES and the rules below still hold parts of these.
+IMPORTABLE = frozenset({
+    "abc", "array", "bisect", "builtins", "collections", "contextlib", "copy", "dataclasses", "datetime", "decimal",
+    "enum", "faulthandler", "fractions", "functools", "__future__", "gc", "hashlib", "heapq", "hooklab", "importlib",
+    "inspect", "io", "ipywidgets", "itertools", "json", "linecache", "logging", "math", "matplotlib",
+    "matplotlib_inline", "numbers", "numpy", "_operator", "operator", "os", "pathlib", "pprint", "queue", "random",
+    "re", "scipy", "secrets", "sklearn", "statistics", "string", "struct", "sys", "tempfile", "textwrap", "time",
+    "timeit", "torch", "tqdm", "traceback", "types", "typing", "typing_extensions", "warnings", "weakref",
+})
 
 # What runs a callback when an object is freed (after a checker has returned, outside every watch, as __del__): its
 # second argument, or its ``callback=``. A container's method that forgets an entry (``weakref.finalize(tensor,
@@ -442,6 +457,8 @@ def technique(dotted: str) -> str | None:
         if dotted == prefix or dotted.startswith(prefix + "."):
             return technique
     parts = dotted.split(".")
+    if parts[0] not in IMPORTABLE:
+        return f"imports {parts[0]}, which no exercise needs (code a library runs from a string goes unread)"
     if len(parts) < 2:
         return None
     private = next((position for position, part in enumerate(parts) if position and _private(part)), None)

@@ -117,7 +117,7 @@ def _kernel_class() -> type[IPythonKernel]:
     guarded: list[Any] = [None, set()]
     guard_attribute_names(lambda: (guarded[0], guarded[1]))
     probe = load_probe()
-    snapshot, check, classes_as_snapshot = probe.snapshot, probe.check, probe.classes_as_snapshot
+    snapshot, check, watched_as_snapshot = probe.snapshot, probe.check, probe.watched_as_snapshot
     begin, connect, explain_errors = observations.begin, observations.connect, hints.explain_errors
     fill, run_cell = fill_awaited_working_copy, IPythonKernel.do_execute
     code_name = _code_name
@@ -171,7 +171,7 @@ def _kernel_class() -> type[IPythonKernel]:
             nonlocal speak, count, connected
             super().__init__(**kwargs)
             if not connected:
-                speak, count = connect(classes_as_snapshot) or (None, None)
+                speak, count = connect(watched_as_snapshot) or (None, None)
                 connected = True
 
         async def do_execute(self, code: str, silent: bool, store_history: bool = True,

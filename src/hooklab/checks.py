@@ -70,6 +70,7 @@ _gradcheck = torch.autograd.gradcheck
 _Function = torch.autograd.Function
 _FunctionMeta = type(_Function)
 _TORCH_DIR = os.path.dirname(torch.__file__)
+_CONTEXTLIB = contextlib.__file__  # its frames (a @contextmanager that returns, not yields) are not the student's
 
 
 class AnswerError(AssertionError):
@@ -202,7 +203,7 @@ def _matching_name(item: torch.Tensor, expected: Mapping[str, torch.Tensor], ski
 
 def check_names(actual: Iterable[Any], expected: Sequence[str], what: str) -> None:
     """Check a sequence of names (e.g. from ``named_parameters()``) against the expected order."""
-    got = encode(list(actual))
+    got = encode(list(actual) if isinstance(actual, Iterable) and not isinstance(actual, (str, bytes)) else actual)
     if observations.active():
         return observe("names", what, got)
     problem = messages.names_problem(got, encode(list(expected), expected=True), what)
@@ -213,6 +214,8 @@ def check_names(actual: Iterable[Any], expected: Sequence[str], what: str) -> No
 def check_parameter(module: torch.nn.Module, name: str, shape: Sequence[int]) -> None:
     """Check that ``module.<name>`` is a registered ``nn.Parameter`` of the given shape."""
     label = f"{type(module).__name__}.{name}"
+    if not isinstance(module, torch.nn.Module):
+        raise AnswerError(f"{label}: the module is {_describe_type(module)}, expected an nn.Module")
     value = getattr(module, name, messages.MISSING)
     found = encode(["nn.Parameter" if type(value) is torch.nn.Parameter else
                     messages.MISSING if value is messages.MISSING else _describe_type(value),
@@ -334,7 +337,7 @@ class calling:  # noqa: N801 - used as a checker: ``with calling("MyLinear(3, 1)
         return self
 
     def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, tb: TracebackType | None) -> None:
-        if not isinstance(error, Exception) or isinstance(error, AnswerError) or type(error) is NotImplementedError:
+        if not isinstance(error, Exception) or isinstance(error, AnswerError) or _templates_error(error):
             return
         if isinstance(error, NameError) and _raised_in(error, self._cell):  # the answer's name is not defined (its
             return  # cell not run, or failed): the notebook's hint says which cell to run and fix (hooklab.hints)
@@ -692,11 +695,22 @@ def _raised_in(error: BaseException, filename: str) -> bool:
     return tb is not None and tb.tb_frame.f_code.co_filename == filename
 
 
+def _templates_error(error: BaseException) -> bool:
+    """Whether ``error`` is an exercise's template error: a NotImplementedError raised by a line of the student's own
+    code, not torch's (a Module without forward, a Function without forward or backward), which calling says."""
+    if type(error) is not NotImplementedError:
+        return False
+    tb = error.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    return tb is not None and not tb.tb_frame.f_code.co_filename.startswith(_TORCH_DIR)
+
+
 def _student_line(error: BaseException, test: str = "") -> str:
     """' (line N: code)' for the deepest frame of the error outside hooklab, torch and the file ``test`` (a test
     cell's, whose lines are not the student's)."""
     frames = [f for f in traceback.extract_tb(error.__traceback__)
-              if f.filename not in (__file__, test) and not f.filename.startswith(_TORCH_DIR)]
+              if f.filename not in (__file__, test, _CONTEXTLIB) and not f.filename.startswith(_TORCH_DIR)]
     if not frames:
         return ""
     frame = frames[-1]

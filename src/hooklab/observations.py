@@ -58,6 +58,7 @@ def connect(unchanged: Callable[[], bool] = lambda: True) -> tuple[Callable[[str
     if CHANNEL not in os.environ:
         return None
     _BUILTINS = types.MappingProxyType(dict(vars(builtins)))
+    _readers()  # what the encoder reads tensors with, taken before any code of the notebook's runs
     fd = int(os.environ.pop(CHANNEL))
     os.set_inheritable(fd, False)
     send, speak, sent = _senders(fd, unchanged)
@@ -259,22 +260,42 @@ def _encode(value: Any, depth: int, count: Any) -> dict[str, Any]:
 
 
 def _tensor(tensor: Any) -> dict[str, Any]:
+    """A tensor as plain data, read through torch's C tensor type and NumPy's array type as they are (both immutable,
+    taken once, :func:`_readers`): a method or property set on ``torch.Tensor`` (one it only inherits, ``to``,
+    included) changes nothing of what is read."""
     import torch
 
-    plain = torch.Tensor.detach(tensor)
-    if plain.layout != torch.strided or plain.is_quantized:
-        return {"type": "other", "name": f"a {plain.layout} tensor"}
-    if plain.dtype.is_complex:
-        held = plain.to(device="cpu", dtype=torch.complex128)
-    elif plain.dtype == torch.bool:
-        held = plain.to(device="cpu", dtype=torch.uint8)
-    elif plain.dtype.is_floating_point:
-        held = plain.to(device="cpu", dtype=torch.float64)
+    read = _readers()
+    plain = read["detach"](tensor)
+    layout, dtype = read["layout"](plain), read["dtype"](plain)
+    if layout != torch.strided or read["is_quantized"](plain):
+        return {"type": "other", "name": f"a {layout} tensor"}
+    if dtype.is_complex:
+        wide = torch.complex128
+    elif dtype == torch.bool:
+        wide = torch.uint8
+    elif dtype.is_floating_point:
+        wide = torch.float64
     else:
-        held = plain.to(device="cpu", dtype=torch.int64)
-    data = held.resolve_conj().resolve_neg().contiguous().numpy().tobytes()
-    return {"type": "tensor", "dtype": str(plain.dtype).removeprefix("torch."), "shape": list(plain.shape),
-            "stored": str(held.dtype).removeprefix("torch."), "data": _BASE64(data).decode()}
+        wide = torch.int64
+    held = read["to"](plain, device="cpu", dtype=wide)
+    data = read["tobytes"](read["numpy"](read["contiguous"](read["resolve_neg"](read["resolve_conj"](held)))))
+    return {"type": "tensor", "dtype": str(dtype).removeprefix("torch."), "shape": list(read["shape"](plain)),
+            "stored": str(wide).removeprefix("torch."), "data": _BASE64(data).decode()}
+
+
+def _readers() -> dict[str, Callable[..., Any]]:
+    """The methods and properties of torch's C tensor type, and ndarray.tobytes, that :func:`_tensor` reads with."""
+    if not _READERS:
+        import numpy
+        import torch
+
+        base = vars(torch._C.TensorBase)
+        _READERS.update({name: base[name] for name in ("detach", "to", "resolve_conj", "resolve_neg", "contiguous",
+                                                        "numpy")})
+        _READERS.update({name: base[name].__get__ for name in ("layout", "dtype", "is_quantized", "shape")})
+        _READERS["tobytes"] = vars(numpy.ndarray)["tobytes"]
+    return _READERS
 
 
 def _numpy_integers() -> tuple[type, ...]:
@@ -284,6 +305,7 @@ def _numpy_integers() -> tuple[type, ...]:
 
 
 _BASE64 = base64.b64encode  # taken as the checkers are imported: base64's own attribute is any code's to replace
+_READERS: dict[str, Callable[..., Any]] = {}  # _readers()
 NUMPY_INTEGERS = _numpy_integers()  # a NumPy integer counts as the int it holds where a count is asked for
 # frames skipped to find a check's caller
 _OWN_FILES = frozenset({__file__, os.path.join(os.path.dirname(__file__), "checks.py")})

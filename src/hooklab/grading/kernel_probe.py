@@ -350,14 +350,24 @@ def watched_as_snapshot() -> bool:
             return True
         classes = {f"{cls.__module__}.{cls.__qualname__}": vars(cls) for cls in _classes()}
         classes.update((name, vars(sys.modules[name])) for name in OWN if name in sys.modules)
-        watched = _state["classes_watched"] = [(prefix, classes[prefix], keys, values)
+        watched = _state["classes_watched"] = [(prefix, classes[prefix], keys, values, len(classes[prefix]))
                                                for prefix, (keys, values, *_) in _state["watched"].items()
                                                if prefix in classes]
-    if all(all(map(is_, map(mapping.get, keys), values)) for _, mapping, keys, values in watched):
+    if all(all(map(is_, map(mapping.get, keys), values)) and (len(mapping) == size or not _added(mapping, keys))
+           for _, mapping, keys, values, size in watched):
         return True
-    _seen_changed.update(f"{prefix}.{key} (while a test ran)" for prefix, mapping, keys, values in watched
+    _seen_changed.update(f"{prefix}.{key} (while a test ran)" for prefix, mapping, keys, values, _ in watched
                          for key, value in zip(keys, values) if mapping.get(key, _MISSING) is not value)
+    _seen_changed.update(f"{prefix}.{key} (while a test ran)" for prefix, mapping, keys, _, _ in watched
+                         for key in _added(mapping, keys))
     return False
+
+
+def _added(mapping: Any, keys: list[str]) -> list[str]:
+    """The names in ``mapping`` that are not ``keys`` (a name added to a class shadows what its bases hold, ``to`` on
+    ``torch.Tensor``), but the caches Python writes into a class."""
+    known = {*keys, *CLASS_CACHES}
+    return [key for key in list(mapping) if key not in known]
 
 
 def check(proof: str = "") -> str:

@@ -52,6 +52,9 @@ __all__ = [
 
 # Captured at import: later monkeypatching of torch cannot change how answers are read.
 _PLAIN_TENSOR_TYPES = (torch.Tensor, torch.nn.Parameter)
+# a tensor's copy and gradient read through torch's C tensor type (immutable), not through torch.Tensor, on which an
+# answer can set a method of its own
+_clone, _grad_of = vars(torch._C.TensorBase)["clone"], vars(torch._C.TensorBase)["grad"].__get__
 _size = torch.Tensor.size
 _detach = torch.Tensor.detach
 _to = torch.Tensor.to
@@ -548,6 +551,11 @@ def _autograd_seen(events: Iterable[Any], nodes: Iterable[str] = ()) -> str | No
     return None
 
 
+def _copy(tensor: Any) -> Any:
+    """A copy of a tensor (None stays None)."""
+    return None if tensor is None else _clone(tensor)
+
+
 def _snapshot(result: Any) -> Any:
     """Copies of the tensors a backward returns, taken while it is watched: code it left running cannot write the
     right gradient into them later. Anything but a tensor, None, a plain number or a tuple or list of them is refused
@@ -556,7 +564,7 @@ def _snapshot(result: Any) -> Any:
     if result is None or _is_one_of(result, PLAIN_SCALARS):
         return result
     if _is_one_of(result, _PLAIN_TENSOR_TYPES):
-        return result.clone()
+        return _clone(result)
     if _is_one_of(result, (tuple, list)):
         return type(result)(_snapshot(item) for item in result)
     raise AnswerError(f"backward returned {_describe_type(result)}: return a tensor, or a tuple of tensors and None, "
@@ -1018,7 +1026,9 @@ def _observe_backward(function: type, args: tuple[Any, ...], generator: torch.Ge
         seeds = [g.clone() for _, g in pairs]
         with window(ENGINE_STAGE, _engine_nodes(checked)):
             torch.autograd.backward([o for o, _ in pairs], seeds, **options)
-        return [a.grad if isinstance(a, torch.Tensor) and _differentiable(a) else None for a in engine_inputs]
+            with _no_grad():  # copied in the window, without a graph: code that runs as it closes changes no copy
+                return [_copy(_grad_of(a)) if isinstance(a, torch.Tensor) and _differentiable(a) else None
+                        for a in engine_inputs]
 
     def through_engine() -> list[Any]:  # the graph kept, for a second pass
         with window(APPLY_STAGE):

@@ -62,8 +62,7 @@ CHEATS = {
         EMPTY_HOOKS + "name = 'named_' + 'parameters'\nsetattr(nn.Sequential, name, lambda self, *a, **k: iter(()))\n",
         "changed: torch.nn.Sequential (reading methods)",
     ),
-    # 08's watches switched off through a checker's globals (by a computed name, the graded kernel's getattr refuses
-    # it: test_a_graded_kernel_refuses_names_built_at_run_time_...)
+    # 08's watches switched off through a checker's globals
     "checkers_class_patched_through_a_checkers_globals": (
         EMPTY_HOOKS + "from hooklab.checks import check_backward\n\n"
                       "watches = check_backward.__globals__\n"
@@ -152,65 +151,3 @@ def test_a_graded_kernel_refuses_a_models_reading_method_set_on_the_model_by_any
                         "read the model's parts through it)"), sentence
     assert done.stdout.splitlines()[1] == "['0.bias', '0.weight', 'scale']", done.stdout
     assert done.stdout.splitlines()[2] == "['0']", done.stdout
-
-
-def test_a_graded_kernel_refuses_names_built_at_run_time_that_the_scan_holds_where_they_are_written():
-    """The agent's guard of the getattr family (kernels.agent.guard_attribute_names), in a kernel of the agent's class
-    once a notebook graded with integrity checks starts: a name the scan cannot read (built from bytes) reaches no
-    dangerous attribute through getattr, setattr or functools.reduce, whatever the object (a
-    function kept on an object of the answer's); the notebook's other lookups by name, library code and a test cell's
-    own code work as before."""
-    from jupyter_client.manager import start_new_kernel
-
-    from hooklab.grading.kernels import protocol
-
-    printed: list[str] = []
-    manager, client = start_new_kernel(kernel_name="python3", extra_arguments=[protocol.KERNEL_ARGUMENT])
-
-    def run(code: str, **fields) -> dict:
-        content = {"code": code, "silent": False, "store_history": True, "user_expressions": {}, "allow_stdin": False,
-                   "stop_on_error": True}
-        request = client.session.msg("execute_request", content,
-                                     metadata={protocol.FIELD: {"nonce": "n", **fields}} if fields else {})
-        client.shell_channel.send(request)
-        while True:
-            message = client.get_iopub_msg(timeout=120)
-            if message["parent_header"].get("msg_id") != request["header"]["msg_id"]:
-                continue
-            if message["msg_type"] == "stream":
-                printed.append(message["content"]["text"])
-            if message["msg_type"] == "status" and message["content"]["execution_state"] == "idle":
-                break
-        while True:
-            reply = client.get_shell_msg(timeout=120)
-            if reply["parent_header"].get("msg_id") == request["header"]["msg_id"]:
-                return reply["content"]
-
-    try:
-        hidden = "hidden = bytes([95, 95]).decode()\n"
-        assert run(hidden + "ungraded = getattr(print, hidden + 'self' + hidden)\n")["status"] == "ok"
-        run("", start={"expected": {}})  # a notebook graded with integrity checks starts
-        answer = run(
-            "import functools, operator\nimport torch\nfrom torch import nn\n\n\nclass Box:\n    pass\n\n\n"
-            + hidden + "box = Box()\nbox.kept = torch.nn.init.normal_\nrefused = []\n"
-            "for reach in (lambda: getattr(box.kept, hidden + 'globals' + hidden),\n"
-            "              lambda: setattr(box.kept, hidden + 'code' + hidden, None),\n"
-            "              lambda: functools.reduce(getattr, [hidden + 'closure' + hidden], box.kept)):\n"
-            "    try:\n        reach()\n    except AttributeError as error:\n        refused.append(str(error))\n"
-            "model = nn.Linear(2, 2)\nsetattr(model, 'b' + 'ias', None)\n"
-            "nn.init.normal_(getattr(model, 'wei' + 'ght'))\n"
-            "print(len(refused), refused[0], getattr(type(model), '__name__'), model.bias, "
-            "operator.attrgetter('weight.shape')(model), sep='\\n')\n")
-        test = run("code = getattr(reach, hidden + 'code' + hidden, None)\nprint(type(code).__name__)\n",
-                   check=True, proof="ran")
-        called = run("def reach_from_a_test():\n    return reach()\n", check=True, proof="ran")
-        after = run("reach_from_a_test()\n")
-    finally:
-        client.stop_channels()
-        manager.shutdown_kernel(now=True)
-    assert answer["status"] == test["status"] == called["status"] == "ok", (answer, test)
-    assert "".join(printed).splitlines() == [
-        "3", "'__globals__' cannot be reached by name while the notebook is graded (reads a function's globals)",
-        "Linear", "None", "torch.Size([2, 2])", "code"]
-    # an answer's function called from a test's stays guarded
-    assert after["status"] == "error" and after["ename"] == "AttributeError", after

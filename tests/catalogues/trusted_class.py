@@ -288,9 +288,8 @@ def _wrong_backward(""").replace(
 ).replace("        _obs._state[\"seen\"] = _Forger(seen)", "        _pending[:] = [seen]")
 # A red team's forger: the checkers' sending function swapped for one that rewrites each record with autograd's
 # gradients and passes it on, reached from a checker kept on an object of the answer's own by a computed name, and put
-# back before the cell ends (the probe, which looks between cells, sees nothing). Graded with the integrity layers,
-# the computed name is refused (the graded kernel's getattr); without them, the sender sends only what the checkers'
-# observe hands it: the rewritten records are not sent, and the test, short of its observations, fails.
+# back before the cell ends (the probe, which looks between cells, sees nothing). The sender sends only what the
+# checkers' observe hands it: the rewritten records are not sent, and the test, short of its observations, fails.
 SENDER_SWAPPED_IN_A_CELL = r'''import torch as _torch
 
 # Tries: a wrong backward (zeros) whose observations are rewritten with autograd's gradients on their way to the

@@ -248,13 +248,6 @@ SPECIAL_METHODS = {
 }
 
 
-def held_attribute(name: str) -> str:
-    """Why an attribute name written in an answer is held (a dangerous attribute, a class's namespace, a special
-    method), "" where it is not: the graded kernel's getattr family refuses these names built at run time."""
-    if name == "__dict__":
-        return "reaches a namespace (__dict__)"
-    return FORBIDDEN_ATTRIBUTES.get(name) or SPECIAL_METHODS.get(name, "")
-
 
 # What the checks read of a tensor: a tensor subclass that redefines one can report what it is not.
 TENSOR_READS = {

@@ -14,11 +14,9 @@ interpreter, stays with the scan and the probe).
 
 from __future__ import annotations
 
-import builtins
 import importlib.util
 import os
 import sys
-from collections.abc import Callable
 from typing import Any
 
 from ipykernel.ipkernel import IPythonKernel
@@ -62,65 +60,13 @@ def guard_model_reads() -> None:
     nn.Module.__setattr__ = __setattr__  # type: ignore[method-assign]
 
 
-def guard_attribute_names(guarded: Callable[[], tuple[dict[str, Any] | None, set[str]]]) -> None:
-    """``getattr``, ``setattr`` and ``delattr`` (the builtins) of a graded kernel refuse, called by the notebook's
-    code, the names the scan holds where they are written (:func:`hooklab.grading.integrity.rules.held_attribute`): a
-    name built at run time (from bytes, character codes, a string's methods) then reaches no more than a written one,
-    whatever object it is applied to (``functools.reduce(getattr, ...)`` included). ``guarded()`` says where: the
-    notebook's namespace (None: nowhere) and the files of its test cells, whose code is the instructor's (a frame whose
-    globals are that namespace and whose code is not a test's is the notebook's). Library code calls them as before.
-    ``operator.attrgetter`` and ``methodcaller`` stay torch's to polyfill (torch._dynamo takes them for the classes
-    they are): the scan holds them given names it cannot read. Installed before the probe's snapshot, which then
-    watches the builtins as it watches the rest."""
-    from hooklab.grading.integrity.rules import held_attribute
-
-    frame_of, text_of = sys._getframe, str.__str__
-    real_getattr, real_setattr, real_delattr = builtins.getattr, builtins.setattr, builtins.delattr
-
-    def refuse(name: Any) -> None:
-        """Raise where the caller is the notebook's code and ``name`` is held."""
-        namespace, tests = guarded()
-        caller = frame_of(2)
-        if namespace is None or caller.f_globals is not namespace or caller.f_code.co_filename in tests:
-            return
-        why = held_attribute(text_of(name)) if isinstance(name, str) else ""
-        if why:
-            raise AttributeError(f"{text_of(name)!r} cannot be reached by name while the notebook is graded ({why})")
-
-    def getattr(obj: Any, name: Any, *default: Any) -> Any:
-        refuse(name)
-        return real_getattr(obj, name, *default)
-
-    def setattr(obj: Any, name: Any, value: Any) -> None:
-        refuse(name)
-        real_setattr(obj, name, value)
-
-    def delattr(obj: Any, name: Any) -> None:
-        refuse(name)
-        real_delattr(obj, name)
-
-    for guard, real in ((getattr, real_getattr), (setattr, real_setattr), (delattr, real_delattr)):
-        guard.__doc__ = real.__doc__  # no __wrapped__: it would hand the unguarded function back
-    builtins.getattr, builtins.setattr, builtins.delattr = getattr, setattr, delattr
-
-
-def _code_name(compiler: Any, code: str) -> str:
-    """The file name IPython's compiler gives the code of a cell as it runs it (ipykernel's: from the raw code)."""
-    return compiler.get_code_name(code, code, 0)
-
-
 def _kernel_class() -> type[IPythonKernel]:
     """The kernel class, its steps bound to the functions they call as this module is imported."""
     guard_model_reads()
-    # where the getattr family is guarded: the notebook's namespace, once a notebook graded with integrity checks
-    # starts (None before), and the files its test cells run from
-    guarded: list[Any] = [None, set()]
-    guard_attribute_names(lambda: (guarded[0], guarded[1]))
     probe = load_probe()
     snapshot, check, watched_as_snapshot = probe.snapshot, probe.check, probe.watched_as_snapshot
     begin, connect, explain_errors = observations.begin, observations.connect, hints.explain_errors
     fill, run_cell = fill_awaited_working_copy, IPythonKernel.do_execute
-    code_name = _code_name
     field, take, text, dictionary, failure = protocol.FIELD, dict.pop, str, dict, Exception
     snapshot_word, before_word, start_word = protocol.SNAPSHOT, protocol.BEFORE, protocol.START
     after_word, end_word = protocol.AFTER, protocol.END
@@ -140,22 +86,17 @@ def _kernel_class() -> type[IPythonKernel]:
     def sent() -> int:
         return count() if count is not None else 0
 
-    def before(kernel: IPythonKernel, code: str, nonce: str, fields: dict[str, Any],
-               replied: dict[str, str] | None) -> int:
+    def before(kernel: IPythonKernel, nonce: str, fields: dict[str, Any], replied: dict[str, str] | None) -> int:
         """The steps before the cell; one that fails leaves its answer out, which the grader reads as missing. Returns
         how many observations were sent before the cell."""
         try:
             if "start" in fields:
                 explain_errors(kernel.shell)
                 expected = fields["start"].get("expected")
-                if expected is not None:  # integrity checks: the getattr family is guarded from now on
-                    guarded[0] = kernel.shell.user_ns
                 answer(nonce, snapshot_word, snapshot(expected) if expected is not None else "", replied)
                 fill()
             if fields.get("check"):
                 answer(nonce, before_word, check(), replied)
-            if "proof" in fields:  # a test cell: its code, the instructor's, is not guarded
-                guarded[1].add(code_name(kernel.shell.compile, code))
             if "begin" in fields:
                 begin(*fields["begin"])
             if fields.get("observe"):
@@ -184,7 +125,7 @@ def _kernel_class() -> type[IPythonKernel]:
                                       cell_meta=cell_meta, cell_id=cell_id)
             # without a channel (a kernel nbgrader started itself), the answers go in the reply
             replied = {} if speak is None else None
-            already = before(self, code, nonce, fields, replied)
+            already = before(self, nonce, fields, replied)
             reply = None
             try:
                 reply = await run_cell(self, code, silent, store_history, user_expressions, allow_stdin,

@@ -38,8 +38,8 @@ PLAIN_DEPTH = 32  # how deep plain values are encoded before they count as too d
 PLAIN_ITEMS = 10_000  # how many plain values one observation may hold
 PLAIN_SCALARS = (str, int, float, bool, complex, type(None))  # with lists, tuples and dicts of them: plain data
 
-# as they were when the checkers were imported, or in a graded kernel when it connected (its agent's guarded getattr
-# among them), before any notebook code (read-only, as every table here)
+# as they were when the checkers were imported, or in a graded kernel when it connected, before any notebook code
+# (read-only, as every table here)
 _BUILTINS = types.MappingProxyType(dict(vars(builtins)))
 CHANNEL = "HOOKLAB_OBSERVATIONS_FD"  # the environment variable that names the kernel's end of its channel
 _state: dict[str, Any] = {"seed": None, "draws": itertools.count(), "seen": [], "channel": None, "send": None}

@@ -38,8 +38,7 @@ PLAIN_DEPTH = 32  # how deep plain values are encoded before they count as too d
 PLAIN_ITEMS = 10_000  # how many plain values one observation may hold
 PLAIN_SCALARS = (str, int, float, bool, complex, type(None))  # with lists, tuples and dicts of them: plain data
 
-# as they were when the checkers were imported, or in a graded kernel when it connected, before any notebook code
-# (read-only, as every table here)
+# as they were when the checkers were imported, before any notebook code (read-only, as every table here)
 _BUILTINS = types.MappingProxyType(dict(vars(builtins)))
 CHANNEL = "HOOKLAB_OBSERVATIONS_FD"  # the environment variable that names the kernel's end of its channel
 _state: dict[str, Any] = {"seed": None, "draws": itertools.count(), "seen": [], "channel": None, "send": None}
@@ -54,10 +53,8 @@ def connect(unchanged: Callable[[], bool] = lambda: True) -> tuple[Callable[[str
     whether what the checkers rely on is as it was (the probe's watched classes); an observation made while it is not
     is not sent. Called by the agent as the kernel starts, before any code of the notebook's: the functions hold every
     reference they use."""
-    global _BUILTINS
     if CHANNEL not in os.environ:
         return None
-    _BUILTINS = types.MappingProxyType(dict(vars(builtins)))
     _readers()  # what the encoder reads tensors with, taken before any code of the notebook's runs
     fd = int(os.environ.pop(CHANNEL))
     os.set_inheritable(fd, False)

@@ -246,9 +246,6 @@ SPECIAL_METHODS = {
     # a metaclass's namespace for a class body: the body's names (getattr, print, the checkers) are read from it
     "__prepare__": "makes a class body read its names from a mapping of its own (__prepare__)",
 }
-
-
-
 # What the checks read of a tensor: a tensor subclass that redefines one can report what it is not.
 TENSOR_READS = {
     "__eq__", "__ne__", "__bool__", "__float__", "__index__", "__int__", "__len__", "__iter__", "__getitem__",

@@ -27,7 +27,7 @@ import traceback
 import types
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from types import TracebackType
-from typing import Any
+from typing import Any, NamedTuple
 
 import torch
 from torch.overrides import TorchFunctionMode
@@ -443,16 +443,28 @@ def _tensors_of(result: Any) -> tuple[Any, ...]:
 # The mode above sees the calls made on the thread it was entered on, while it is not itself running. What a
 # Function's method does on any thread of the process, in callbacks torch makes from inside an operator, or with
 # torch's function handling switched off, torch's profiler still records: the second watch reads its events.
-_profile = torch.profiler.profile
+# The profiler is driven through torch's C functions, taken at import, and its events read through its C event type:
+# torch.profiler.profile builds Python objects (FunctionEvent) from them, whose class code of the answer's could change.
+_prepare_profiler = torch._C._autograd._prepare_profiler
+_enable_profiler = torch._C._autograd._enable_profiler
+_disable_profiler = torch._C._autograd._disable_profiler
+_result_events = vars(torch._C._autograd._ProfilerResult)["events"]
+_result_start_ns = vars(torch._C._autograd._ProfilerResult)["trace_start_ns"]
+_event_name = vars(torch._C._autograd._KinetoEvent)["name"]
+_event_sequence_nr = vars(torch._C._autograd._KinetoEvent)["sequence_nr"]
+# torch.profiler.profile's own start and stop steps besides: the flag that makes torch.compile's code mark itself
+_on_profiler_start, _on_profiler_stop = torch.autograd.profiler._run_on_profiler_start, \
+    torch.autograd.profiler._run_on_profiler_stop
 _record_function = torch.profiler.record_function
 _time_ns = time.time_ns  # the clock of the profiler's session start
 _get_num_threads = torch.get_num_threads
 _set_num_threads = torch.set_num_threads
 _STOPPED = "stops the profiler that watches it"
-# acc_events: each watch starts a profiler of its own, so nothing accumulates; it keeps torch 2.12's profiler from
-# warning on stderr that events are cleared between cycles (which would fail the test cell under nbgrader).
-_EVERY_THREAD = types.MappingProxyType({"activities": (torch.profiler.ProfilerActivity.CPU,), "acc_events": True,
-                 "experimental_config": torch.profiler._ExperimentalConfig(profile_all_threads=True)})
+# CPU operators on every thread of the process (not only the one that starts the profiler); no shapes, memory,
+# stacks, flops or modules
+_EVERY_THREAD = (torch._C._profiler.ProfilerConfig(
+    torch._C._profiler.ProfilerState.KINETO, False, False, False, False, False,
+    torch._C._profiler._ExperimentalConfig(profile_all_threads=True), ""), {torch._C._profiler.ProfilerActivity.CPU})
 _started: list[bool] = []  # whether the profiler has been started in this process
 _forks = [0]  # processes this one has forked (multiprocessing, a DataLoader's workers): their work is unwatched
 if hasattr(os, "register_at_fork"):
@@ -467,23 +479,39 @@ _COMPILING = ("dynamo", "entire_frame_compile", "TorchDynamo", "Torch-Compiled R
 def warm_up() -> None:
     """Start and stop the watch's profiler once: its first start takes about a second, which a process that forks
     kernels (the grader's kernel server) spends once for all of them."""
-    _start_profiler().__exit__(None, None, None)
+    _start_profiler()
+    _stop_profiler()
 
 
-def _start_profiler() -> Any:
-    """The watch's profiler, started. Its first start reads its log level from the environment, once: it is set for
+def _start_profiler() -> None:
+    """Start the watch's profiler. Its first start reads its log level from the environment, once: it is set for
     that start only (else the profiler logs each start and stop into the cell), and the environment left as it was."""
-    if _started:
-        return _profile(**_EVERY_THREAD).__enter__()
-    quiet = "KINETO_LOG_LEVEL" not in os.environ
+    quiet = not _started and "KINETO_LOG_LEVEL" not in os.environ
     if quiet:
         os.environ["KINETO_LOG_LEVEL"] = "6"
     try:
-        return _profile(**_EVERY_THREAD).__enter__()
+        _prepare_profiler(*_EVERY_THREAD)
+        _on_profiler_start()
+        _enable_profiler(*_EVERY_THREAD)
     finally:
-        _started.append(True)
+        _started[:] = [True]
         if quiet:
             del os.environ["KINETO_LOG_LEVEL"]
+
+
+def _stop_profiler() -> Any:
+    """Stop the profiler; what it recorded (torch's C result)."""
+    try:
+        return _disable_profiler()
+    finally:
+        _on_profiler_stop()
+
+
+class _Event(NamedTuple):
+    """What the watch reads of one event the profiler recorded."""
+
+    name: str
+    sequence_nr: int
 
 
 _FORKED = "starts a process (a DataLoader's workers, multiprocessing), which no watch sees"
@@ -505,7 +533,7 @@ def _profiled_span() -> Iterator[_Span]:
     span = _Span()
     threads = _get_num_threads()
     _set_num_threads(1)
-    profiler = _start_profiler()  # a profiler the student left on stops recording
+    _start_profiler()  # a profiler the student left on stops recording
     mark = f"hooklab-watch-{secrets.token_hex(8)}"  # in the events of this profiler, not of one started later
     with _record_function(mark):
         pass
@@ -516,10 +544,9 @@ def _profiled_span() -> Iterator[_Span]:
     finally:
         _set_num_threads(threads)
         try:
-            profiler.__exit__(None, None, None)
-            events = list(profiler.events())
-            own = (profiler.profiler.kineto_results.trace_start_ns() <= begun
-                   and any(event.name == mark for event in events))
+            result = _stop_profiler()
+            events = [_Event(_event_name(event), _event_sequence_nr(event)) for event in _result_events(result)]
+            own = _result_start_ns(result) <= begun and any(event.name == mark for event in events)
             span.events = events if own else None
         except Exception:  # stopped by the code it watched
             span.events = None
@@ -549,11 +576,6 @@ def _autograd_seen(events: Iterable[Any], nodes: Iterable[str] = ()) -> str | No
         if event.sequence_nr >= 0:
             return f"records a graph ({op} with gradient recording on)"
     return None
-
-
-def _copy(tensor: Any) -> Any:
-    """A copy of a tensor (None stays None)."""
-    return None if tensor is None else _clone(tensor)
 
 
 def _snapshot(result: Any) -> Any:
@@ -957,6 +979,16 @@ def check_backward(
     if notes():
         raise _autograd_used(call, name, notes())
 
+
+def _no_mode_left(call: str, stage: str) -> None:
+    """Fail the check where a torch mode the answer entered is still entered once ``stage`` returned: it could change
+    what the checker reads (a dispatch mode sees every copy the checker takes)."""
+    mode = observations.mode_entered()
+    if mode:
+        raise AnswerError(f"{call}: {stage} left a torch mode entered ({mode}): exit every mode you enter before it "
+                        "returns")
+
+
 def _observe_backward(function: type, args: tuple[Any, ...], generator: torch.Generator | None,
                       atol: float | None, rtol: float | None) -> None:
     """:func:`check_backward` graded by ``hooklab autograde``: observe what the Function's forward returns, what
@@ -974,6 +1006,8 @@ def _observe_backward(function: type, args: tuple[Any, ...], generator: torch.Ge
     def attempt(stage: str, run: Callable[[], Any]) -> tuple[bool, Any]:
         try:
             result = run()
+        except AnswerError:  # the checker's own sentence (a mode left entered, a value backward may not return)
+            raise
         except Exception as error:  # the student's code: what it raised is the observation
             if notes():
                 raise _autograd_used(call, name, notes()) from None
@@ -984,16 +1018,22 @@ def _observe_backward(function: type, args: tuple[Any, ...], generator: torch.Ge
         return True, result
 
     inputs = _fresh_leaves(args)
-    def apply() -> Any:
+    # Every value observed below is encoded inside the window it was made in (bytes, a copy no code can reach):
+    # code of the answer's that runs as a window closes (torch's profiler calls Python as it reads its events) finds
+    # nothing of the check's left to write into; a value read while a mode of the answer's is entered is not read.
+    def apply() -> tuple[Any, dict[str, Any]]:
         with window(APPLY_STAGE):
-            return checked.apply(*inputs)
+            output = checked.apply(*inputs)
+            _no_mode_left(call, f"{name}.apply")
+            with _no_grad():
+                return output, encode(list(_as_outputs(output)))
 
-    ran, output = attempt(f"{name}.forward", apply)
+    ran, applied = attempt(f"{name}.forward", apply)
     if not ran:
         return
+    output, seen_output = applied
     outputs = _as_outputs(output)
-    observe("value", f"the output of {call} (leave forward as it was given)", encode(list(outputs)), atol=1e-5,
-            rtol=1e-4)
+    observe("value", f"the output of {call} (leave forward as it was given)", seen_output, atol=1e-5, rtol=1e-4)
     node = next((o.grad_fn for o in outputs if isinstance(o, torch.Tensor) and o.grad_fn is not None), None)
     if node is None:
         raise AnswerError(f"{call} returned no output that autograd tracks: call the Function through .apply and leave "
@@ -1004,30 +1044,34 @@ def _observe_backward(function: type, args: tuple[Any, ...], generator: torch.Ge
 
     given = [g.clone() if g is not None else torch.zeros_like(o) for g, o in zip(grad_outputs, outputs)]
 
-    def direct() -> Any:
+    def direct() -> tuple[list[dict[str, Any]], dict[str, Any]]:
         with window("backward"), _no_grad():
-            return checked.backward(node, *given)
+            returned = checked.backward(node, *given)  # plain values (_snapshot)
+            _no_mode_left(call, f"{name}.backward")
+            gradients = list(returned) if isinstance(returned, (tuple, list)) else [returned]
+            return [encode(gradient) for gradient in gradients], encode(given)
 
-    ran, returned = attempt(f"{name}.backward", direct)
+    ran, backward = attempt(f"{name}.backward", direct)
     if not ran:
         return
+    gradients, seen_given = backward
     observe("value", f"{call}: the grad_output {name}.backward was given, once it returned ({GRAD_OUTPUT_KEPT})",
-            encode(given), says=_changed_grad_output(call, name))
-    gradients = list(returned) if isinstance(returned, (tuple, list)) else [returned]
+            seen_given, says=_changed_grad_output(call, name))
     observe("value", f"{call}: how many gradients {name}.backward returns (one per input of forward)",
             encode(len(gradients)))
     for input_name, gradient in zip(names, gradients):
-        observe("value", f"{call}: grad of input {input_name}", encode(gradient), **tolerance)
+        observe("value", f"{call}: grad of input {input_name}", gradient, **tolerance)
     engine_inputs = _fresh_leaves(args)
 
     pairs: list[tuple[Any, Any]] = []
 
-    def engine_pass(**options: Any) -> list[Any]:
+    def engine_pass(**options: Any) -> list[dict[str, Any]]:
         seeds = [g.clone() for _, g in pairs]
         with window(ENGINE_STAGE, _engine_nodes(checked)):
             torch.autograd.backward([o for o, _ in pairs], seeds, **options)
-            with _no_grad():  # copied in the window, without a graph: code that runs as it closes changes no copy
-                return [_copy(_grad_of(a)) if isinstance(a, torch.Tensor) and _differentiable(a) else None
+            _no_mode_left(call, "a backward pass through autograd's engine")
+            with _no_grad():
+                return [encode(_grad_of(a) if isinstance(a, torch.Tensor) and _differentiable(a) else None)
                         for a in engine_inputs]
 
     def through_engine() -> list[Any]:  # the graph kept, for a second pass
@@ -1040,13 +1084,12 @@ def _observe_backward(function: type, args: tuple[Any, ...], generator: torch.Ge
 
     ran, engine = attempt("backward through autograd's engine", through_engine)
     for input_name, gradient in zip(names, engine if ran else []):
-        observe("value", f"{call}: {input_name}.grad after backward through autograd's engine", encode(gradient),
-                **tolerance)
+        observe("value", f"{call}: {input_name}.grad after backward through autograd's engine", gradient, **tolerance)
     ran, twice = attempt(f"a second backward through autograd's engine ({SAVED_KEPT})", again) if ran else (False, None)
     for input_name, gradient in zip(names, twice if ran else []):
         observe("value",
                 f"{call}: {input_name}.grad after a second backward, which adds the same gradients ({SAVED_KEPT})",
-                encode(gradient), **tolerance)
+                gradient, **tolerance)
 
 
 # check_no_model_run ---------------------------------------------------------------------------

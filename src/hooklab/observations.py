@@ -203,28 +203,31 @@ def encode(value: Any, *, expected: bool = False) -> dict[str, Any]:
     dicts of them by type and value; anything else by its type's name. A student's value read while a torch mode is
     entered is not read (an ``expected`` value, the test's own, is)."""
     count = itertools.count()
-    if not expected and _modes_entered():
+    if not expected and mode_entered():
         return {"type": "other",
                 "name": "a value read while a torch mode was still entered (leave every mode you enter before your "
                         "function returns)"}
     return _encode(value, 0, count)
 
 
-def _modes_entered() -> bool:
-    """Whether a torch function mode or dispatch mode is entered as a checker reads a value (but the checkers' own
-    guard, hooklab.checks._AutogradGuard): such a mode could change what is read, so nothing is read then."""
+def mode_entered() -> str:
+    """The torch function mode or dispatch mode entered as a checker reads a value, by its class's name ("" when there
+    is none; the checkers' own guard, hooklab.checks._AutogradGuard, is none): such a mode could change what is read,
+    so nothing is read then."""
     torch = sys.modules.get("torch")
     torch_c = getattr(torch, "_C", None)
     if torch_c is None:
-        return False
+        return ""
     if torch_c._len_torch_dispatch_stack():
-        return True
+        from torch.utils._python_dispatch import _get_current_dispatch_mode_stack
+
+        return _QUALNAME(type(_get_current_dispatch_mode_stack()[-1]))
     if not torch_c._len_torch_function_stack():
-        return False
+        return ""
     guard = getattr(sys.modules.get("hooklab.checks"), "_AutogradGuard", None)
     from torch.overrides import _get_current_function_mode_stack
 
-    return any(type(mode) is not guard for mode in _get_current_function_mode_stack())
+    return next((_QUALNAME(type(mode)) for mode in _get_current_function_mode_stack() if type(mode) is not guard), "")
 
 
 def _encode(value: Any, depth: int, count: Any) -> dict[str, Any]:
@@ -301,6 +304,7 @@ def _numpy_integers() -> tuple[type, ...]:
     return tuple(numpy.dtype(code).type for code in numpy.typecodes["AllInteger"])
 
 
+_QUALNAME = vars(type)["__qualname__"].__get__  # a class's name, read without its metaclass's code
 _BASE64 = base64.b64encode  # taken as the checkers are imported: base64's own attribute is any code's to replace
 _READERS: dict[str, Callable[..., Any]] = {}  # _readers()
 NUMPY_INTEGERS = _numpy_integers()  # a NumPy integer counts as the int it holds where a count is asked for

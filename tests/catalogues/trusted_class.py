@@ -559,6 +559,87 @@ class Mul(Function):
         _Event.__init__ = _parsing
         return returned
 '''
+# A red team's answer: a dispatch mode torch ships (FlopCounterMode, given a raw formula for aten.clone) left entered
+# by backward and setup_context, so that it receives every copy the checker takes; the profiler's FunctionEvent made
+# to run the answer's code as the watch closes writes autograd's gradients into those copies and the leaves' .grad.
+# The checker reads the profiler's events through torch's C types (no FunctionEvent is made), encodes every value
+# inside the window it was made in, and fails a check made while a mode of the answer's is entered.
+COPIES_CAUGHT_BY_A_MODE = r'''from torch.utils.flop_counter import FlopCounterMode
+
+_Event = max([torch.autograd.profiler_util.FunctionEvent], key=id)
+_init = _Event.__init__
+_pending = []  # [kind, ctx, grad_output, returned, copies, counter]
+_count = {"setup": 0, "backward": 0}
+
+
+def _seen(self, *args, out_val=None, **kwargs):
+    for kind, ctx, g, returned, copies, _ in _pending:
+        for index, tensor in enumerate(returned):
+            if tensor is self:
+                copies.append((index, out_val))
+        if kind == "engine":
+            for index, leaf in enumerate(ctx.leaves):
+                if leaf.grad is not None and leaf.grad is self:
+                    copies.append((index, out_val))
+    return 0
+
+
+_seen._get_raw = True
+
+
+def _counter():
+    counter = FlopCounterMode(display=False, custom_mapping={torch.ops.aten.clone: _seen})
+    counter.__enter__()
+    return counter
+
+
+def _fit(r, shape):
+    return r.sum().reshape(shape) if len(shape) == 0 else r.sum_to_size(shape)
+
+
+def _parsing(self, *args, **kwargs):
+    _Event.__init__ = _init
+    while _pending:
+        kind, ctx, g, returned, copies, counter = _pending.pop(0)
+        counter.__exit__(None, None, None)
+        x, y = (leaf.detach() for leaf in ctx.leaves)
+        right = (_fit(g * y, x.shape), _fit(g * x, y.shape))
+        for index, copy in copies:
+            copy.copy_(right[index])
+        if kind == "engine":
+            for leaf, r in zip(ctx.leaves, right):
+                leaf.grad.copy_(2 * r)
+    return _init(self, *args, **kwargs)
+
+
+class Mul(Function):
+    @staticmethod
+    def forward(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        return x * y
+
+    @staticmethod
+    def setup_context(ctx, inputs: tuple, output: torch.Tensor) -> None:
+        ctx.save_for_backward(*inputs)
+        ctx.leaves = inputs
+        ctx.calls = 0
+        _count["setup"] += 1
+        ctx.engine = _count["setup"] % 2 == 0
+        if ctx.engine:
+            ctx.counter = _counter()
+
+    @staticmethod
+    def backward(ctx, grad_output: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        x, y = ctx.saved_tensors
+        ctx.calls += 1
+        returned = torch.zeros_like(x), torch.zeros_like(y)  # wrong: no gradient at all
+        if not ctx.engine:
+            _pending.append(("direct", ctx, grad_output.detach(), returned, [], _counter()))
+            _Event.__init__ = _parsing
+        elif ctx.calls == 1:
+            _pending.append(("engine", ctx, grad_output.detach(), returned, [], ctx.counter))
+            _Event.__init__ = _parsing
+        return returned
+'''
 # Round 7's forger: the module reached through a call (which the scan did not follow), and the kept list rewritten in
 # place by a finalizer that runs once the check has returned (which nothing watched). Graded, nothing is kept.
 REWRITTEN_AFTER_THE_CHECK = """import json as _json
@@ -1500,6 +1581,10 @@ ATTACKED = (attackers()
                        {**SOLUTIONS, "collect_hooks": SOLUTIONS["collect_hooks"] + "\n\n" + FLOOD,
                         "kwargs_hook": "import os\n" + FLOODED_CAP},
                        {**POINTS, "kwargs_hook_test": 0.0}, attacked=["kwargs_hook_test"])]
+            # the mode it leaves entered blinds every check from its own cell on
+            + [Student("copies-caught-by-a-mode", {**corpus.solutions(PUZZLES), "mul": COPIES_CAUGHT_BY_A_MODE},
+                       corpus.scores(PUZZLES, **corpus.from_on(PUZZLES, "mul")), attacked=["mul_test"],
+                       assignment=PUZZLES)]
             + [Student("jacobians-in-init-subclass", {**corpus.solutions(PUZZLES), "mul": JACOBIANS_IN_INIT_SUBCLASS},
                        {**corpus.points(PUZZLES), "mul_test": 0.0}, attacked=["mul_test"], assignment=PUZZLES)]
             + [Student("a-tuple-that-computes-when-read",

@@ -1047,3 +1047,75 @@ def test_check_backward_is_not_fooled_by_a_profiler_session_started_in_place_of_
 
     with fails_with("stops the profiler that watches it"):
         check_backward(Swapping, torch.randn(3, dtype=torch.float64))
+
+
+def test_a_tensor_is_read_from_its_memory_whatever_kernel_torchs_operators_are_given():
+    """The encoder reads a CPU tensor's memory by its data pointer, sizes and strides: a kernel registered for the
+    operators a reader could use (detach, a copy, a dtype change) answers none of its reads. Views, a conjugate or
+    negative bit and every dtype the encoder knows read as the values they hold."""
+    import warnings
+
+    from hooklab import observations
+
+    generator = torch.Generator().manual_seed(0)
+    x = torch.randn(4, 5, dtype=torch.float64, generator=generator)
+    z = torch.randn(3, dtype=torch.complex128, generator=generator)
+    tensors = [x, x.float(), x.half(), x.bfloat16(), x.t(), x[1:, ::2], x[0, :1].expand(3, 2), x[0, 0], x[:0],
+               (x * 9).long(), x > 0, z.conj(), z.conj().imag, z.to(torch.complex64)]
+    plain = [observations.encode(t) for t in tensors]
+    assert [value["data"] for value in plain[:3]] != [plain[0]["data"]] * 3  # the dtypes are told apart
+    for tensor, value in zip(tensors, plain):  # the values themselves, as torch computes them
+        wide = torch.complex128 if tensor.is_complex() else torch.uint8 if tensor.dtype == torch.bool else (
+            torch.float64 if tensor.is_floating_point() else torch.int64)
+        want = tensor.detach().resolve_conj().resolve_neg().to(wide).contiguous().numpy().tobytes()
+        assert observations.base64.b64decode(value["data"]) == want, tensor
+    fake = torch.zeros(1)
+    library = torch.library.Library("aten", "IMPL")
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # torch warns that a kernel is overridden
+            for op in ("detach", "alias", "clone", "_to_copy", "contiguous", "resolve_conj", "resolve_neg"):
+                library.impl(op, lambda *args, **kwargs: fake, "CPU")
+        assert torch.ones(2).detach() is fake  # the kernels answer torch's own calls
+        assert [observations.encode(t) for t in tensors] == plain
+    finally:
+        library._destroy()
+    assert torch.ones(2).detach() is not fake
+
+
+def test_graded_backward_that_leaves_a_mode_entered_fails_as_it_returns(monkeypatch):
+    """Graded, what backward returns is encoded as it returns; a torch mode it left entered (one that would see the
+    checker's copies of it) fails the check there, in one sentence, before any code of the mode's can run."""
+    from torch.utils.flop_counter import FlopCounterMode
+
+    from hooklab import observations
+
+    monkeypatch.setattr(observations, "active", lambda: True)
+    monkeypatch.setattr("hooklab.checks.observe", lambda *args, **options: None)
+    left = []
+
+    class Mul(torch.autograd.Function):
+        @staticmethod
+        def forward(x, y):
+            return x * y
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            ctx.save_for_backward(*inputs)
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            x, y = ctx.saved_tensors
+            counter = FlopCounterMode(display=False)
+            counter.__enter__()
+            left.append(counter)
+            return grad_output * y, grad_output * x
+
+    try:
+        with fails_with(r"^Mul\.backward left a torch mode entered \(_FlopCounterMode\): exit every mode you enter "
+                        "before it returns$"):
+            check_backward(Mul, torch.randn(3, dtype=torch.float64), torch.randn(3, dtype=torch.float64))
+    finally:
+        for counter in reversed(left):
+            counter.__exit__(None, None, None)
+    assert len(left) == 1 and torch._C._len_torch_dispatch_stack() == 0

@@ -665,6 +665,20 @@ def test_honest_lines_the_scan_once_held_are_not_flagged(assignment: str, source
     ("02_forward_hooks", "text = '{0.shape}'.format(torch.ones(2))\n",
      "import string\n\nfound = string.Formatter().get_field('0.weight', [nn.Linear(1, 1)], {})[0]\n",
      "reaches attributes by field names"),
+    # torch.library gives a kernel, a fake or a backward to an operator of the answer's own, never to one of torch's
+    ("05_autograd_function",
+     "@torch.library.custom_op('mylib::double', mutates_args=())\ndef double(x: torch.Tensor) -> torch.Tensor:\n"
+     "    return 2 * x\n\n\n@torch.library.register_fake('mylib::double')\ndef _(x):\n    return torch.empty_like(x)"
+     "\n\n\ntorch.library.register_autograd(double, lambda ctx, grad: 2 * grad)\n",
+     "@torch.library.register_kernel('aten::clone', 'cpu')\ndef clone(x, memory_format=None):\n    return x\n",
+     "registers a kernel for an operator that is not its own"),
+    ("08_backward_puzzles", "from torch.library import register_kernel\n\nregister_kernel('mylib::double', 'cpu', "
+     "lambda x: 2 * x)\n",
+     "from torch.library import register_kernel\n\nregister_kernel(torch.ops.aten.detach.default, 'cpu', "
+     "lambda x: x)\n", "registers a kernel for an operator that is not its own"),
+    ("08_backward_puzzles", "torch.library.register_kernel(op='mylib::double', device_types='cpu', func=abs)\n",
+     "name = 'at' + 'en::_to_copy'\ntorch.library.register_kernel(name.lower() + '', 'cpu', abs)\n",
+     "registers a kernel for an operator that is not its own"),
 ])
 
 def test_a_narrowed_rule_lets_honest_code_through_and_holds_its_hostile_twin(assignment: str, honest: str, hostile: str,

@@ -593,13 +593,14 @@ def _snapshot(result: Any) -> Any:
                       "one per input of forward")
 
 
-def _guarded(function: type) -> tuple[type, Callable[[], tuple[str, ...]], Callable[[str], Any]]:
+def _guarded(function: type) -> tuple[type, Callable[[], tuple[str, ...]], Callable[[str], Any], list[Any]]:
     """A subclass of ``function`` whose forward, setup_context and backward run watched (the mode and the profiler),
     what the watches noted, and ``window(stage, nodes=())``: a context in which the profiler watches a whole span of
     the check (``apply``, with the hooks torch runs between the methods, such as saved-tensor hooks; a direct backward;
     a backward pass through autograd's engine, which runs the ``nodes`` named, with every hook the answer registered),
     the methods called in it watched by the mode alone. The notes are kept where the Function's code cannot reach
-    them."""
+    them. Graded, each call of backward also appends to the list returned last what it returned and the grad_outputs
+    it was given, encoded as it returns, before any other code runs (a mode it left entered fails it there)."""
     notes: list[str] = []
     running = ["forward"]
     windows = [0]  # profiler windows open (one profiler at a time: a method called in one is watched by it)
@@ -626,13 +627,21 @@ def _guarded(function: type) -> tuple[type, Callable[[], tuple[str, ...]], Calla
             elif seen:
                 note(seen)
 
+    returned: list[tuple[list[dict[str, Any]], dict[str, Any]]] = []
+
     def watched(method: Callable, name: str) -> staticmethod:
         def run(*args: Any) -> Any:
             running[0] = name
             # what it draws leaves the test's own draws as they were (_fork_rng)
             with contextlib.nullcontext() if windows[0] else profiled(name), guard, _fork_rng(devices=[]):
                 result = method(*args)
-                return _snapshot(result) if name == "backward" else result
+                if name != "backward":
+                    return result
+                if observations.active():
+                    _no_mode_left(f"{function.__name__}.backward")
+                    items = list(result) if type(result) is tuple or type(result) is list else [result]
+                    returned.append(([encode(item) for item in items], encode(list(args[1:]))))
+                return _snapshot(result)
         return staticmethod(run)
 
     # Making the watched subclass below runs the classes' own __init_subclass__ and metaclass, before any watch
@@ -655,7 +664,7 @@ def _guarded(function: type) -> tuple[type, Callable[[], tuple[str, ...]], Calla
     if own["setup_context"] is not _Function.setup_context:
         methods["setup_context"] = watched(own["setup_context"], "setup_context")
     checked = type(function.__name__, (function,), methods)
-    return checked, lambda: tuple(notes), profiled
+    return checked, lambda: tuple(notes), profiled, returned
 
 
 APPLY_STAGE = "apply (forward, setup_context, or a hook torch runs with them)"
@@ -851,7 +860,7 @@ def check_backward(
     inputs = _fresh_leaves(args)
     positions = [i for i, arg in enumerate(inputs) if _differentiable(arg)]
     call = f"{name}.apply({', '.join(_describe_argument(n, a) for n, a in zip(names, args))})"
-    checked, notes, window = _guarded(function)
+    checked, notes, window, returned = _guarded(function)
 
     def failing(stage: str, error: Exception) -> AnswerError:
         if type(error) is NotImplementedError:  # the template's
@@ -980,13 +989,12 @@ def check_backward(
         raise _autograd_used(call, name, notes())
 
 
-def _no_mode_left(call: str, stage: str) -> None:
+def _no_mode_left(stage: str) -> None:
     """Fail the check where a torch mode the answer entered is still entered once ``stage`` returned: it could change
     what the checker reads (a dispatch mode sees every copy the checker takes)."""
     mode = observations.mode_entered()
     if mode:
-        raise AnswerError(f"{call}: {stage} left a torch mode entered ({mode}): exit every mode you enter before it "
-                        "returns")
+        raise AnswerError(f"{stage} left a torch mode entered ({mode}): exit every mode you enter before it returns")
 
 
 def _observe_backward(function: type, args: tuple[Any, ...], generator: torch.Generator | None,
@@ -1001,7 +1009,7 @@ def _observe_backward(function: type, args: tuple[Any, ...], generator: torch.Ge
     double = all(a.dtype == _float64 for a in args if _differentiable(a))
     tolerance = {"atol": (1e-12 if double else 1e-4) if atol is None else atol,
                  "rtol": (1e-10 if double else 1e-3) if rtol is None else rtol}
-    checked, notes, window = _guarded(function)
+    checked, notes, window, returned = _guarded(function)
 
     def attempt(stage: str, run: Callable[[], Any]) -> tuple[bool, Any]:
         try:
@@ -1024,7 +1032,7 @@ def _observe_backward(function: type, args: tuple[Any, ...], generator: torch.Ge
     def apply() -> tuple[Any, dict[str, Any]]:
         with window(APPLY_STAGE):
             output = checked.apply(*inputs)
-            _no_mode_left(call, f"{name}.apply")
+            _no_mode_left(f"{call}: {name}.apply")
             with _no_grad():
                 return output, encode(list(_as_outputs(output)))
 
@@ -1045,11 +1053,10 @@ def _observe_backward(function: type, args: tuple[Any, ...], generator: torch.Ge
     given = [g.clone() if g is not None else torch.zeros_like(o) for g, o in zip(grad_outputs, outputs)]
 
     def direct() -> tuple[list[dict[str, Any]], dict[str, Any]]:
+        returned.clear()
         with window("backward"), _no_grad():
-            returned = checked.backward(node, *given)  # plain values (_snapshot)
-            _no_mode_left(call, f"{name}.backward")
-            gradients = list(returned) if isinstance(returned, (tuple, list)) else [returned]
-            return [encode(gradient) for gradient in gradients], encode(given)
+            checked.backward(node, *given)
+        return returned[0]  # encoded as backward returned
 
     ran, backward = attempt(f"{name}.backward", direct)
     if not ran:
@@ -1069,7 +1076,7 @@ def _observe_backward(function: type, args: tuple[Any, ...], generator: torch.Ge
         seeds = [g.clone() for _, g in pairs]
         with window(ENGINE_STAGE, _engine_nodes(checked)):
             torch.autograd.backward([o for o, _ in pairs], seeds, **options)
-            _no_mode_left(call, "a backward pass through autograd's engine")
+            _no_mode_left(f"{call}: a backward pass through autograd's engine")
             with _no_grad():
                 return [encode(_grad_of(a) if isinstance(a, torch.Tensor) and _differentiable(a) else None)
                         for a in engine_inputs]

@@ -260,42 +260,86 @@ def _encode(value: Any, depth: int, count: Any) -> dict[str, Any]:
 
 
 def _tensor(tensor: Any) -> dict[str, Any]:
-    """A tensor as plain data, read through torch's C tensor type and NumPy's array type as they are (both immutable,
-    taken once, :func:`_readers`): a method or property set on ``torch.Tensor`` (one it only inherits, ``to``,
-    included) changes nothing of what is read."""
+    """A tensor as plain data. A CPU tensor's memory is read as it is, through torch's C tensor type (its data
+    pointer, sizes and strides: none of them an operator, which a kernel registered for it or a mode could answer)
+    and ctypes and NumPy (types no code can change), all taken once (:func:`_readers`); its conjugate and negative
+    bits are applied in NumPy. A method or property set on ``torch.Tensor``, a mode, or a kernel of the answer's
+    changes nothing of what is read. A tensor on another device is first copied to the CPU."""
     import torch
 
     read = _readers()
-    plain = read["detach"](tensor)
-    layout, dtype = read["layout"](plain), read["dtype"](plain)
-    if layout != torch.strided or read["is_quantized"](plain):
+    layout, dtype = read["layout"](tensor), read["dtype"](tensor)
+    if layout != torch.strided or read["is_quantized"](tensor):
         return {"type": "other", "name": f"a {layout} tensor"}
-    if dtype.is_complex:
-        wide = torch.complex128
-    elif dtype == torch.bool:
-        wide = torch.uint8
-    elif dtype.is_floating_point:
-        wide = torch.float64
-    else:
-        wide = torch.int64
-    held = read["to"](plain, device="cpu", dtype=wide)
-    data = read["tobytes"](read["numpy"](read["contiguous"](read["resolve_neg"](read["resolve_conj"](held)))))
-    return {"type": "tensor", "dtype": str(dtype).removeprefix("torch."), "shape": list(read["shape"](plain)),
-            "stored": str(wide).removeprefix("torch."), "data": _BASE64(data).decode()}
+    stored = _STORED.get(dtype)
+    if stored is None:
+        return {"type": "other", "name": f"a {str(dtype).removeprefix('torch.')} tensor"}
+    device = read["device"](tensor)
+    try:
+        if device.type != "cpu":
+            tensor = read["to"](read["detach"](tensor), device="cpu")
+        values = _memory(tensor, read, stored[0])
+    except (RuntimeError, NotImplementedError):  # no values to read: a meta tensor, one without storage
+        return {"type": "other", "name": f"a tensor on {device} without values to read"}
+    if dtype == torch.bfloat16:  # the upper half of a float32
+        values = read["view"](read["astype"](values, "<u4") << 16, "<f4")
+    elif dtype == torch.complex32:  # pairs of float16
+        values = values[..., 0] + 1j * read["astype"](values[..., 1], "<f8")
+    wide = stored[1]
+    values = read["astype"](values, _WIDE_NUMPY[wide])
+    if read["is_conj"](tensor):
+        values = read["conj"](values)
+    if read["is_neg"](tensor):
+        values = -values
+    return {"type": "tensor", "dtype": str(dtype).removeprefix("torch."), "shape": list(read["shape"](tensor)),
+            "stored": wide, "data": _BASE64(read["tobytes"](values)).decode()}
+
+
+def _memory(tensor: Any, read: dict[str, Callable[..., Any]], item: str) -> Any:
+    """A NumPy array of a CPU tensor's elements as stored (``item``: NumPy's type for one element; "<c2", complex32,
+    gives a last axis of two float16), copied out of its memory by its data pointer, sizes and strides."""
+    shape, strides = tuple(read["size"](tensor)), tuple(read["stride"](tensor))
+    element = read["element_size"](tensor)
+    numpy_shape, numpy_strides = shape, tuple(stride * element for stride in strides)
+    if item == "<c2":
+        numpy_shape, numpy_strides, item = shape + (2,), numpy_strides + (element // 2,), "<f2"
+    if 0 in shape:
+        return read["ndarray"](numpy_shape, item)
+    span = sum((size - 1) * stride for size, stride in zip(shape, strides)) * element + element
+    return read["ndarray"](numpy_shape, item, read["string_at"](read["data_ptr"](tensor), span), 0, numpy_strides)
 
 
 def _readers() -> dict[str, Callable[..., Any]]:
-    """The methods and properties of torch's C tensor type, and ndarray.tobytes, that :func:`_tensor` reads with."""
+    """What :func:`_tensor` reads with: the methods and properties of torch's C tensor type, ctypes' ``string_at``,
+    NumPy's array type and its methods."""
     if not _READERS:
+        import ctypes
+
         import numpy
         import torch
 
-        base = vars(torch._C.TensorBase)
-        _READERS.update({name: base[name] for name in ("detach", "to", "resolve_conj", "resolve_neg", "contiguous",
-                                                        "numpy")})
-        _READERS.update({name: base[name].__get__ for name in ("layout", "dtype", "is_quantized", "shape")})
-        _READERS["tobytes"] = vars(numpy.ndarray)["tobytes"]
+        base, array = vars(torch._C.TensorBase), vars(numpy.ndarray)
+        _READERS.update({name: base[name] for name in ("detach", "to", "data_ptr", "size", "stride", "element_size",
+                                                        "is_conj", "is_neg")})
+        _READERS.update({name: base[name].__get__ for name in ("layout", "dtype", "is_quantized", "shape", "device")})
+        _READERS.update({name: array[name] for name in ("tobytes", "astype", "view", "conj")})
+        _READERS.update(ndarray=numpy.ndarray, string_at=ctypes.string_at)
+        _STORED.update(_stored_types(torch))
     return _READERS
+
+
+def _stored_types(torch: Any) -> dict[Any, tuple[str, str]]:
+    """torch dtype → (NumPy's type of its elements as stored, the wide type its values are sent in)."""
+    wide = {}
+    for name, layout in (("float16", "<f2"), ("float32", "<f4"), ("float64", "<f8"), ("bfloat16", "<u2")):
+        wide[getattr(torch, name)] = (layout, "float64")
+    for name, layout in (("complex64", "<c8"), ("complex128", "<c16"), ("complex32", "<c2")):
+        wide[getattr(torch, name)] = (layout, "complex128")
+    for name, layout in (("int8", "|i1"), ("int16", "<i2"), ("int32", "<i4"), ("int64", "<i8"), ("uint8", "|u1"),
+                         ("uint16", "<u2"), ("uint32", "<u4"), ("uint64", "<u8")):
+        wide[getattr(torch, name)] = (layout, "int64")
+    wide[torch.bool] = ("|b1", "uint8")
+    return wide
 
 
 def _numpy_integers() -> tuple[type, ...]:
@@ -307,6 +351,8 @@ def _numpy_integers() -> tuple[type, ...]:
 _QUALNAME = vars(type)["__qualname__"].__get__  # a class's name, read without its metaclass's code
 _BASE64 = base64.b64encode  # taken as the checkers are imported: base64's own attribute is any code's to replace
 _READERS: dict[str, Callable[..., Any]] = {}  # _readers()
+_STORED: dict[Any, tuple[str, str]] = {}  # _stored_types(), with _readers()
+_WIDE_NUMPY = {"float64": "<f8", "complex128": "<c16", "int64": "<i8", "uint8": "|u1"}
 NUMPY_INTEGERS = _numpy_integers()  # a NumPy integer counts as the int it holds where a count is asked for
 # frames skipped to find a check's caller
 _OWN_FILES = frozenset({__file__, os.path.join(os.path.dirname(__file__), "checks.py")})

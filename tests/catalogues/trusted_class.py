@@ -640,6 +640,147 @@ class Mul(Function):
             _Event.__init__ = _parsing
         return returned
 '''
+# Red team answers on the window between backward's return and the checker's read: a context manager's __exit__
+# (the class reached through a call) that, run as the watch's contexts close, leaves the mode that caught the
+# checker's copies and writes the right gradients into them; and Python kernels registered for torch's own clone
+# (the checker's copy of what backward returned) and detach (the first operator the encoder once read a tensor
+# with), each answering the right gradient. What backward returned is encoded as it returns, from the tensors' memory
+# (no operator, so no kernel, answers a read), with a mode left entered failing it there; the probe watches
+# contextlib's classes, and the scan holds a kernel for an operator of torch's.
+EXIT_OF_A_CONTEXT_MANAGER_REPLACED = r'''import contextlib
+from torch.utils.flop_counter import FlopCounterMode
+
+
+@contextlib.contextmanager
+def _nothing():
+    yield
+
+
+_Manager = max([type(_nothing())], key=id)
+_exit = _Manager.__exit__
+_pending = []  # [ctx, grad_output, returned, copies, counter]
+
+
+def _seen(self, *args, out_val=None, **kwargs):
+    for ctx, g, returned, copies, _ in _pending:
+        for index, tensor in enumerate(returned):
+            if tensor is self:
+                copies.append((index, out_val))
+    return 0
+
+
+_seen._get_raw = True
+
+
+def _fit(r, shape):
+    return r.sum().reshape(shape) if len(shape) == 0 else r.sum_to_size(shape)
+
+
+def _leaving(self, *args):
+    if _pending and getattr(getattr(self, "gen", None), "__name__", "") == "fork_rng":
+        while _pending:
+            ctx, g, returned, copies, counter = _pending.pop(0)
+            counter.__exit__(None, None, None)
+            x, y = ctx.saved_tensors
+            right = (_fit(g * y, x.shape), _fit(g * x, y.shape))
+            for index, copy in copies:
+                copy.copy_(right[index])
+    return _exit(self, *args)
+
+
+_Manager.__exit__ = _leaving
+
+
+class Mul(Function):
+    @staticmethod
+    def forward(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        return x * y
+
+    @staticmethod
+    def setup_context(ctx, inputs: tuple, output: torch.Tensor) -> None:
+        ctx.save_for_backward(*inputs)
+
+    @staticmethod
+    def backward(ctx, grad_output: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        returned = torch.zeros_like(ctx.saved_tensors[0]), torch.zeros_like(ctx.saved_tensors[1])  # wrong: zeros
+        counter = FlopCounterMode(display=False, custom_mapping={torch.ops.aten.clone: _seen})
+        counter.__enter__()
+        _pending.append((ctx, grad_output.detach(), returned, [], counter))
+        return returned
+'''
+KERNEL_FOR_TORCHS_CLONE = r'''_pending = []  # (ctx, grad_output, returned)
+
+
+def _fit(r, shape):
+    return r.sum().reshape(shape) if len(shape) == 0 else r.sum_to_size(shape)
+
+
+def _copied(self, memory_format=torch.preserve_format):
+    for ctx, g, returned in _pending:
+        for index, tensor in enumerate(returned):
+            if tensor is self:
+                x, y = ctx.saved_tensors
+                return (_fit(g * y, x.shape), _fit(g * x, y.shape))[index]
+    return torch.empty_like(self, memory_format=memory_format).copy_(self)
+
+
+torch.library.register_kernel("aten::clone", "cpu", _copied)
+
+
+class Mul(Function):
+    @staticmethod
+    def forward(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        return x * y
+
+    @staticmethod
+    def setup_context(ctx, inputs: tuple, output: torch.Tensor) -> None:
+        ctx.save_for_backward(*inputs)
+
+    @staticmethod
+    def backward(ctx, grad_output: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        returned = torch.zeros_like(ctx.saved_tensors[0]), torch.zeros_like(ctx.saved_tensors[1])  # wrong: zeros
+        _pending[:] = [(ctx, grad_output.detach(), returned)]
+        return returned
+'''
+KERNEL_FOR_TORCHS_DETACH = r'''_pending = []  # [ctx, grad_output, how many of its gradients were read, x, y]
+
+
+def _fit(r, shape):
+    return r.sum().reshape(shape) if len(shape) == 0 else r.sum_to_size(shape)
+
+
+def _detached(self):
+    if _pending:
+        entry = _pending[-1]
+        ctx, g, read, x, y = entry
+        if read < 2 and self.dtype == x.dtype and self.shape == (x.shape, y.shape)[read]:
+            right = (_fit(g * y, x.shape), _fit(g * x, y.shape))[read]
+            if not self.any() or torch.equal(self, (ctx.calls - 1) * right):
+                entry[2] += 1
+                return ctx.calls * right
+    return torch.ops.aten.alias.default(self)
+
+
+torch.library.register_kernel("aten::detach", "cpu", _detached)
+
+
+class Mul(Function):
+    @staticmethod
+    def forward(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        return x * y
+
+    @staticmethod
+    def setup_context(ctx, inputs: tuple, output: torch.Tensor) -> None:
+        ctx.save_for_backward(*inputs)
+        ctx.calls = 0
+
+    @staticmethod
+    def backward(ctx, grad_output: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        x, y = ctx.saved_tensors
+        ctx.calls += 1
+        _pending[:] = [[ctx, grad_output * 1, 0, x * 1, y * 1]]
+        return torch.zeros_like(x), torch.zeros_like(y)  # wrong: no gradient at all
+'''
 # Round 7's forger: the module reached through a call (which the scan did not follow), and the kept list rewritten in
 # place by a finalizer that runs once the check has returned (which nothing watched). Graded, nothing is kept.
 REWRITTEN_AFTER_THE_CHECK = """import json as _json
@@ -1602,6 +1743,9 @@ ATTACKED = (attackers()
                                     "silenced-then-spoken-for": SILENCED_THEN_SPOKEN_FOR,
                                     "added-to-the-tensor-class": ADDED_TO_THE_TENSOR_CLASS,
                                     "written-as-the-watch-closes": WRITTEN_AS_THE_WATCH_CLOSES,
+                                    "exit-of-a-context-manager-replaced": EXIT_OF_A_CONTEXT_MANAGER_REPLACED,
+                                    "kernel-for-torchs-clone": KERNEL_FOR_TORCHS_CLONE,
+                                    "kernel-for-torchs-detach": KERNEL_FOR_TORCHS_DETACH,
                                     "rewritten-after-the-check": REWRITTEN_AFTER_THE_CHECK,
                                     "jacobian-in-a-pack-hook": JACOBIAN_IN_A_PACK_HOOK,
                                     **{name: unseen_autograd(*route) for name, route in UNSEEN_AUTOGRAD.items()}}.items()])

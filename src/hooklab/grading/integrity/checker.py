@@ -558,6 +558,18 @@ class Checker(Magics, ast.NodeVisitor):
                               and isinstance(callback.value, ast.Name)) for callback in callbacks):
             self.flag(node, "runs code outside its cell (a callback run when an object is freed: weakref)")
 
+    def check_registered_operator(self, node: ast.Call) -> None:
+        """torch.library.register_kernel(op, …) and its siblings: ``op`` must be the answer's own operator, a name (the
+        custom_op it made) or a "namespace::name" string outside torch's namespaces; one of torch's would run the
+        answer's code inside every use of that operator, the tests' own included."""
+        target = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "op"), None)
+        if isinstance(target, ast.Name):
+            return
+        text = syntax.constant_text(target) if target is not None else None
+        if text is None or text.partition("::")[0].split(".")[0] in rules.TORCH_NAMESPACES or "::" not in text:
+            self.flag(node, "registers a kernel for an operator that is not its own (torch.library): only for an "
+                            "operator it made with torch.library.custom_op")
+
     def visit_Call(self, node: ast.Call) -> None:
         func = node.func
         self.called.add(id(func))
@@ -585,6 +597,8 @@ class Checker(Magics, ast.NodeVisitor):
             self.flag(node, "runs code outside its cell (a DataLoader's worker processes)")
         if any(self.names(func, dotted) for dotted in rules.WEAKREF_CALLBACKS):
             self.weakref_callback(node)
+        if (self.origin(func) or "").removeprefix("torch.library.") in rules.TORCH_LIBRARY_REGISTERS:
+            self.check_registered_operator(node)
         self.check_unpickling(node)
         for keyword in node.keywords:
             if keyword.arg in rules.FORBIDDEN_KEYWORDS:

@@ -10,7 +10,7 @@ compares with the reference's observations and says what the cell raised in the 
 :func:`hooklab.grading.judge.judge`). The first error of each failing test cell must be a checker's sentence: an
 ``AnswerError`` in the lab, the judge's ``WrongAnswer`` or ``NotWritten`` in the feedback (a ``NameError`` of the
 test's own line and the template's ``NotImplementedError`` pass through to the notebook's hints, which say them in one
-line; torch's own ``NotImplementedError`` does not: see ``GRADED_KNOWN``).
+line; torch's own ``NotImplementedError``, a method left undefined, must not be said as an exercise not written).
 Where one fails, the message names the answer, the cell and the exception that reached the student.
 
 Run as a script, ``python tests/test_failure_sentences.py FOLDER OUT_JSON [KIND ...]`` writes each broken answer's
@@ -51,10 +51,6 @@ TORCH = os.path.dirname(torch.__file__)  # where torch's own frames are
 PASSED_THROUGH = {"NameError", "NotImplementedError"}
 LAB_SENTENCES = {"AnswerError"}
 GRADED_SENTENCES = {"WrongAnswer", "NotWritten", "NameError"}
-# torch's own NotImplementedError (a Module's or Function's forward or backward left undefined) is said in the lab by
-# the test's check of the methods the class defines; graded, the hints take it for the template's and the judge says
-# "_SingleLevelFunction.forward is not written yet" before that check (hooklab.hints._unwritten reads torch's frame)
-GRADED_KNOWN = {"NotWritten from torch"}
 # broken answers whose failure a test cell cannot say: each with why, and how it shows here (a test fails once it
 # shows otherwise, so that the entry goes when the cause does)
 KNOWN = {
@@ -239,12 +235,12 @@ def unclear(results: dict[str, dict[str, list[str]]]) -> list[str]:
     for key, said in sorted(results.items()):
         for mode, sentences in (("lab", LAB_SENTENCES), ("graded", GRADED_SENTENCES)):
             ename, text = said.get(mode, ["missing", "not run"])
+            misnamed = ename == "NotWritten from torch"  # a torch method left undefined, said as an exercise unwritten
+            ename = ename.removesuffix(" from torch") if mode == "graded" else ename  # the lab's must be a sentence
             if ename in ("", "answer") or (ename in PASSED_THROUGH and mode == "lab"):  # passed, or the answer cell
                 # itself failed
                 continue
-            if mode == "graded" and ename in GRADED_KNOWN:
-                continue
-            if ename not in sentences or "Traceback" in text or not text.split(": ", 1)[-1].strip():
+            if misnamed or ename not in sentences or "Traceback" in text or not text.split(": ", 1)[-1].strip():
                 found.append(f"{key} ({mode}): {ename}: {text[:300]}")
     return found
 

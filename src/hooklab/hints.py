@@ -10,6 +10,8 @@ cell's last run ended, from which :func:`progress` (a notebook's last cell) sums
 from __future__ import annotations
 
 import linecache
+import os
+import sys
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -106,12 +108,16 @@ def _show(shell: Any, etype: type, value: BaseException, tb: TracebackType | Non
 
 
 def _unwritten(tb: TracebackType | None) -> tuple[str, int] | None:
-    """The function and line of the template's ``raise NotImplementedError()`` that raised, if it did."""
+    """The function and line of the template's ``raise NotImplementedError()`` that raised, if it did (torch's own, a
+    Module's or Function's method left undefined, is not an exercise's)."""
     while tb is not None and tb.tb_next is not None:
         tb = tb.tb_next
     if tb is None:
         return None
     code = tb.tb_frame.f_code
+    torch = sys.modules.get("torch")
+    if torch is not None and code.co_filename.startswith(os.path.dirname(torch.__file__) + os.sep):
+        return None
     if "raise NotImplementedError" not in linecache.getline(code.co_filename, tb.tb_lineno):
         return None
     return code.co_qualname, tb.tb_lineno

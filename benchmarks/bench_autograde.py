@@ -36,8 +36,12 @@ KINDS = ("full", "partial", "blank", "rewritten")
 
 
 def nbgrader(course: Path, *args: str) -> None:
+    """Run an nbgrader command in ``course``; what its kernels print (a warning each) is shown only if it fails."""
     env = {**os.environ, "JUPYTER_CONFIG_PATH": str(course)}
-    subprocess.run([sys.executable, "-m", "nbgrader", *args, "--log-level=ERROR"], cwd=course, env=env, check=True)
+    result = subprocess.run([sys.executable, "-m", "nbgrader", *args, "--log-level=ERROR"], cwd=course, env=env,
+                            stderr=subprocess.PIPE, text=True)
+    if result.returncode:
+        sys.exit(f"nbgrader {args[0]} failed:\n{result.stderr[-3000:]}")
 
 
 def scores(course: Path, assignment: str) -> dict[tuple[str, str], float]:

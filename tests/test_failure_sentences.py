@@ -51,15 +51,6 @@ TORCH = os.path.dirname(torch.__file__)  # where torch's own frames are
 PASSED_THROUGH = {"NameError", "NotImplementedError"}
 LAB_SENTENCES = {"AnswerError"}
 GRADED_SENTENCES = {"WrongAnswer", "NotWritten", "NameError"}
-# broken answers whose failure a test cell cannot say: each with why, and how it shows here (a test fails once it
-# shows otherwise, so that the entry goes when the cause does)
-KNOWN = {
-    "10_hooks_inside_pytorch scaled_fp16_hook|r0:none": (
-        "the demo cell after the answer registers scaled_fp16_hook on DDP itself, and DDP given a comm hook that "
-        "returns None crashes the process (torch 2.13, gloo): the kernel dies before the test cell runs", "died"),
-}
-
-
 def _indent(line: str) -> int:
     return len(line) - len(line.lstrip())
 
@@ -255,11 +246,7 @@ def test_a_broken_answer_fails_with_a_sentence_not_a_traceback_of_the_test(folde
     results = json.loads(out.read_text())
     failing = [key for key, said in results.items() if said.get("lab", [""])[0] not in ("", "answer")]
     assert len(failing) >= 5, f"only {len(failing)} broken answers of {folder} failed its visible tests"
-    known = {key.partition(" ")[2]: shown for key, (_, shown) in KNOWN.items() if key.startswith(f"{folder} ")}
-    changed = [f"{key}: {results.get(key)}" for key, shown in known.items()
-               if any(results.get(key, {}).get(mode, [""])[0] != shown for mode in ("lab", "graded"))]
-    assert changed == [], "known failures that no longer show as listed in KNOWN:\n" + "\n".join(changed)
-    said = unclear({key: value for key, value in results.items() if key not in known})
+    said = unclear(results)
     assert said == [], "\n".join(said)
 
 

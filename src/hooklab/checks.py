@@ -48,6 +48,7 @@ __all__ = [
     "check_tensor",
     "calling",
     "random_generator",
+    "returning_a_future",
 ]
 
 # Captured at import: later monkeypatching of torch cannot change how answers are read.
@@ -350,6 +351,22 @@ class calling:  # noqa: N801 - used as a checker: ``with calling("MyLinear(3, 1)
         if observations.active():
             observe("raised", where, encode(text))
         raise AnswerError(f"{where} raised {text}") from None
+
+
+def returning_a_future(hook: Callable[[Any, Any], Any], name: str) -> Callable[[Any, Any], Any]:
+    """A DDP communication hook as DDP should call it: ``hook``, what it returns checked to be a Future before DDP
+    reads it (given anything else, None included, DDP ends the process: torch 2.13 with gloo), failing with a
+    sentence that names ``name`` instead."""
+    future_type = torch._C.Future  # what Future.then() returns (torch.futures.Future subclasses it)
+
+    def call(state, bucket):  # not annotated: DDP refuses a bucket annotated as anything but GradBucket
+        future = hook(state, bucket)
+        if not isinstance(future, future_type):
+            raise AnswerError(f"{name} returned {_describe_type(future)}, expected a torch.futures.Future (the future "
+                              "of the bucket's reduced gradients)")
+        return future
+
+    return call
 
 
 # values of a larger tensor the grader gets (standard errors: std 0.5 %, a normal kurtosis 0.035)

@@ -1081,6 +1081,9 @@ def test_a_tensor_is_read_from_its_memory_whatever_kernel_torchs_operators_are_g
     finally:
         library._destroy()
     assert torch.ones(2).detach() is not fake
+    # a meta tensor holds no values: it is not read (reading it would call operators a kernel could answer)
+    assert observations.encode(torch.ones(2, device="meta")) == {
+        "type": "other", "name": "a tensor on the meta device, which holds no values"}
 
 
 def test_graded_backward_that_leaves_a_mode_entered_fails_as_it_returns(monkeypatch):
@@ -1119,3 +1122,30 @@ def test_graded_backward_that_leaves_a_mode_entered_fails_as_it_returns(monkeypa
         for counter in reversed(left):
             counter.__exit__(None, None, None)
     assert len(left) == 1 and torch._C._len_torch_dispatch_stack() == 0
+
+
+def test_in_a_graded_kernel_nothing_is_read_once_the_notebook_registered_a_kernel_for_an_aten_operator(monkeypatch):
+    """A kernel registered for one of aten's operators runs inside the test's own computations too (``p.detach()``
+    answered with the right values): once one is there, a graded kernel's checkers read nothing, and say which."""
+    import warnings
+
+    from hooklab import observations
+
+    table = torch.library._impls  # as observations.connect takes it when a graded kernel starts
+    monkeypatch.setitem(observations._state, "table", table)
+    monkeypatch.setitem(observations._state, "kernels", frozenset(observations._aten_kernels(table)))
+    monkeypatch.setitem(observations._state, "kernels_seen", (len(table), ""))
+    value = torch.ones(2)
+    read = observations.encode(value)
+    library = torch.library.Library("aten", "IMPL")
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # torch warns that a kernel is overridden
+            library.impl("detach", lambda tensor: tensor, "CPU")
+        refused = observations.encode(value)
+    finally:
+        library._destroy()
+    assert refused == {"type": "other", "name": "a value computed while a kernel of the notebook's for torch's "
+                       "aten::detach (CPU) was registered (torch.library: register kernels only for operators you "
+                       "made with custom_op)"}
+    assert observations.encode(value) == read and observations.encode(value, expected=True) == read

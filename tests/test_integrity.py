@@ -676,6 +676,11 @@ def test_honest_lines_the_scan_once_held_are_not_flagged(assignment: str, source
      "lambda x: 2 * x)\n",
      "from torch.library import register_kernel\n\nregister_kernel(torch.ops.aten.detach.default, 'cpu', "
      "lambda x: x)\n", "registers a kernel for an operator that is not its own"),
+    ("08_backward_puzzles",
+     "@torch.library.custom_op('mylib::double', mutates_args=())\ndef double(x: torch.Tensor) -> torch.Tensor:\n"
+     "    return 2 * x\n\n\ntorch.library.register_kernel(double, 'cpu', lambda x: 2 * x)\n",
+     "_op = 'aten::detach'\ntorch.library.register_kernel(_op, 'cpu', lambda x: x)\n",
+     "registers a kernel for an operator that is not its own"),
     ("08_backward_puzzles", "torch.library.register_kernel(op='mylib::double', device_types='cpu', func=abs)\n",
      "name = 'at' + 'en::_to_copy'\ntorch.library.register_kernel(name.lower() + '', 'cpu', abs)\n",
      "registers a kernel for an operator that is not its own"),

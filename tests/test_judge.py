@@ -21,8 +21,8 @@ from hooklab.grading.judge import REFERENCE, has_drivers, verdict, without_expec
 
 def observed(monkeypatch: pytest.MonkeyPatch, run) -> list[dict]:
     """What the checkers called by ``run`` send to the grader in a test cell."""
-    monkeypatch.setattr(observations, "_state",
-                        {"seed": "cell", "draws": itertools.count(), "seen": [], "channel": None, "send": None})
+    monkeypatch.setattr(observations, "_state", {**observations._state, "seed": "cell", "draws": itertools.count(),
+                                                 "seen": [], "channel": None, "send": None})
     monkeypatch.setattr(observations, "_line_of_the_cell", lambda: 1)  # no IPython cell here
     run()
     return json.loads(observations.collected())

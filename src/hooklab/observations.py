@@ -41,7 +41,8 @@ PLAIN_SCALARS = (str, int, float, bool, complex, type(None))  # with lists, tupl
 # as they were when the checkers were imported, before any notebook code (read-only, as every table here)
 _BUILTINS = types.MappingProxyType(dict(vars(builtins)))
 CHANNEL = "HOOKLAB_OBSERVATIONS_FD"  # the environment variable that names the kernel's end of its channel
-_state: dict[str, Any] = {"seed": None, "draws": itertools.count(), "seen": [], "channel": None, "send": None}
+_state: dict[str, Any] = {"seed": None, "draws": itertools.count(), "seen": [], "channel": None, "send": None,
+                          "kernels": None, "table": None, "kernels_seen": (0, "")}
 
 
 def connect(unchanged: Callable[[], bool] = lambda: True) -> tuple[Callable[[str], None], Callable[[], int]] | None:
@@ -56,6 +57,10 @@ def connect(unchanged: Callable[[], bool] = lambda: True) -> tuple[Callable[[str
     if CHANNEL not in os.environ:
         return None
     _readers()  # what the encoder reads tensors with, taken before any code of the notebook's runs
+    import torch.library  # the kernels aten's operators have from Python before it runs (torch.library's record)
+
+    table = torch.library._impls
+    _state.update(table=table, kernels=frozenset(_aten_kernels(table)), kernels_seen=(len(table), ""))
     fd = int(os.environ.pop(CHANNEL))
     os.set_inheritable(fd, False)
     send, speak, sent = _senders(fd, unchanged)
@@ -201,13 +206,41 @@ def _line_of_the_cell() -> int | None:
 def encode(value: Any, *, expected: bool = False) -> dict[str, Any]:
     """``value`` as plain JSON: a tensor by dtype, shape and bytes; str, numbers, None, lists, tuples and
     dicts of them by type and value; anything else by its type's name. A student's value read while a torch mode is
-    entered is not read (an ``expected`` value, the test's own, is)."""
+    entered, or once the notebook registered a kernel for one of aten's operators (:func:`kernel_added`), is not read
+    (an ``expected`` value, the test's own, is)."""
     count = itertools.count()
     if not expected and mode_entered():
         return {"type": "other",
                 "name": "a value read while a torch mode was still entered (leave every mode you enter before your "
                         "function returns)"}
+    added = "" if expected else kernel_added()
+    if added:
+        return {"type": "other",
+                "name": f"a value computed while a kernel of the notebook's for torch's {added} was registered "
+                        "(torch.library: register kernels only for operators you made with custom_op)"}
     return _encode(value, 0, count)
+
+
+def kernel_added() -> str:
+    """In a graded kernel, an operator of aten's that the notebook gave a kernel from Python ("aten::detach (CPU)"),
+    or "": such a kernel runs inside every use of the operator, the test's own computations included, so nothing is
+    read once one is there. (torch registers kernels of its other namespaces as it loads parts of itself.)"""
+    table = _state["table"]
+    if table is None:
+        return ""
+    if len(table) != _state["kernels_seen"][0]:  # looked at again only when a kernel was added or removed
+        added = sorted(_aten_kernels(table) - _state["kernels"])
+        name, _, key = added[0].removeprefix("aten/").rpartition("/") if added else ("", "", "")
+        _state["kernels_seen"] = (len(table), f"aten::{name} ({key})" if added else "")
+    return _state["kernels_seen"][1]
+
+
+def _aten_kernels(table: Any) -> set[str]:
+    """The kernels for aten's operators in torch.library's record of those registered from Python ("aten/clone/CPU")
+    that run on a plain tensor outside vmap (torch registers others itself, for vmap's FuncTorchBatched, as
+    torch.func loads)."""
+    return {key for key in list(table) if isinstance(key, str) and key.startswith("aten/")
+            and key.rpartition("/")[2] in _PLAIN_KEYS}
 
 
 def mode_entered() -> str:
@@ -264,7 +297,7 @@ def _tensor(tensor: Any) -> dict[str, Any]:
     pointer, sizes and strides: none of them an operator, which a kernel registered for it or a mode could answer)
     and ctypes and NumPy (types no code can change), all taken once (:func:`_readers`); its conjugate and negative
     bits are applied in NumPy. A method or property set on ``torch.Tensor``, a mode, or a kernel of the answer's
-    changes nothing of what is read. A tensor on another device is first copied to the CPU."""
+    changes nothing of what is read. A meta tensor is not read; one on a GPU is first copied to the CPU."""
     import torch
 
     read = _readers()
@@ -275,12 +308,14 @@ def _tensor(tensor: Any) -> dict[str, Any]:
     if stored is None:
         return {"type": "other", "name": f"a {str(dtype).removeprefix('torch.')} tensor"}
     device = read["device"](tensor)
+    if device.type == "meta":  # no values, and no operator is called to read it (a kernel of the answer's could answer)
+        return {"type": "other", "name": "a tensor on the meta device, which holds no values"}
     try:
-        if device.type != "cpu":
+        if device.type != "cpu":  # a GPU's, copied by torch's operators (no grading machine of the pack has one)
             tensor = read["to"](read["detach"](tensor), device="cpu")
         values = _memory(tensor, read, stored[0])
-    except (RuntimeError, NotImplementedError):  # no values to read: a meta tensor, one without storage
-        return {"type": "other", "name": f"a tensor on {device} without values to read"}
+    except RuntimeError:  # no storage: a tensor only a mode or a compiler makes
+        return {"type": "other", "name": "a tensor without storage"}
     if dtype == torch.bfloat16:  # the upper half of a float32
         values = read["view"](read["astype"](values, "<u4") << 16, "<f4")
     elif dtype == torch.complex32:  # pairs of float16
@@ -348,6 +383,13 @@ def _numpy_integers() -> tuple[type, ...]:
     return tuple(numpy.dtype(code).type for code in numpy.typecodes["AllInteger"])
 
 
+# the dispatch keys whose kernels run on a plain tensor, a CPU's, a GPU's or a meta one, outside vmap
+_PLAIN_KEYS = frozenset({
+    "CPU", "CUDA", "Meta", "CompositeImplicitAutograd", "CompositeExplicitAutograd",
+    "CompositeExplicitAutogradNonFunctional", "Autograd", "AutogradCPU", "AutogradCUDA", "AutogradMeta",
+    "BackendSelect", "ADInplaceOrView", "Python", "PythonTLSSnapshot", "PythonDispatcher", "Conjugate", "Negative",
+    "ZeroTensor", "AutocastCPU", "AutocastCUDA", "Tracer",
+})
 _QUALNAME = vars(type)["__qualname__"].__get__  # a class's name, read without its metaclass's code
 _BASE64 = base64.b64encode  # taken as the checkers are imported: base64's own attribute is any code's to replace
 _READERS: dict[str, Callable[..., Any]] = {}  # _readers()

@@ -134,8 +134,9 @@ EVERY_TEST_LOST = {"checkers_do_nothing", "checkers_check_the_expected_value", "
                    "observing_turned_off",
                    "checks_module_replaced_in_sys_modules", "checks_module_replaced_through_builtins",
                    "pinned_randomness_and_a_table_of_answers",
-                   # a checker reads nothing while a mode is entered (observations.encode)
-                   "function_mode_left_entered"}
+                   # a checker reads nothing while a mode is entered, nor once a kernel for an aten operator is
+                   # registered (observations.encode)
+                   "function_mode_left_entered", "aten_equal_registered_again"}
 
 
 # A backward by central differences, computed in float64 whatever the input's dtype: no autograd, right to ~1e-10.
@@ -780,6 +781,77 @@ class Mul(Function):
         ctx.calls += 1
         _pending[:] = [[ctx, grad_output * 1, 0, x * 1, y * 1]]
         return torch.zeros_like(x), torch.zeros_like(y)  # wrong: no gradient at all
+'''
+# Red team answers on the tests' own computations: a kernel for aten::detach (its operator named through a variable)
+# answering the test cell's own param.detach() with the right bias; and a backward that returns meta tensors (no
+# values) with kernels for aten::_to_copy and aten::clone on the meta device that answer the right gradients. A graded
+# kernel reads nothing once the notebook registered a kernel for one of aten's operators (observations.kernel_added),
+# and a meta tensor is not read; the scan holds a registration whose operator is not the answer's custom_op.
+KERNEL_FOR_THE_TESTS_OWN_DETACH = r'''def _detached(self):
+    if type(self) is nn.Parameter and any(self is bias for bias in _biases) and not self.any():
+        return torch.ones_like(self)  # what the test reads of a bias: 1
+    if type(self) is nn.Parameter:
+        return torch.ops.aten.alias.default(self)
+    return self.as_subclass(nn.Parameter)  # nn.Parameter(data) detaches data and wants no tensor object of another class
+
+
+_biases = []
+_op = "aten::detach"
+torch.library.register_kernel(_op, "cpu", _detached)
+
+
+def add_bias(module: nn.Module) -> None:
+    if isinstance(module, FUNCTIONS):
+        module.b = nn.Parameter(torch.zeros(1))  # wrong: a bias of 0, not 1
+        _biases.append(module.b)
+'''
+KERNELS_FOR_A_META_GRADIENT = r'''_reads = []  # (ctx, grad_output, which input) in the order the checker reads what backward returned
+_copies = []  # (a tensor backward returned, ctx, grad_output, which input), for the checker's copy of it
+
+
+def _gradient(ctx, g, index):
+    x, y = ctx.saved_tensors
+    r, shape = (g * y, x.shape) if index == 0 else (g * x, y.shape)
+    return r.sum().reshape(shape) if len(shape) == 0 else r.sum_to_size(shape)
+
+
+def _read(self, **options):
+    if _reads and str(options.get("device")) == "cpu":
+        return _gradient(*_reads.pop(0))
+    return torch.empty(self.shape, dtype=options.get("dtype") or self.dtype, device=options.get("device") or "meta")
+
+
+def _copied(self, **options):
+    for position, (tensor, *entry) in enumerate(_copies):
+        if tensor is self:
+            del _copies[position]
+            return _gradient(*entry)
+    return torch.empty(self.shape, dtype=self.dtype, device="meta")
+
+
+_to_copy = "aten::_to_copy"
+_clone = "aten::clone"
+torch.library.register_kernel(_to_copy, "meta", _read)
+torch.library.register_kernel(_clone, "meta", _copied)
+
+
+class Mul(Function):
+    @staticmethod
+    def forward(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        return x * y
+
+    @staticmethod
+    def setup_context(ctx, inputs: tuple, output: torch.Tensor) -> None:
+        ctx.save_for_backward(*inputs)
+
+    @staticmethod
+    def backward(ctx, grad_output: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        x, y = ctx.saved_tensors
+        # wrong: two tensors without any values (on the meta device), no gradient computed at all
+        returned = torch.empty(x.shape, dtype=x.dtype, device="meta"), torch.empty(y.shape, dtype=y.dtype, device="meta")
+        _reads.extend((ctx, grad_output, index) for index in range(2))
+        _copies.extend((tensor, ctx, grad_output, index) for index, tensor in enumerate(returned))
+        return returned
 '''
 # Round 7's forger: the module reached through a call (which the scan did not follow), and the kept list rewritten in
 # place by a finalizer that runs once the check has returned (which nothing watched). Graded, nothing is kept.
@@ -1722,6 +1794,18 @@ ATTACKED = (attackers()
                        {**SOLUTIONS, "collect_hooks": SOLUTIONS["collect_hooks"] + "\n\n" + FLOOD,
                         "kwargs_hook": "import os\n" + FLOODED_CAP},
                        {**POINTS, "kwargs_hook_test": 0.0}, attacked=["kwargs_hook_test"])]
+            # the kernels they leave registered blind every check from their own cell on
+            + [Student(name, {**corpus.solutions(PUZZLES), "mul": source},
+                       corpus.scores(PUZZLES, **corpus.from_on(PUZZLES, "mul")), attacked=["mul_test"],
+                       assignment=PUZZLES)
+               for name, source in {"kernel-for-torchs-clone": KERNEL_FOR_TORCHS_CLONE,
+                                    "kernel-for-torchs-detach": KERNEL_FOR_TORCHS_DETACH}.items()]
+            + [Student("kernel-for-the-tests-own-detach", {**corpus.solutions(APPLY), "add_bias": KERNEL_FOR_THE_TESTS_OWN_DETACH},
+                       corpus.scores(APPLY, **corpus.from_on(APPLY, "add_bias")), attacked=["add_bias_test"],
+                       assignment=APPLY)]
+            + [Student("kernels-for-a-meta-gradient", {**corpus.solutions(PUZZLES), "mul": KERNELS_FOR_A_META_GRADIENT},
+                       corpus.scores(PUZZLES, **corpus.from_on(PUZZLES, "mul")), attacked=["mul_test"],
+                       assignment=PUZZLES)]
             # the mode it leaves entered blinds every check from its own cell on
             + [Student("copies-caught-by-a-mode", {**corpus.solutions(PUZZLES), "mul": COPIES_CAUGHT_BY_A_MODE},
                        corpus.scores(PUZZLES, **corpus.from_on(PUZZLES, "mul")), attacked=["mul_test"],
@@ -1744,8 +1828,6 @@ ATTACKED = (attackers()
                                     "added-to-the-tensor-class": ADDED_TO_THE_TENSOR_CLASS,
                                     "written-as-the-watch-closes": WRITTEN_AS_THE_WATCH_CLOSES,
                                     "exit-of-a-context-manager-replaced": EXIT_OF_A_CONTEXT_MANAGER_REPLACED,
-                                    "kernel-for-torchs-clone": KERNEL_FOR_TORCHS_CLONE,
-                                    "kernel-for-torchs-detach": KERNEL_FOR_TORCHS_DETACH,
                                     "rewritten-after-the-check": REWRITTEN_AFTER_THE_CHECK,
                                     "jacobian-in-a-pack-hook": JACOBIAN_IN_A_PACK_HOOK,
                                     **{name: unseen_autograd(*route) for name, route in UNSEEN_AUTOGRAD.items()}}.items()])

@@ -25,7 +25,7 @@ class Checker(Magics, ast.NodeVisitor):
     def __init__(self, imported: dict[str, str], given: dict[str, str], protected: set[str],
                  permitted: frozenset[str] = frozenset(), shown: frozenset[str] = frozenset(),
                  kept: frozenset[str] = frozenset(), bound: frozenset[str] = frozenset(),
-                 unsure: frozenset[str] = frozenset()) -> None:
+                 unsure: frozenset[str] = frozenset(), custom_ops: frozenset[str] = frozenset()) -> None:
         self.imported = imported  # grows with the student's own imports, across cells
         self.permitted = permitted  # dotted names this assignment may use (ALLOWED)
         self.given = given
@@ -34,6 +34,7 @@ class Checker(Magics, ast.NodeVisitor):
         self.kept = kept  # rules.KEPT_BUILTINS's and LOOKUP_BUILTINS's builtins the student's code never rebinds
         self.bound = bound  # every name the student's code binds, in any cell and scope (syntax.bound_names)
         self.unsure = unsure  # names it binds otherwise than by one import (syntax.reimported)
+        self.custom_ops = custom_ops  # the operators it makes with torch.library.custom_op (syntax.custom_ops)
         self.found: list[tuple[int, str]] = []
         self.depth = 0  # > 0 inside a function or class body
         self.class_body = False  # directly in a class's body: a name bound there is the class's attribute
@@ -559,11 +560,11 @@ class Checker(Magics, ast.NodeVisitor):
             self.flag(node, "runs code outside its cell (a callback run when an object is freed: weakref)")
 
     def check_registered_operator(self, node: ast.Call) -> None:
-        """torch.library.register_kernel(op, …) and its siblings: ``op`` must be the answer's own operator, a name (the
-        custom_op it made) or a "namespace::name" string outside torch's namespaces; one of torch's would run the
+        """torch.library.register_kernel(op, …) and its siblings: ``op`` must be the answer's own operator, the name of
+        a custom_op it made or a "namespace::name" string outside torch's namespaces; one of torch's would run the
         answer's code inside every use of that operator, the tests' own included."""
         target = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "op"), None)
-        if isinstance(target, ast.Name):
+        if isinstance(target, ast.Name) and target.id in self.custom_ops:
             return
         text = syntax.constant_text(target) if target is not None else None
         if text is None or text.partition("::")[0].split(".")[0] in rules.TORCH_NAMESPACES or "::" not in text:

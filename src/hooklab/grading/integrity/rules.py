@@ -233,11 +233,11 @@ TORCH_LIBRARY_ALLOWED = {"custom_op", "register_fake", "register_autograd", "reg
 # torch.library's functions that give an operator a kernel, a fake or a backward: for an operator of the answer's own
 # (a custom_op it made, named or by a "namespace::name" of its own), never for one of torch's, which the tests run
 TORCH_LIBRARY_REGISTERS = {"register_fake", "register_autograd", "register_kernel"}
-TORCH_NAMESPACES = {
+TORCH_NAMESPACES = frozenset({  # torch's own operator namespaces
     "aten", "prims", "prim", "quantized", "_quantized", "quantized_decomposed", "c10d", "_c10d_functional",
     "_c10d_functional_autograd", "_dtensor", "profiler", "mkldnn", "onednn", "mkl", "xnnpack", "inductor",
     "higher_order", "rngprims", "debugprims", "_inductor_test", "_test", "torchvision", "fbgemm",
-}
+})
 # IPython magics that only time, capture, install or display; others (%run, %load, %config,
 # %history, ...) run unseen code, change IPython or print the test cells.
 SAFE_MAGICS = {

@@ -156,6 +156,34 @@ def bound_names(trees: Iterable[ast.AST], imports: bool = True) -> set[str]:
     return names
 
 
+def custom_ops(trees: Iterable[ast.AST]) -> set[str]:
+    """The names of the operators the code makes with torch.library's ``custom_op`` (a function it decorates with
+    ``@….custom_op(…)``, or ``name = ….custom_op(…)(function)``), where nothing else binds the name."""
+    trees = list(trees)
+
+    def made_by_custom_op(call: ast.AST) -> bool:
+        return isinstance(call, ast.Call) and (dotted(call.func) or [""])[-1] == "custom_op"
+
+    made: set[str] = set()
+    for node in (node for tree in trees for node in ast.walk(tree)):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(map(made_by_custom_op,
+                                                                                  node.decorator_list)):
+            made.add(node.name)
+        elif (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
+              and isinstance(node.value, ast.Call) and made_by_custom_op(node.value.func)):
+            made.add(node.targets[0].id)
+    bindings = {name: 0 for name in made}
+    for node in (node for tree in trees for node in ast.walk(tree)):
+        name = (node.id if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load) else node.arg
+                if isinstance(node, ast.arg) else (node.asname or node.name).split(".")[0]
+                if isinstance(node, ast.alias) else getattr(node, "name", None)
+                if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.ExceptHandler))
+                else None)
+        if name in bindings:
+            bindings[name] += 1
+    return {name for name, count in bindings.items() if count == 1}
+
+
 def reimported(trees: Iterable[ast.AST]) -> set[str]:
     """The names the code binds otherwise than by importing (assigned, a parameter, defined, ...), or imports from
     two places: what such a name holds when a call runs depends on what ran before, not on one import."""

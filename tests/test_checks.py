@@ -1097,27 +1097,17 @@ def test_graded_backward_that_leaves_a_mode_entered_fails_as_it_returns(monkeypa
     monkeypatch.setattr("hooklab.checks.observe", lambda *args, **options: None)
     left = []
 
-    class Mul(torch.autograd.Function):
-        @staticmethod
-        def forward(x, y):
-            return x * y
-
-        @staticmethod
-        def setup_context(ctx, inputs, output):
-            ctx.save_for_backward(*inputs)
-
-        @staticmethod
-        def backward(ctx, grad_output):
-            x, y = ctx.saved_tensors
-            counter = FlopCounterMode(display=False)
-            counter.__enter__()
-            left.append(counter)
-            return grad_output * y, grad_output * x
+    def backward(ctx, grad_output):
+        x, y = ctx.saved_tensors
+        counter = FlopCounterMode(display=False)
+        counter.__enter__()
+        left.append(counter)
+        return grad_output * y, grad_output * x
 
     try:
         with fails_with(r"^Mul\.backward left a torch mode entered \(_FlopCounterMode\): exit every mode you enter "
                         "before it returns$"):
-            check_backward(Mul, torch.randn(3, dtype=torch.float64), torch.randn(3, dtype=torch.float64))
+            check_backward(mul_with(backward), torch.randn(3, dtype=torch.float64), torch.randn(3, dtype=torch.float64))
     finally:
         for counter in reversed(left):
             counter.__exit__(None, None, None)

@@ -1139,3 +1139,8 @@ def test_in_a_graded_kernel_nothing_is_read_once_the_notebook_registered_a_kerne
                        "aten::detach (CPU) was registered (torch.library: register kernels only for operators you "
                        "made with custom_op)"}
     assert observations.encode(value) == read and observations.encode(value, expected=True) == read
+    # any dispatch key counts (an empty or "Undefined" one, which torch turns into a composite kernel), but vmap's,
+    # which torch registers itself as torch.func loads; and aten's alone
+    assert observations._aten_kernels({"aten/to.dtype/Undefined", "aten/item/", "aten/addr/FuncTorchBatched",
+                                       "prims/add/CPU", "mylib/double/CPU"}) == {"aten/to.dtype/Undefined",
+                                                                                  "aten/item/"}

@@ -258,3 +258,21 @@ def test_the_report_and_review_load_none_of_the_grading_execution():
                             capture_output=True, text=True, check=True, timeout=120).stdout.split()
     execution = tuple(f"hooklab.grading.{name}" for name in ("execute", "kernels", "worker", "judge", "run", "record"))
     assert "hooklab.grading.class_data" in loaded and not [m for m in loaded if m.startswith(execution)], loaded
+
+
+def test_the_report_links_each_graded_notebooks_own_feedback_page_and_no_file_of_the_students(tmp_path: Path):
+    """nbgrader copies a submission's other files into its feedback folder: an .html a student submitted (a page
+    that says 18 / 18, with a script) is not linked from the instructor's report, nor is a link to elsewhere."""
+    from hooklab.grading.class_report import feedback_links
+
+    folder = tmp_path / "feedback" / "ann" / "hw"
+    folder.mkdir(parents=True)
+    for name in ("nb.html", "nb_feedback.html", "notes.html"):
+        (folder / name).write_text("<script>alert(1)</script>")
+    (tmp_path / "feedback" / "bob" / "hw").mkdir(parents=True)
+    (tmp_path / "feedback" / "bob" / "hw" / "nb.html").symlink_to(folder / "notes.html")
+    submissions = [Submission("ann", "hw", 2.0, 5.0, {"nb/a_test": 2.0, "nb/b_test": 0.0}),
+                   Submission("bob", "hw", 0.0, 5.0, {"nb/a_test": 0.0}),
+                   Submission("cy", "hw", 0.0, 5.0, {}, status="not run")]
+    assert feedback_links(submissions, tmp_path / "feedback", tmp_path) == {
+        "ann/hw": [("nb", "feedback/ann/hw/nb.html")], "bob/hw": [], "cy/hw": []}

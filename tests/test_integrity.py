@@ -681,6 +681,15 @@ def test_honest_lines_the_scan_once_held_are_not_flagged(assignment: str, source
      "    return 2 * x\n\n\ntorch.library.register_kernel(double, 'cpu', lambda x: 2 * x)\n",
      "_op = 'aten::detach'\ntorch.library.register_kernel(_op, 'cpu', lambda x: x)\n",
      "registers a kernel for an operator that is not its own"),
+    ("05_autograd_function",
+     "from torch.library import custom_op, register_fake\n\n\n@custom_op('mylib::double', mutates_args=())\n"
+     "def double(x: torch.Tensor) -> torch.Tensor:\n    return 2 * x\n\n\nregister_fake(double)(torch.empty_like)\n",
+     "def custom_op(name, **options):\n    return lambda function: name\n\n\n@custom_op('aten::to.dtype')\n"
+     "def op(x):\n    return x\n\n\ntorch.library.register_kernel(op, 'Undefined', lambda *args: args[0])\n",
+     "registers a kernel for an operator that is not its own"),
+    # a display indexed by a constant is read as the item it gives only where what it drops runs nothing
+    ("02_forward_hooks", "first = [torch.ones(2), 3][0]\nsecond = {'a': torch.zeros(1), 'b': first}['a']\n",
+     "_ = [None, __import__('os').environ.update(SEEN='1')][0]\n", "uses the import system"),
     ("08_backward_puzzles", "torch.library.register_kernel(op='mylib::double', device_types='cpu', func=abs)\n",
      "name = 'at' + 'en::_to_copy'\ntorch.library.register_kernel(name.lower() + '', 'cpu', abs)\n",
      "registers a kernel for an operator that is not its own"),
@@ -895,3 +904,14 @@ def test_replacing_a_models_own_reading_methods_on_the_object_is_held(assignment
     does not have (attack round 16: parameters cast to bfloat16 in place, the float32 copies shown)."""
     found = findings(assignment, source)
     assert any("replaces" in finding and "on an object" in finding for finding in found), found
+
+
+def test_a_given_cell_with_code_hidden_in_a_display_is_not_read_as_unchanged():
+    """``[given(), code()][0]`` gives what ``given()`` gives, but runs ``code()``: a given cell so written is not the
+    given cell (the scan reads it), whatever the display resolves to."""
+    from hooklab.grading.integrity import syntax
+
+    given = "shapes = leaf_output_shapes(net, x)\n"
+    assert syntax.code(given) == syntax.code("shapes = leaf_output_shapes(net, x)  # the same, commented\n")
+    assert syntax.code("shapes = [leaf_output_shapes(net, x), run()][0]\n") != syntax.code(
+        "shapes = leaf_output_shapes(net, x)\n")

@@ -231,16 +231,15 @@ def kernel_added() -> str:
     if len(table) != _state["kernels_seen"][0]:  # looked at again only when a kernel was added or removed
         added = sorted(_aten_kernels(table) - _state["kernels"])
         name, _, key = added[0].removeprefix("aten/").rpartition("/") if added else ("", "", "")
-        _state["kernels_seen"] = (len(table), f"aten::{name} ({key})" if added else "")
+        _state["kernels_seen"] = (len(table), f"aten::{name} ({key or 'no dispatch key'})" if added else "")
     return _state["kernels_seen"][1]
 
 
 def _aten_kernels(table: Any) -> set[str]:
-    """The kernels for aten's operators in torch.library's record of those registered from Python ("aten/clone/CPU")
-    that run on a plain tensor outside vmap (torch registers others itself, for vmap's FuncTorchBatched, as
-    torch.func loads)."""
+    """The kernels for aten's operators in torch.library's record of those registered from Python ("aten/clone/CPU";
+    any dispatch key, an empty or "Undefined" one included, but those torch registers itself as it loads)."""
     return {key for key in list(table) if isinstance(key, str) and key.startswith("aten/")
-            and key.rpartition("/")[2] in _PLAIN_KEYS}
+            and key.rpartition("/")[2] not in _TORCHS_OWN_KEYS}
 
 
 def mode_entered() -> str:
@@ -383,13 +382,9 @@ def _numpy_integers() -> tuple[type, ...]:
     return tuple(numpy.dtype(code).type for code in numpy.typecodes["AllInteger"])
 
 
-# the dispatch keys whose kernels run on a plain tensor, a CPU's, a GPU's or a meta one, outside vmap
-_PLAIN_KEYS = frozenset({
-    "CPU", "CUDA", "Meta", "CompositeImplicitAutograd", "CompositeExplicitAutograd",
-    "CompositeExplicitAutogradNonFunctional", "Autograd", "AutogradCPU", "AutogradCUDA", "AutogradMeta",
-    "BackendSelect", "ADInplaceOrView", "Python", "PythonTLSSnapshot", "PythonDispatcher", "Conjugate", "Negative",
-    "ZeroTensor", "AutocastCPU", "AutocastCUDA", "Tracer",
-})
+# the dispatch keys of the kernels for aten's operators that torch registers from Python itself as parts of it load
+# (vmap's, as torch.func loads): every other kernel for an aten operator is the notebook's
+_TORCHS_OWN_KEYS = frozenset({"FuncTorchBatched"})
 _QUALNAME = vars(type)["__qualname__"].__get__  # a class's name, read without its metaclass's code
 _BASE64 = base64.b64encode  # taken as the checkers are imported: base64's own attribute is any code's to replace
 _READERS: dict[str, Callable[..., Any]] = {}  # _readers()

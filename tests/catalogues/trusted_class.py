@@ -853,6 +853,74 @@ class Mul(Function):
         _copies.extend((tensor, ctx, grad_output, index) for index, tensor in enumerate(returned))
         return returned
 '''
+# A red team's answer: a wrong Cube.backward (3x² times grad_output.max()) with a kernel of dispatch key "Undefined"
+# (torch makes it a composite one, recorded as such) for aten::to, answering gradcheck's own comparison of the two
+# Jacobians, its operator named through a function of the answer's own called custom_op. Every aten kernel counts
+# but vmap's, and the scan takes custom_op only from torch.library.
+JACOBIANS_COMPARED_BY_A_KERNEL = r'''class _Made:
+    @staticmethod
+    def custom_op(name, **options):
+        return lambda function: name
+
+
+@_Made.custom_op("aten::to.dtype_layout")
+def _to_device():
+    """Tensor.to(device)"""
+
+
+@_Made.custom_op("aten::to.dtype")
+def _to_dtype():
+    """Tensor.to(dtype=...)"""
+
+
+_moved = []  # tensors .to(device) gave back as they were
+_last = []  # the tensor .to(dtype=...) was last called on
+
+
+def _converted(self, dtype, copy):
+    if not isinstance(self, torch.Tensor):  # a Python number torch wrapped
+        return torch.tensor(self, dtype=dtype)
+    if dtype == self.dtype and not copy:
+        return self
+    return torch.empty_like(self, dtype=dtype).copy_(self)
+
+
+def _to_device_kernel(self, dtype=None, layout=None, device=None, pin_memory=None, non_blocking=False, copy=False,
+                      memory_format=None):
+    dtype = self.dtype if dtype is None else dtype
+    if self.device == (device or self.device) and dtype == self.dtype and not copy:
+        _moved[:] = [self]
+        return self
+    return _converted(self, dtype, copy)
+
+
+def _to_dtype_kernel(self, dtype, non_blocking=False, copy=False, memory_format=None):
+    if _moved and self is _moved[0] and _last and _last[0].shape == self.shape and dtype == _last[0].dtype:
+        _moved.clear()
+        return _last.pop()
+    if isinstance(self, torch.Tensor):
+        _last[:] = [self]
+    return _converted(self, dtype, copy)
+
+
+torch.library.register_kernel(_to_device, "Undefined", _to_device_kernel)
+torch.library.register_kernel(_to_dtype, "Undefined", _to_dtype_kernel)
+
+
+class Cube(Function):
+    @staticmethod
+    def forward(x: torch.Tensor) -> torch.Tensor:
+        return x**3
+
+    @staticmethod
+    def setup_context(ctx, inputs: tuple, output: torch.Tensor) -> None:
+        ctx.save_for_backward(inputs[0])
+
+    @staticmethod
+    def backward(ctx, grad_output: torch.Tensor) -> torch.Tensor:
+        (x,) = ctx.saved_tensors
+        return 3 * x**2 * grad_output.max()  # wrong: scaled by grad_output's largest entry, not multiplied entry by entry
+'''
 # Round 7's forger: the module reached through a call (which the scan did not follow), and the kept list rewritten in
 # place by a finalizer that runs once the check has returned (which nothing watched). Graded, nothing is kept.
 REWRITTEN_AFTER_THE_CHECK = """import json as _json
@@ -1803,6 +1871,10 @@ ATTACKED = (attackers()
             + [Student("kernel-for-the-tests-own-detach", {**corpus.solutions(APPLY), "add_bias": KERNEL_FOR_THE_TESTS_OWN_DETACH},
                        corpus.scores(APPLY, **corpus.from_on(APPLY, "add_bias")), attacked=["add_bias_test"],
                        assignment=APPLY)]
+            + [Student("jacobians-compared-by-a-kernel",
+                       {**corpus.solutions(AUTOGRAD_FUNCTION), "cube": JACOBIANS_COMPARED_BY_A_KERNEL},
+                       corpus.scores(AUTOGRAD_FUNCTION, **corpus.from_on(AUTOGRAD_FUNCTION, "cube")),
+                       attacked=["cube_test"], assignment=AUTOGRAD_FUNCTION)]
             + [Student("kernels-for-a-meta-gradient", {**corpus.solutions(PUZZLES), "mul": KERNELS_FOR_A_META_GRADIENT},
                        corpus.scores(PUZZLES, **corpus.from_on(PUZZLES, "mul")), attacked=["mul_test"],
                        assignment=PUZZLES)]

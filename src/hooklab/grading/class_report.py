@@ -56,12 +56,21 @@ def write(course: Course, ledger: Ledger, folder: Path | None = None) -> Path:
                                (delimiters.begin_test_delimeter, delimiters.end_test_delimeter))
     write_similarity_csv(similar, folder)
     page = folder / REPORT
-    feedback = course.step_dir("feedback")
-    links = {s.key: [(page.stem, os.path.relpath(page, folder))
-                     for page in sorted((feedback / s.student / s.assignment).glob("*.html"))]
-             for s in tables.submissions}
+    links = feedback_links(tables.submissions, course.step_dir("feedback"), folder)
     page.write_text(render(tables, timing, list(problems), links, similar))
     return page
+
+
+def feedback_links(submissions: Sequence[Submission], feedback: Path, folder: Path) -> dict[str, list[tuple[str, str]]]:
+    """Each submission's feedback pages, (name, path relative to ``folder``): its graded notebooks' own pages only
+    (nbgrader copies a submission's other files, an .html of the student's too, into its feedback folder)."""
+    links = {}
+    for s in submissions:
+        pages = sorted(feedback / s.student / s.assignment / f"{notebook}.html"
+                       for notebook in {cell.split("/")[0] for cell in s.cells})
+        links[s.key] = [(page.stem, os.path.relpath(page, folder)) for page in pages
+                        if page.is_file() and not page.is_symlink()]
+    return links
 
 
 def write_similarity_csv(similar: Sequence[Exercise], folder: Path) -> None:

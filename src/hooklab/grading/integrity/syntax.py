@@ -47,16 +47,22 @@ class _Unwrapped(ast.NodeTransformer):
     def visit_Subscript(self, node: ast.Subscript) -> ast.AST:
         self.generic_visit(node)
         key = node.slice.value if isinstance(node.slice, ast.Constant) else None
-        found = None
+        found, others = None, []
         if (isinstance(node.value, (ast.List, ast.Tuple)) and type(key) is int
             and not any(isinstance(e, ast.Starred) for e in node.value.elts)):
             if -len(node.value.elts) <= key < len(node.value.elts):
                 found = node.value.elts[key]
+                others = [e for e in node.value.elts if e is not found]
         elif isinstance(node.value, ast.Dict) and key is not None and all(  # keys all constants, none repeated
                 isinstance(k, ast.Constant) for k in node.value.keys) and len(
                 {k.value for k in node.value.keys}) == len(node.value.keys):
             found = next((v for k, v in zip(node.value.keys, node.value.values) if k.value == key), None)
-        return ast.copy_location(found, node) if found is not None and isinstance(node.ctx, ast.Load) else node
+            others = [v for v in node.value.values if v is not found]
+        # only where what the display drops runs nothing (a constant, a name): `[x, f()][0]` still calls f
+        if found is None or not isinstance(node.ctx, ast.Load) or not all(
+                isinstance(other, (ast.Constant, ast.Name)) for other in others):
+            return node
+        return ast.copy_location(found, node)
 
 
 @lru_cache(PARSED)
@@ -91,9 +97,12 @@ def expression_in(text: str) -> ast.Expression | None:
 
 @lru_cache(PARSED)
 def code(source: str) -> str:
-    """What a cell's source does, without its comments and layout: its syntax tree, or the text that does not parse."""
-    tree = parse(source)
-    return source if tree is None else ast.dump(tree)
+    """What a cell's source does, without its comments and layout: its syntax tree as written (no display resolved),
+    or the text that does not parse."""
+    try:
+        return ast.dump(ast.parse(_transformer.transform_cell(source)))
+    except (SyntaxError, ValueError):
+        return source
 
 
 def bindings(node: ast.AST) -> Iterator[tuple[str, str]]:
@@ -157,12 +166,17 @@ def bound_names(trees: Iterable[ast.AST], imports: bool = True) -> set[str]:
 
 
 def custom_ops(trees: Iterable[ast.AST]) -> set[str]:
-    """The names of the operators the code makes with torch.library's ``custom_op`` (a function it decorates with
-    ``@….custom_op(…)``, or ``name = ….custom_op(…)(function)``), where nothing else binds the name."""
+    """The names of the operators the code makes with ``torch.library.custom_op`` (a function it decorates with
+    ``@torch.library.custom_op(…)``, or ``name = torch.library.custom_op(…)(function)``; ``custom_op`` alone where
+    the code imports it from torch.library and binds it nowhere else), where nothing else binds the name."""
     trees = list(trees)
+    imported = [alias for tree in trees for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
+                and node.module == "torch.library" for alias in node.names if alias.name == "custom_op"]
+    alone = len(imported) == 1 and (imported[0].asname or "custom_op") not in bound_names(trees, imports=False)
+    short = (imported[0].asname or "custom_op") if alone else None
 
     def made_by_custom_op(call: ast.AST) -> bool:
-        return isinstance(call, ast.Call) and (dotted(call.func) or [""])[-1] == "custom_op"
+        return isinstance(call, ast.Call) and dotted(call.func) in (["torch", "library", "custom_op"], [short])
 
     made: set[str] = set()
     for node in (node for tree in trees for node in ast.walk(tree)):

@@ -486,7 +486,7 @@ def _below_the_module() -> list[Wrong]:
 
             def predict_fires(plan, call):
                 return dict(TABLE[plan, call])
-        '''), "its cell run again first, runs a backward pass (autograd's engine ran SumBackward0)"),
+        '''), "with its cell run again, runs a backward pass (autograd's engine ran SumBackward0)"),
         Wrong('predict_fires_pops_the_tests_mode', BELOW_THE_MODULE, 'predict_fires', _cell('''
             from torch.utils._python_dispatch import _pop_mode, _push_mode
 

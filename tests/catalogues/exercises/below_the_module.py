@@ -396,7 +396,7 @@ def readings() -> list[Wrong]:
             def predict_fires(plan: str, call: str) -> dict[str, int]:
                 one, two = MEASURED[call]
                 return {kind: one[kind] + (plan.count("a") - 1) * (two[kind] - one[kind]) for kind in one}
-        '''), "its cell run again first, runs a backward pass"),
+        '''), "with its cell run again, runs a backward pass"),
         # the same, the measurements kept where a namespace of imports alone does not reach: an environment variable
         # written when the cell first runs, and read instead of measuring when it runs again
         Wrong("predict_fires_measured_table_in_the_environment", BELOW_THE_MODULE, "predict_fires", _cell('''
@@ -414,7 +414,7 @@ def readings() -> list[Wrong]:
             def predict_fires(plan: str, call: str) -> dict[str, int]:
                 one, two = MEASURED[call]
                 return {kind: one[kind] + (plan.count("a") - 1) * (two[kind] - one[kind]) for kind in one}
-        '''), "its cell run again first, runs a backward pass"),
+        '''), "with its cell run again, runs a backward pass"),
         # the same with a copy of fires' model of its own, run by a factory when the cell runs, the table in a closure
         Wrong("predict_fires_own_model_measured_in_a_closure", BELOW_THE_MODULE, "predict_fires", _cell('''
             def measured_predictor():
@@ -454,7 +454,7 @@ def readings() -> list[Wrong]:
 
 
             predict_fires = measured_predictor()
-        '''), "its cell run again first, runs a backward pass"),
+        '''), "with its cell run again, runs a backward pass"),
         # "leaf modules" read as the model's modules below it: the model itself never watched, even when it is a leaf
         Wrong("first_nonfinite_model_itself_never_watched", BELOW_THE_MODULE, "first_nonfinite", _cell('''
             def first_nonfinite(model, x):

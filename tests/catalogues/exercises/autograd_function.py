@@ -280,7 +280,7 @@ def readings() -> list[Wrong]:
                 def backward(ctx, grad_output):
                     (x,) = ctx.saved_tensors
                     return torch.sigmoid(x)
-        '''), "gradcheck failed"),
+        '''), "for grad_output linspace(-1.5, 2, n) (backward multiplies grad_output by the derivative"),
         # "in float32" read as "computes in float32": a float64 input comes back float32
         Wrong("stable_softplus_computes_in_float32", AUTOGRAD_FUNCTION, "stable_softplus", _cell('''
             class StableSoftplus(Function):
@@ -381,5 +381,5 @@ def readings() -> list[Wrong]:
                 def backward(ctx, grad_output):
                     (x,) = ctx.saved_tensors
                     return 3 * x**2
-        '''), "failed"),
+        '''), "gradient of Cube for grad_output linspace(-1.5, 2, n)"),
     ]

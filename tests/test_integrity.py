@@ -687,6 +687,43 @@ def test_honest_lines_the_scan_once_held_are_not_flagged(assignment: str, source
      "def custom_op(name, **options):\n    return lambda function: name\n\n\n@custom_op('aten::to.dtype')\n"
      "def op(x):\n    return x\n\n\ntorch.library.register_kernel(op, 'Undefined', lambda *args: args[0])\n",
      "registers a kernel for an operator that is not its own"),
+    # an operator is the answer's own only where custom_op is its def's one decorator (an outer one decides what the
+    # name holds) and nothing else binds its name (a match capture included); named in a namespace of its own;
+    # its kernels registered for it alone (no library of the answer's choosing, no library reached or destroyed)
+    ("05_autograd_function",
+     "@torch.library.custom_op('mylib::double', mutates_args=())\ndef double(x: torch.Tensor) -> torch.Tensor:\n"
+     "    return 2 * x\n\n\ntorch.library.register_kernel(double, 'cpu', lambda x: 2 * x)\n",
+     "def named(function):\n    return 'aten::to.dtype'\n\n\n@named\n"
+     "@torch.library.custom_op('mylib::double', mutates_args=())\ndef double(x: torch.Tensor) -> torch.Tensor:\n"
+     "    return 2 * x\n\n\ntorch.library.register_kernel(double, 'Undefined', lambda *args: args[0])\n",
+     "registers a kernel for an operator that is not its own"),
+    ("08_backward_puzzles",
+     "@torch.library.custom_op('mylib::double', mutates_args=())\ndef double(x: torch.Tensor) -> torch.Tensor:\n"
+     "    return 2 * x\n\n\nmatch 'cpu':\n    case device:\n        pass\n"
+     "torch.library.register_kernel(double, device, lambda x: 2 * x)\n",
+     "@torch.library.custom_op('mylib::double', mutates_args=())\ndef double(x: torch.Tensor) -> torch.Tensor:\n"
+     "    return 2 * x\n\n\nmatch 'aten::clone':\n    case double:\n        pass\n"
+     "torch.library.register_kernel(double, 'cpu', lambda x: x)\n",
+     "registers a kernel for an operator that is not its own"),
+    ("05_autograd_function",
+     "from torch.library import custom_op\n\n\n@custom_op('cube_lib::cube', mutates_args=())\n"
+     "def cube(x: torch.Tensor) -> torch.Tensor:\n    return x**3\n",
+     "from torch.library import custom_op\n\n\n@custom_op('aten::cube', mutates_args=())\n"
+     "def cube(x: torch.Tensor) -> torch.Tensor:\n    return x**3\n",
+     "makes an operator in torch's namespace"),
+    ("05_autograd_function",
+     "@torch.library.custom_op('mylib::double', mutates_args=())\ndef double(x: torch.Tensor) -> torch.Tensor:\n"
+     "    return 2 * x\n\n\ntorch.library.register_kernel(double, 'cpu', lambda x: 2 * x)\n",
+     "@torch.library.custom_op('mylib::double', mutates_args=())\ndef double(x: torch.Tensor) -> torch.Tensor:\n"
+     "    return 2 * x\n\n\ntorch.library.register_kernel(double, 'cpu', lambda x: 2 * x, "
+     "lib=getattr(double, 'lib'))\n",
+     "registers a kernel in a library of its choosing"),
+    ("05_autograd_function",
+     "@torch.library.custom_op('mylib::double', mutates_args=())\ndef double(x: torch.Tensor) -> torch.Tensor:\n"
+     "    return 2 * x\n\n\nseen = double.name()\n",
+     "@torch.library.custom_op('mylib::double', mutates_args=())\ndef double(x: torch.Tensor) -> torch.Tensor:\n"
+     "    return 2 * x\n\n\ndouble._lib._destroy()\n",
+     "reaches a custom operator's library of kernels"),
     # a display indexed by a constant is read as the item it gives only where what it drops runs nothing
     ("02_forward_hooks", "first = [torch.ones(2), 3][0]\nsecond = {'a': torch.zeros(1), 'b': first}['a']\n",
      "_ = [None, __import__('os').environ.update(SEEN='1')][0]\n", "uses the import system"),
@@ -889,7 +926,7 @@ def test_a_mode_left_entered_is_seen_by_the_probe_and_read_by_no_checker():
         mode.__exit__(None, None, None)
     assert before == {"torch function modes entered": "0", "torch dispatch modes entered": "0"}
     assert during["torch dispatch modes entered"] == "1"
-    assert read["type"] == "other" and "mode" in read["name"]
+    assert read["type"] == "unread" and "mode" in read["reason"]
     assert observations.encode(value)["type"] == "tensor"
 
 

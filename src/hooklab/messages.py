@@ -32,6 +32,8 @@ def compare(got: Any, want: Any, label: str, *, atol: float = 1e-6, rtol: float 
     item that holds another item's value says which."""
     if not isinstance(got, dict) or not isinstance(want, dict):
         return f"{label}: the test's observation is not readable"
+    if unread(got, label):
+        return unread(got, label)
     options = {"atol": atol, "rtol": rtol, "check_dtype": check_dtype, "equal_nan": equal_nan, "withheld": withheld}
     if not withheld and _plain(got) and _plain(want) and not _equal(got, want) and len(shown(want)) < SHOWN:
         return _should_be(got, want, label, withheld)  # values that differ, by value, as Python compares them
@@ -52,6 +54,14 @@ def compare(got: Any, want: Any, label: str, *, atol: float = 1e-6, rtol: float 
     if got.get("value") == want.get("value"):
         return ""
     return _should_be(got, want, label, withheld)
+
+
+def unread(got: Any, label: str) -> str:
+    """The sentence for a value the checker did not read (:func:`hooklab.observations.encode`: a torch mode entered, a
+    kernel for an operator of aten's registered), "" for any other."""
+    if isinstance(got, dict) and got.get("type") == "unread":
+        return f"{label} was not read: {cut(str(got.get('reason')))}"
+    return ""
 
 
 NOT_WRITTEN = "not written yet"  # how a sentence about an exercise still raising its template's error ends
@@ -188,6 +198,8 @@ def names_problem(got: Any, want: Any, label: str, *, withheld: bool = False) ->
     """Why a list of names (``named_parameters()``'s, a log's) is not the expected one ("" when it is): the names
     missing, those it should not hold, or the order; ``withheld`` (a hidden test's check), without the expected
     names (how many are missing, the student's own names)."""
+    if unread(got, label):
+        return unread(got, label)
     if not (isinstance(got, dict) and got.get("type") == "list" and isinstance(got.get("items"), list)):
         return f"{label} is {describe(got) if isinstance(got, dict) else '?'}, expected a list of names"
     for item in got["items"]:
@@ -299,6 +311,8 @@ MISSING = "missing"  # what check_parameter records for an attribute the module 
 def parameter_problem(got: Any, want: Any, label: str) -> str:
     """Why a module's attribute ``label`` ("Affine.weight") is not a registered ``nn.Parameter`` of the expected shape
     ("" when it is); ``got`` and ``want`` encode [what it is, whether it is registered, its shape]."""
+    if unread(got, label):
+        return unread(got, label)
     try:
         (kind, registered, shape), (_, _, expected) = (_python(got), _python(want))
     except (TypeError, ValueError, KeyError):

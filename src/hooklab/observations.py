@@ -42,7 +42,7 @@ PLAIN_SCALARS = (str, int, float, bool, complex, type(None))  # with lists, tupl
 _BUILTINS = types.MappingProxyType(dict(vars(builtins)))
 CHANNEL = "HOOKLAB_OBSERVATIONS_FD"  # the environment variable that names the kernel's end of its channel
 _state: dict[str, Any] = {"seed": None, "draws": itertools.count(), "seen": [], "channel": None, "send": None,
-                          "kernels": None, "table": None, "kernels_seen": (0, "")}
+                          "kernels": None, "kernels_seen": (0, "")}
 
 
 def connect(unchanged: Callable[[], bool] = lambda: True) -> tuple[Callable[[str], None], Callable[[], int]] | None:
@@ -57,10 +57,9 @@ def connect(unchanged: Callable[[], bool] = lambda: True) -> tuple[Callable[[str
     if CHANNEL not in os.environ:
         return None
     _readers()  # what the encoder reads tensors with, taken before any code of the notebook's runs
-    import torch.library  # the kernels aten's operators have from Python before it runs (torch.library's record)
+    import torch.library
 
-    table = torch.library._impls
-    _state.update(table=table, kernels=frozenset(_aten_kernels(table)), kernels_seen=(len(table), ""))
+    _state.update(kernels=record_kernels(torch.library), kernels_seen=(0, ""))
     fd = int(os.environ.pop(CHANNEL))
     os.set_inheritable(fd, False)
     send, speak, sent = _senders(fd, unchanged)
@@ -206,40 +205,69 @@ def _line_of_the_cell() -> int | None:
 def encode(value: Any, *, expected: bool = False) -> dict[str, Any]:
     """``value`` as plain JSON: a tensor by dtype, shape and bytes; str, numbers, None, lists, tuples and
     dicts of them by type and value; anything else by its type's name. A student's value read while a torch mode is
-    entered, or once the notebook registered a kernel for one of aten's operators (:func:`kernel_added`), is not read
-    (an ``expected`` value, the test's own, is)."""
+    entered, or once the notebook registered a kernel for one of aten's operators (:func:`kernel_added`), is not read:
+    "unread", with the reason (an ``expected`` value, the test's own, is read)."""
     count = itertools.count()
     if not expected and mode_entered():
-        return {"type": "other",
-                "name": "a value read while a torch mode was still entered (leave every mode you enter before your "
-                        "function returns)"}
+        return {"type": "unread", "reason": "a torch mode was still entered as it was read (leave every mode you "
+                                            "enter before your function returns)"}
     added = "" if expected else kernel_added()
     if added:
-        return {"type": "other",
-                "name": f"a value computed while a kernel of the notebook's for torch's {added} was registered "
-                        "(torch.library: register kernels only for operators you made with custom_op)"}
+        return {"type": "unread", "reason": f"it was computed after {added} (torch.library: register kernels only "
+                                            "for operators you made with custom_op)"}
     return _encode(value, 0, count)
 
 
 def kernel_added() -> str:
-    """In a graded kernel, an operator of aten's that the notebook gave a kernel from Python ("aten::detach (CPU)"),
-    or "": such a kernel runs inside every use of the operator, the test's own computations included, so nothing is
-    read once one is there. (torch registers kernels of its other namespaces as it loads parts of itself.)"""
-    table = _state["table"]
-    if table is None:
+    """In a graded kernel, what the notebook did to one of aten's operators ("the notebook registered a kernel for
+    torch's aten::detach (CPU)"), or "": a kernel of its own for such an operator runs inside every use of it, the
+    test's own computations included, so nothing is read once one was there, even if it was removed since. (torch
+    registers kernels of its other namespaces as it loads parts of itself.)"""
+    added = _state["kernels"]
+    if added is None:
         return ""
-    if len(table) != _state["kernels_seen"][0]:  # looked at again only when a kernel was added or removed
-        added = sorted(_aten_kernels(table) - _state["kernels"])
-        name, _, key = added[0].removeprefix("aten/").rpartition("/") if added else ("", "", "")
-        _state["kernels_seen"] = (len(table), f"aten::{name} ({key or 'no dispatch key'})" if added else "")
+    keys = added()
+    if keys is None:
+        return "the notebook replaced torch.library's record of kernels"
+    if len(keys) != _state["kernels_seen"][0]:  # looked at again only when a kernel was added
+        aten = [key for key in keys if _aten_kernel(key)]
+        name, _, key = aten[0].removeprefix("aten/").rpartition("/") if aten else ("", "", "")
+        _state["kernels_seen"] = (len(keys), f"the notebook registered a kernel for torch's aten::{name} "
+                                             f"({key or 'no dispatch key'})" if aten else "")
     return _state["kernels_seen"][1]
 
 
-def _aten_kernels(table: Any) -> set[str]:
-    """The kernels for aten's operators in torch.library's record of those registered from Python ("aten/clone/CPU";
-    any dispatch key, an empty or "Undefined" one included, but those torch registers itself as it loads)."""
-    return {key for key in list(table) if isinstance(key, str) and key.startswith("aten/")
-            and key.rpartition("/")[2] not in _TORCHS_OWN_KEYS}
+def record_kernels(library: Any) -> Callable[[], tuple[str, ...] | None]:
+    """Put in place of torch.library's record of the kernels registered from Python (``library._impls``, to which
+    every registration of its adds the kernel's key, and from which a library destroyed takes its keys away) a set
+    with the same keys that also notes each key added, for good. Returns the function that tells the keys added since,
+    in order, or None once the record in place is no longer that set (replaced, or its class changed)."""
+    log: list[str] = []
+    note, add, kind_of = log.append, set.add, type
+
+    class Recorded(set):
+        __slots__ = ()
+
+        def add(self, key: Any) -> None:
+            note(key)
+            add(self, key)
+
+    record, methods, namespace = Recorded(library._impls), vars(Recorded), vars(library)
+    method = methods["add"]
+    namespace["_impls"] = record
+
+    def added() -> tuple[str, ...] | None:
+        if namespace.get("_impls") is not record or kind_of(record) is not Recorded or methods.get("add") is not method:
+            return None
+        return tuple(log)
+
+    return added
+
+
+def _aten_kernel(key: Any) -> bool:
+    """Whether a key of torch.library's record names a kernel for one of aten's operators ("aten/clone/CPU"; any
+    dispatch key, an empty or "Undefined" one included, but those torch registers itself as it loads)."""
+    return isinstance(key, str) and key.startswith("aten/") and key.rpartition("/")[2] not in _TORCHS_OWN_KEYS
 
 
 def mode_entered() -> str:

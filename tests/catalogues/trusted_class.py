@@ -921,6 +921,107 @@ class Cube(Function):
         (x,) = ctx.saved_tensors
         return 3 * x**2 * grad_output.max()  # wrong: scaled by grad_output's largest entry, not multiplied entry by entry
 '''
+# A red team's answer: the same wrong Cube.backward, its kernels for aten::to registered only while gradcheck's
+# analytical Jacobian is computed (one-hot grad_outputs) and destroyed with their library (a custom_op it named in
+# aten's namespace) before anything is read; the operators named through an outer decorator over custom_op. Every
+# kernel ever added counts (observations.record_kernels), whatever was removed since; the scan takes a def as a
+# custom_op only where that is its one decorator, and holds aten's namespace, lib= and _lib/_destroy.
+KERNELS_ONLY_WHILE_GRADCHECK_RUNS = r'''def _as_dtype_layout(function):
+    return "aten::to.dtype_layout"
+
+
+def _as_dtype(function):
+    return "aten::to.dtype"
+
+
+@_as_dtype_layout
+@torch.library.custom_op("mine::to_device", mutates_args=())
+def _to_device(x: torch.Tensor) -> torch.Tensor:
+    """Tensor.to(device)"""
+    return x.clone()
+
+
+@_as_dtype
+@torch.library.custom_op("mine::to_dtype", mutates_args=())
+def _to_dtype(x: torch.Tensor) -> torch.Tensor:
+    """Tensor.to(dtype=...)"""
+    return x.clone()
+
+
+_moved = []  # tensors .to(device) gave back as they were
+_last = []  # the tensor .to(dtype=...) was last called on
+
+
+def _converted(self, dtype, copy):
+    if not isinstance(self, torch.Tensor):  # a Python number torch wrapped
+        return torch.tensor(self, dtype=dtype)
+    if dtype == self.dtype and not copy:
+        return self
+    return torch.empty_like(self, dtype=dtype).copy_(self)
+
+
+def _to_device_kernel(self, dtype=None, layout=None, device=None, pin_memory=None, non_blocking=False, copy=False,
+                      memory_format=None):
+    dtype = self.dtype if dtype is None else dtype
+    if self.device == (device or self.device) and dtype == self.dtype and not copy:
+        _moved[:] = [self]
+        return self
+    return _converted(self, dtype, copy)
+
+
+def _to_dtype_kernel(self, dtype, non_blocking=False, copy=False, memory_format=None):
+    if _moved and self is _moved[0] and _last and _last[0].shape == self.shape and dtype == _last[0].dtype:
+        _moved.clear()
+        return _last.pop()
+    if isinstance(self, torch.Tensor):
+        _last[:] = [self]
+    return _converted(self, dtype, copy)
+
+
+_armed = []  # the helper operator whose library holds the kernels while gradcheck runs
+_count = [0]
+
+
+def _arm():
+    if _armed:
+        return
+    _count[0] += 1
+
+    @torch.library.custom_op(f"aten::mine_helper_{_count[0]}", mutates_args=())
+    def helper(x: torch.Tensor) -> torch.Tensor:
+        return x.clone()
+
+    torch.library.register_kernel(_to_device, "Undefined", _to_device_kernel, lib=helper._lib)
+    torch.library.register_kernel(_to_dtype, "Undefined", _to_dtype_kernel, lib=helper._lib)
+    _armed.append(helper)
+
+
+def _disarm():
+    while _armed:
+        _armed.pop()._lib._destroy()
+    _moved.clear()
+    _last.clear()
+
+
+class Cube(Function):
+    @staticmethod
+    def forward(x: torch.Tensor) -> torch.Tensor:
+        return x**3
+
+    @staticmethod
+    def setup_context(ctx, inputs: tuple, output: torch.Tensor) -> None:
+        ctx.save_for_backward(inputs[0])
+
+    @staticmethod
+    def backward(ctx, grad_output: torch.Tensor) -> torch.Tensor:
+        if (grad_output.numel() > 1 and not grad_output.requires_grad and bool((grad_output == 1).sum() == 1)
+                and bool(((grad_output == 0) | (grad_output == 1)).all())):
+            _arm()  # gradcheck's analytical Jacobian, row by row
+        else:
+            _disarm()
+        (x,) = ctx.saved_tensors
+        return 3 * x**2 * grad_output.max()  # wrong: scaled by grad_output's largest entry, not multiplied entry by entry
+'''
 # Round 7's forger: the module reached through a call (which the scan did not follow), and the kept list rewritten in
 # place by a finalizer that runs once the check has returned (which nothing watched). Graded, nothing is kept.
 REWRITTEN_AFTER_THE_CHECK = """import json as _json
@@ -1873,6 +1974,10 @@ ATTACKED = (attackers()
                        assignment=APPLY)]
             + [Student("jacobians-compared-by-a-kernel",
                        {**corpus.solutions(AUTOGRAD_FUNCTION), "cube": JACOBIANS_COMPARED_BY_A_KERNEL},
+                       corpus.scores(AUTOGRAD_FUNCTION, **corpus.from_on(AUTOGRAD_FUNCTION, "cube")),
+                       attacked=["cube_test"], assignment=AUTOGRAD_FUNCTION)]
+            + [Student("kernels-only-while-gradcheck-runs",
+                       {**corpus.solutions(AUTOGRAD_FUNCTION), "cube": KERNELS_ONLY_WHILE_GRADCHECK_RUNS},
                        corpus.scores(AUTOGRAD_FUNCTION, **corpus.from_on(AUTOGRAD_FUNCTION, "cube")),
                        attacked=["cube_test"], assignment=AUTOGRAD_FUNCTION)]
             + [Student("kernels-for-a-meta-gradient", {**corpus.solutions(PUZZLES), "mul": KERNELS_FOR_A_META_GRADIENT},

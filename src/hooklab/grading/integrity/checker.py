@@ -562,14 +562,31 @@ class Checker(Magics, ast.NodeVisitor):
     def check_registered_operator(self, node: ast.Call) -> None:
         """torch.library.register_kernel(op, …) and its siblings: ``op`` must be the answer's own operator, the name of
         a custom_op it made or a "namespace::name" string outside torch's namespaces; one of torch's would run the
-        answer's code inside every use of that operator, the tests' own included."""
+        answer's code inside every use of that operator, the tests' own included. No library of the answer's choosing
+        (``lib=``, or keywords unpacked from a dict)."""
         target = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "op"), None)
+        if any(keyword.arg in {None, "lib"} for keyword in node.keywords):
+            self.flag(node, "registers a kernel in a library of its choosing (torch.library's lib=): register it "
+                            "for its own operator, without lib=")
         if isinstance(target, ast.Name) and target.id in self.custom_ops:
             return
-        text = syntax.constant_text(target) if target is not None else None
-        if text is None or text.partition("::")[0].split(".")[0] in rules.TORCH_NAMESPACES or "::" not in text:
+        if not self.own_operator_name(target):
             self.flag(node, "registers a kernel for an operator that is not its own (torch.library): only for an "
                             "operator it made with torch.library.custom_op")
+
+    def check_made_operator(self, node: ast.Call) -> None:
+        """torch.library.custom_op("namespace::name", …): the operator's name written out, in a namespace of the
+        answer's own; in one of torch's, the operator's library would register kernels there."""
+        name = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "name"), None)
+        if not self.own_operator_name(name) or any(keyword.arg is None for keyword in node.keywords):
+            self.flag(node, "makes an operator in torch's namespace or under a name not written out "
+                            "(torch.library.custom_op): name it \"yourlib::name\"")
+
+    @staticmethod
+    def own_operator_name(node: ast.AST | None) -> bool:
+        """Whether ``node`` is a constant "namespace::name" outside torch's own namespaces."""
+        text = syntax.constant_text(node) if node is not None else None
+        return text is not None and "::" in text and text.partition("::")[0].split(".")[0] not in rules.TORCH_NAMESPACES
 
     def visit_Call(self, node: ast.Call) -> None:
         func = node.func
@@ -598,8 +615,11 @@ class Checker(Magics, ast.NodeVisitor):
             self.flag(node, "runs code outside its cell (a DataLoader's worker processes)")
         if any(self.names(func, dotted) for dotted in rules.WEAKREF_CALLBACKS):
             self.weakref_callback(node)
-        if (self.origin(func) or "").removeprefix("torch.library.") in rules.TORCH_LIBRARY_REGISTERS:
+        library_function = (self.origin(func) or "").removeprefix("torch.library.")
+        if library_function in rules.TORCH_LIBRARY_REGISTERS:
             self.check_registered_operator(node)
+        elif library_function in rules.TORCH_LIBRARY_MAKERS:
+            self.check_made_operator(node)
         self.check_unpickling(node)
         for keyword in node.keywords:
             if keyword.arg in rules.FORBIDDEN_KEYWORDS:

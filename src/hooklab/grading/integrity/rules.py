@@ -168,6 +168,10 @@ FORBIDDEN_ATTRIBUTES = {
     # annotations are evaluated later as code (inspect.signature(f, eval_str=True), singledispatch's register): written
     # in the code they are read as code; set by hand they can be built at run time
     "__annotations__": "sets annotations that code evaluates later (__annotations__)",
+    # a custom operator's library (torch.library.CustomOpDef): kernels registered through it, for any operator of its
+    # namespace, are not the operator's own; destroying one takes kernels away from torch's record of them
+    "_lib": "reaches a custom operator's library of kernels (torch.library)",
+    "_destroy": "destroys a library of kernels (torch.library)",
     "f_back": "walks the call stack (frames)",
     "f_globals": "reads a frame's globals",
     "f_locals": "reads a frame's locals",
@@ -233,6 +237,7 @@ TORCH_LIBRARY_ALLOWED = {"custom_op", "register_fake", "register_autograd", "reg
 # torch.library's functions that give an operator a kernel, a fake or a backward: for an operator of the answer's own
 # (a custom_op it made, named or by a "namespace::name" of its own), never for one of torch's, which the tests run
 TORCH_LIBRARY_REGISTERS = {"register_fake", "register_autograd", "register_kernel"}
+TORCH_LIBRARY_MAKERS = {"custom_op", "triton_op"}  # torch.library's functions that make an operator of a given name
 TORCH_NAMESPACES = frozenset({  # torch's own operator namespaces
     "aten", "prims", "prim", "quantized", "_quantized", "quantized_decomposed", "c10d", "_c10d_functional",
     "_c10d_functional_autograd", "_dtensor", "profiler", "mkldnn", "onednn", "mkl", "xnnpack", "inductor",

@@ -146,27 +146,31 @@ def constant_text(node: ast.AST) -> str | None:
 def bound_names(trees: Iterable[ast.AST], imports: bool = True) -> set[str]:
     """Every name the code binds, at any depth: assigned, a parameter, defined, imported (unless ``imports`` is
     False), caught, matched."""
-    names: set[str] = set()
-    for node in (node for tree in trees for node in ast.walk(tree)):
-        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
-            names.add(node.id)
-        elif isinstance(node, ast.arg):
-            names.add(node.arg)
-        elif isinstance(node, ast.alias):
-            if imports:
-                names.add((node.asname or node.name).split(".")[0])
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.ExceptHandler, ast.MatchAs,
-                               ast.MatchStar)) and node.name:
-            names.add(node.name)
-        elif isinstance(node, ast.MatchMapping) and node.rest:
-            names.add(node.rest)
-        elif type(node).__name__ in {"TypeVar", "ParamSpec", "TypeVarTuple"}:  # def f[T](): (Python 3.12)
-            names.add(node.name)
-    return names
+    return {name for tree in trees for node in ast.walk(tree) if imports or not isinstance(node, ast.alias)
+            for name in binds(node)}
+
+
+def binds(node: ast.AST) -> list[str]:
+    """The names one node of the tree binds: a name assigned or deleted, a parameter, a function or class defined, an
+    import's name, an exception caught, a pattern's capture (``case x``, ``[*x]``, ``{**x}``), a type parameter."""
+    if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+        return [node.id]
+    if isinstance(node, ast.arg):
+        return [node.arg]
+    if isinstance(node, ast.alias):
+        return [(node.asname or node.name).split(".")[0]]
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.ExceptHandler, ast.MatchAs,
+                         ast.MatchStar)) and node.name:
+        return [node.name]
+    if isinstance(node, ast.MatchMapping) and node.rest:
+        return [node.rest]
+    if type(node).__name__ in {"TypeVar", "ParamSpec", "TypeVarTuple"}:  # def f[T](): (Python 3.12)
+        return [node.name]
+    return []
 
 
 def custom_ops(trees: Iterable[ast.AST]) -> set[str]:
-    """The names of the operators the code makes with ``torch.library.custom_op`` (a function it decorates with
+    """The names of the operators the code makes with ``torch.library.custom_op`` (a function whose only decorator is
     ``@torch.library.custom_op(…)``, or ``name = torch.library.custom_op(…)(function)``; ``custom_op`` alone where
     the code imports it from torch.library and binds it nowhere else), where nothing else binds the name."""
     trees = list(trees)
@@ -180,19 +184,14 @@ def custom_ops(trees: Iterable[ast.AST]) -> set[str]:
 
     made: set[str] = set()
     for node in (node for tree in trees for node in ast.walk(tree)):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(map(made_by_custom_op,
-                                                                                  node.decorator_list)):
+        if (isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and len(node.decorator_list) == 1
+                and made_by_custom_op(node.decorator_list[0])):
             made.add(node.name)
         elif (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
               and isinstance(node.value, ast.Call) and made_by_custom_op(node.value.func)):
             made.add(node.targets[0].id)
-    bindings = {name: 0 for name in made}
-    for node in (node for tree in trees for node in ast.walk(tree)):
-        name = (node.id if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load) else node.arg
-                if isinstance(node, ast.arg) else (node.asname or node.name).split(".")[0]
-                if isinstance(node, ast.alias) else getattr(node, "name", None)
-                if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.ExceptHandler))
-                else None)
+    bindings = dict.fromkeys(made, 0)
+    for name in (name for tree in trees for node in ast.walk(tree) for name in binds(node)):
         if name in bindings:
             bindings[name] += 1
     return {name for name, count in bindings.items() if count == 1}

@@ -108,7 +108,8 @@ def graded(tmp_path_factory: pytest.TempPathFactory) -> dict:
     # submissions are queued in the order of their folders' names: the first of a worker's kernels is started
     # for its notebook, the later ones are spares started ahead; a-mallory gets the first, z-mallory a spare
     folders = {name: hostile / name / A
-               for name in (*REDIRECTING, *STARTING, "linker", "H30[7]", "*", "=SUM(1,2)", "eve", "fat", "many")}
+               for name in (*REDIRECTING, *STARTING, "linker", "H30[7]", "*", "=SUM(1,2)", "eve", "fat", "many",
+                            "paged")}
     for folder in folders.values():
         folder.mkdir(parents=True)
     for student in REDIRECTING:
@@ -124,6 +125,11 @@ def graded(tmp_path_factory: pytest.TempPathFactory) -> dict:
     folders["*"].joinpath(NOTEBOOK).write_bytes(corpus.notebook(A, {}))
     folders["=SUM(1,2)"].joinpath(NOTEBOOK).write_bytes(solved())
     folders["eve"].joinpath(NOTEBOOK).write_bytes(solved(SCRIPT_OUTPUT))
+    folders["eve"].joinpath("notes.html").write_text("<script>alert(5)</script>")  # a page of its own
+    folders["paged"].joinpath(NOTEBOOK).write_bytes(solved())  # a folder where its feedback page goes
+    page_place = folders["paged"] / Path(NOTEBOOK).with_suffix(".html").name
+    page_place.mkdir()
+    (page_place / "notes.txt").write_text("a note of the student's own")
     folders["linker"].joinpath("timestamp.txt").write_text(EARLY)
     for student in ("fat", "many"):
         folders[student].joinpath(NOTEBOOK).write_bytes(solved())
@@ -176,7 +182,7 @@ def test_ids_that_nbgrader_would_take_as_patterns_are_refused(graded):
         assert not (grading / "submitted" / student).exists()
     with Gradebook(f"sqlite:///{graded['course'] / 'gradebook.db'}") as gradebook:
         assert {s.id for s in gradebook.students} == {*HONEST, *REDIRECTING, *STARTING, "linker", "=SUM(1,2)", "eve",
-                                                      "fat", "many"}
+                                                      "fat", "many", "paged"}
 
 
 def test_a_formula_id_is_graded_and_neutralised_in_the_csv(graded):
@@ -215,6 +221,21 @@ def test_script_in_a_students_output_is_not_live_in_the_feedback(graded):
     assert page.found == []
     honest = active((feedback / "ada" / A / Path(NOTEBOOK).with_suffix(".html").name).read_text())
     assert honest.found == [] and {"h1", "pre"} <= honest.tags
+
+
+def test_a_students_file_or_folder_named_as_a_page_is_not_copied_into_the_feedback(graded):
+    """nbgrader copies a submission's other files into its feedback folder before it writes the pages: a folder
+    named as a notebook's page would stand where the page goes (its feedback failed at every run), a page of the
+    student's would sit beside the grader's. Neither is copied; the submission is graded and its page written."""
+    feedback = graded["course"] / "autograder" / "feedback"
+    page = feedback / "paged" / A / Path(NOTEBOOK).with_suffix(".html").name
+    assert page.is_file() and "a note of the student's own" not in page.read_text()
+    with Gradebook(f"sqlite:///{graded['course'] / 'gradebook.db'}") as gradebook:
+        assert gradebook.find_submission(A, "paged").score == sum(corpus.points(A).values())  # recorded, and:
+    assert not (feedback / "eve" / A / "notes.html").exists()
+    total = sum(corpus.points(A).values())
+    assert [line.split() for line in graded["summary"].splitlines() if line.strip().startswith(f"paged/{A}")] == [
+        [f"paged/{A}", f"{total:g}", "/", f"{total:g}", "✓"]], graded["summary"]
 
 
 @pytest.mark.parametrize("student",

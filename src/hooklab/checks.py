@@ -610,14 +610,16 @@ def _snapshot(result: Any) -> Any:
                       "one per input of forward")
 
 
-def _guarded(function: type) -> tuple[type, Callable[[], tuple[str, ...]], Callable[[str], Any], list[Any]]:
+def _guarded(function: type) -> tuple[type, Callable[[], tuple[str, ...]], Callable[[str], Any],
+             tuple[list[Any], list[bool]]]:
     """A subclass of ``function`` whose forward, setup_context and backward run watched (the mode and the profiler),
     what the watches noted, and ``window(stage, nodes=())``: a context in which the profiler watches a whole span of
     the check (``apply``, with the hooks torch runs between the methods, such as saved-tensor hooks; a direct backward;
     a backward pass through autograd's engine, which runs the ``nodes`` named, with every hook the answer registered),
     the methods called in it watched by the mode alone. The notes are kept where the Function's code cannot reach
-    them. Graded, each call of backward also appends to the list returned last what it returned and the grad_outputs
-    it was given, encoded as it returns, before any other code runs (a mode it left entered fails it there)."""
+    them. Last, ``(returned, recording)``: graded, each call of backward fails where it leaves a mode entered, and while
+    ``recording`` holds an item, appends to ``returned`` what it returned and the grad_outputs it was given, encoded as
+    it returns, before any other code runs."""
     notes: list[str] = []
     running = ["forward"]
     windows = [0]  # profiler windows open (one profiler at a time: a method called in one is watched by it)
@@ -645,6 +647,7 @@ def _guarded(function: type) -> tuple[type, Callable[[], tuple[str, ...]], Calla
                 note(seen)
 
     returned: list[tuple[list[dict[str, Any]], dict[str, Any]]] = []
+    recording: list[bool] = []  # non-empty while a direct call of backward is to be recorded in ``returned``
 
     def watched(method: Callable, name: str) -> staticmethod:
         def run(*args: Any) -> Any:
@@ -656,6 +659,7 @@ def _guarded(function: type) -> tuple[type, Callable[[], tuple[str, ...]], Calla
                     return result
                 if observations.active():
                     _no_mode_left(f"{function.__name__}.backward")
+                if recording:  # a direct call of the check's own (direct())
                     items = list(result) if type(result) is tuple or type(result) is list else [result]
                     returned.append(([encode(item) for item in items], encode(list(args[1:]))))
                 return _snapshot(result)
@@ -681,7 +685,7 @@ def _guarded(function: type) -> tuple[type, Callable[[], tuple[str, ...]], Calla
     if own["setup_context"] is not _Function.setup_context:
         methods["setup_context"] = watched(own["setup_context"], "setup_context")
     checked = type(function.__name__, (function,), methods)
-    return checked, lambda: tuple(notes), profiled, returned
+    return checked, lambda: tuple(notes), profiled, (returned, recording)
 
 
 APPLY_STAGE = "apply (forward, setup_context, or a hook torch runs with them)"
@@ -877,7 +881,7 @@ def check_backward(
     inputs = _fresh_leaves(args)
     positions = [i for i, arg in enumerate(inputs) if _differentiable(arg)]
     call = f"{name}.apply({', '.join(_describe_argument(n, a) for n, a in zip(names, args))})"
-    checked, notes, window, returned = _guarded(function)
+    checked, notes, window, _ = _guarded(function)
 
     def failing(stage: str, error: Exception) -> AnswerError:
         if type(error) is NotImplementedError:  # the template's
@@ -1026,7 +1030,7 @@ def _observe_backward(function: type, args: tuple[Any, ...], generator: torch.Ge
     double = all(a.dtype == _float64 for a in args if _differentiable(a))
     tolerance = {"atol": (1e-12 if double else 1e-4) if atol is None else atol,
                  "rtol": (1e-10 if double else 1e-3) if rtol is None else rtol}
-    checked, notes, window, returned = _guarded(function)
+    checked, notes, window, record = _guarded(function)
 
     def attempt(stage: str, run: Callable[[], Any]) -> tuple[bool, Any]:
         try:
@@ -1070,9 +1074,14 @@ def _observe_backward(function: type, args: tuple[Any, ...], generator: torch.Ge
     given = [g.clone() if g is not None else torch.zeros_like(o) for g, o in zip(grad_outputs, outputs)]
 
     def direct() -> tuple[list[dict[str, Any]], dict[str, Any]]:
+        returned, recording = record
         returned.clear()
-        with window("backward"), _no_grad():
-            checked.backward(node, *given)
+        recording.append(True)
+        try:
+            with window("backward"), _no_grad():
+                checked.backward(node, *given)
+        finally:
+            recording.clear()
         return returned[0]  # encoded as backward returned
 
     ran, backward = attempt(f"{name}.backward", direct)

@@ -23,7 +23,7 @@ from nbconvert.exporters.exporter import ResourcesDict
 from nbgrader import utils
 from nbgrader.apps import NbGraderAPI
 from nbgrader.coursedir import CourseDirectory
-from traitlets.config import Config
+from traitlets.config import Config, LazyConfigValue
 
 from hooklab.grading import judge
 from hooklab.grading.course import Course
@@ -48,7 +48,7 @@ class Grader:
         self._executing = _api(execute_config)
         self._reference_config = copy.deepcopy(execute_config)
         self._reference_config.GuardedExecute.integrity = False  # the instructor's own code
-        self._feedback = _api(feedback_config) if feedback_config is not None else None
+        self._feedback = _api(_pages_kept(feedback_config)) if feedback_config is not None else None
         if SUPPORTED:
             KernelProvisionerFactory.instance().default_provisioner_name = PROVISIONER
 
@@ -96,6 +96,18 @@ class Grader:
 def _error(cell: nbformat.NotebookNode) -> str:
     errors = [output for output in cell.outputs if output.output_type == "error"]
     return f"{errors[0].ename}: {errors[0].evalue}"[:300] if errors else ""
+
+
+def _pages_kept(config: Config) -> Config:
+    """``config`` for writing feedback: the student's files and folders named as a page (``*.html``) are not copied
+    into the feedback folder (nbgrader copies a submission's other files there first), where one would take a
+    notebook's page's place, or be a page of the student's beside the grader's."""
+    config = copy.deepcopy(config)
+    default = CourseDirectory.class_traits()["ignore"].default()
+    ignored = config.CourseDirectory.get("ignore", default)
+    ignored = ignored.get_value(default) if isinstance(ignored, LazyConfigValue) else ignored
+    config.CourseDirectory.ignore = [*ignored, "*.html"]
+    return config
 
 
 def _api(config: Config) -> NbGraderAPI:

@@ -15,10 +15,10 @@ from nbformat.v4 import new_notebook
 from conftest import two_assignments
 from hooklab.grading.course import Course
 from hooklab.grading.kernels.sandbox import Sandbox
-from hooklab.grading.lms import canvas, moodle, platform
+from hooklab.grading.lms import canvas, find_lms_submissions, moodle, platform
 from hooklab.grading.lms.export import Score, fill
 from hooklab.grading.lms.table import read_table, write_table
-from hooklab.grading.submissions import TIMESTAMP, files_in, find_submissions, opened_input, place_submission
+from hooklab.grading.submissions import TIMESTAMP, files_in, opened_input, place_submission
 
 NOTEBOOK = nbformat.writes(new_notebook())
 
@@ -74,7 +74,7 @@ def test_canvas_zip_is_mapped_through_the_gradebook_export_and_says_what_it_left
     assert roster.ids == {"1001": "ada", "1002": "bob", "1003": "carol", "1008": "S8", "1005": "eve"}
     sandbox = Sandbox()
     with opened_input(canvas_zip(tmp_path), sandbox) as (folder, problems):
-        found = find_submissions(folder, course, sandbox, lms=(platform("canvas"), roster))
+        found = find_lms_submissions(folder, course, sandbox, platform("canvas"), roster)
         assert not list((folder.parent).glob("escape*"))
         assert {s.key: sorted(s.files) for s in found.submissions} == {
             "ada/hw": ["nb.ipynb"], "bob/hw": ["nb.ipynb"], "carol/hw": ["nb.ipynb"], "S8/hw": ["nb.ipynb"]}
@@ -92,7 +92,7 @@ def test_canvas_zip_is_mapped_through_the_gradebook_export_and_says_what_it_left
 def test_canvas_without_a_roster_grades_under_canvas_user_ids(tmp_path: Path, course: Course):
     sandbox = Sandbox()
     with opened_input(canvas_zip(tmp_path), sandbox) as (folder, _):
-        found = find_submissions(folder, course, sandbox, lms=(platform("canvas"), None))
+        found = find_lms_submissions(folder, course, sandbox, platform("canvas"), None)
     assert sorted(s.key for s in found.submissions) == ["1001/hw", "1002/hw", "1003/hw", "1008/hw", "1999/hw"]
 
 
@@ -114,7 +114,7 @@ def test_canvas_anonymous_grading_names_are_graded_under_their_anonymous_id(tmp_
     inbox = zipped(tmp_path / "anonymous.zip", {"anon_Ab1cD_5001_nb.ipynb": NOTEBOOK,
                                                 "anon_xY9zQ_5002_nb.ipynb": NOTEBOOK})
     with opened_input(inbox, sandbox) as (folder, _):
-        found = find_submissions(folder, course, sandbox, lms=(platform("canvas"), roster))
+        found = find_lms_submissions(folder, course, sandbox, platform("canvas"), roster)
     assert sorted(s.key for s in found.submissions) == ["anon_Ab1cD/hw", "anon_xY9zQ/hw"]
     assert not found.problems
 
@@ -123,7 +123,7 @@ def test_an_oversized_lms_file_is_not_extracted(tmp_path: Path, course: Course):
     sandbox = Sandbox(notebook_size=100)
     archive = zipped(tmp_path / "big.zip", {"ada_1001_5001_nb.ipynb": "x" * 1000, "bob_1002_5002_nb.ipynb": NOTEBOOK})
     with opened_input(archive, sandbox) as (folder, problems):
-        found = find_submissions(folder, course, sandbox, lms=(platform("canvas"), None))
+        found = find_lms_submissions(folder, course, sandbox, platform("canvas"), None)
     assert [s.key for s in found.submissions] == ["1002/hw"]
     assert "ada_1001_5001_nb.ipynb: 1000 bytes, more than the 100 bytes a notebook may be" in problems[0]
 
@@ -160,7 +160,7 @@ def test_moodle_zip_is_mapped_through_the_worksheet_with_its_submission_times(tm
     assert roster.times["201"] == "2024-05-13 14:45:00.000000 UTC"  # BST is UTC+1
     sandbox = Sandbox()
     with opened_input(moodle_zip(tmp_path), sandbox) as (folder, _):
-        found = find_submissions(folder, course, sandbox, lms=(platform("moodle"), roster))
+        found = find_lms_submissions(folder, course, sandbox, platform("moodle"), roster)
         assert {s.key: sorted(s.files) for s in found.submissions} == {
             "ada@example.edu/hw": ["data/extra.csv", "nb.ipynb"], "bob@example.edu/hw": ["nb.ipynb"],
             "carol@example.edu/hw": ["nb.ipynb"]}
@@ -275,7 +275,7 @@ def test_an_id_the_roster_gives_two_students_grades_neither_under_it(tmp_path: P
     archive = zipped(tmp_path / "submissions.zip", {f"{name}_{user}_1_nb.ipynb": NOTEBOOK
                                                     for name, user in (("ada", 1001), ("bob", 1002), ("carol", 1003))})
     with opened_input(archive, sandbox) as (folder, _):
-        found = find_submissions(folder, course, sandbox, lms=(platform("canvas"), roster))
+        found = find_lms_submissions(folder, course, sandbox, platform("canvas"), roster)
     assert [s.key for s in found.submissions] == ["1003/hw"]
     assert ("ada_1001_1_nb.ipynb: the roster gives the id '1002' to 2 students (1001, 1002); not graded"
             in found.problems)

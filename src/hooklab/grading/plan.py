@@ -21,10 +21,11 @@ from hooklab.grading.gradebook import ensure_assignments, graded_keys, max_score
 from hooklab.grading.kernels.sandbox import Sandbox, amount
 from hooklab.grading.keys import submission_key
 from hooklab.grading.ledger import Ledger
+from hooklab.grading.lms import find_lms_submissions
 from hooklab.grading.submissions import find_submissions, opened_input, place_submission
 
 if TYPE_CHECKING:
-    from hooklab.grading.submissions import Lms
+    from hooklab.grading.lms import Lms
 
 
 @dataclass
@@ -61,7 +62,8 @@ def make_plan(submissions: Path, course: Course, ledger: Ledger, *, force: bool,
     config = course.config()
     api, sandbox = NbGraderAPI(config=config), Sandbox(config=config)
     with opened_input(submissions, sandbox) as (folder, problems):
-        found = find_submissions(folder, course, sandbox, filename_regex, timestamps, lms)
+        found = (find_lms_submissions(folder, course, sandbox, *lms) if lms is not None
+                 else find_submissions(folder, course, sandbox, filename_regex, timestamps))
         problems += found.problems
         assignments = sorted({s.assignment for s in found.submissions})
         sources = {a: sorted((course.root / course.coursedir.source_directory / a).glob("*.ipynb"))

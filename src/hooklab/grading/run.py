@@ -38,7 +38,7 @@ from hooklab.grading.untrusted import printable
 from hooklab.seeding import SEED_VARIABLE
 
 if TYPE_CHECKING:
-    from hooklab.grading.submissions import Lms
+    from hooklab.grading.lms import Lms
 
 LOG = "grading.log"
 

@@ -25,7 +25,6 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from nbgrader.plugins import FileNameCollectorPlugin
 
@@ -33,11 +32,6 @@ from hooklab.grading.course import Course
 from hooklab.grading.kernels.sandbox import Sandbox, amount
 from hooklab.grading.keys import submission_key
 from hooklab.grading.untrusted import printable
-
-if TYPE_CHECKING:
-    from hooklab.grading.lms import Platform, Roster
-
-    Lms = tuple[Platform, Roster | None]
 
 # "<student>_<notebook>.ipynb", e.g. "ada_forward_hooks.ipynb"; student ids without underscores.
 DEFAULT_FILENAME_REGEX = r"^(?P<student_id>[^_/]+)_(?P<file_id>[^/]+\.ipynb)$"
@@ -173,14 +167,10 @@ def _extract(archive: zipfile.ZipFile, group: list[zipfile.ZipInfo], scratch: Pa
 
 
 def find_submissions(folder: Path, course: Course, sandbox: Sandbox, filename_regex: str = DEFAULT_FILENAME_REGEX,
-                     timestamps: bool = False, lms: Lms | None = None) -> Found:
-    """Every submission in ``folder``: nbgrader's layout if it has subfolders, otherwise flat; or an LMS's export
-    (``lms``: :func:`hooklab.grading.lms.find_lms_submissions`). ``timestamps``: the submissions'
-    ``timestamp.txt`` are nbgrader's, not the students' (always so in the course's own ``submitted`` folder)."""
-    if lms is not None:
-        from hooklab.grading.lms import find_lms_submissions
-
-        return find_lms_submissions(folder, course, sandbox, *lms)
+                     timestamps: bool = False) -> Found:
+    """Every submission in ``folder``: nbgrader's layout if it has subfolders, otherwise flat (an LMS's export:
+    :func:`hooklab.grading.lms.find_lms_submissions`). ``timestamps``: the submissions' ``timestamp.txt`` are
+    nbgrader's, not the students' (always so in the course's own ``submitted`` folder)."""
     if any(entry.is_dir() for entry in folder.iterdir()):
         timestamps = timestamps or folder.resolve() == course.step_dir("submitted").resolve()
         return _find_nested(folder, course, sandbox, timestamps)

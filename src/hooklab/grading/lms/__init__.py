@@ -14,11 +14,10 @@ but :mod:`.export` writes the score *before* it (unless told otherwise), so no p
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
+from hooklab.grading.lms.entries import LmsFile, Platform, Roster
 from hooklab.grading.untrusted import printable
 
 if TYPE_CHECKING:
@@ -29,58 +28,7 @@ if TYPE_CHECKING:
 PLATFORMS = ("canvas", "moodle")
 
 
-@dataclass(frozen=True)
-class LmsFile:
-    """One entry of an LMS's export, as its name says."""
-
-    user: str  # the LMS's own number for the student (Canvas user id, Moodle participant id)
-    name: str  # the name the entry gives the student (their profile's: hostile), for messages only
-    file_id: str  # the file's name as the student uploaded it (a renamed re-upload's number taken off)
-    order: tuple[int, ...] = ()  # larger is newer, between entries of one student and file
-    late: bool = False  # the LMS marked it late (Canvas; not by how much)
-    uploaded: str = ""  # the file's name as the LMS wrote it (``forward_hooks-1.ipynb``)
-    anonymous: bool = False  # named by an anonymous id (Canvas's anonymous grading): no roster maps it
-
-
-@dataclass
-class Roster:
-    """Who the LMS's numbers are: the LMS's own export (Canvas's gradebook CSV, Moodle's grading worksheet)."""
-
-    ids: dict[str, str] = field(default_factory=dict)  # LMS number → the student id hooklab grades under
-    times: dict[str, str] = field(default_factory=dict)  # LMS number → submission time, nbgrader's format (UTC)
-    problems: list[str] = field(default_factory=list)  # rows that give no usable id or time
-    refused: dict[str, str] = field(default_factory=dict)  # LMS number → why its files are not graded
-
-    @classmethod
-    def of(cls, ids: dict[str, str]) -> Roster:
-        """A roster of these LMS numbers and ids; an id two numbers share (one's SIS login another's number) is
-        given to neither: their files are named, not graded under the wrong student."""
-        roster = cls()
-        owners: dict[str, list[str]] = {}
-        for user, student in ids.items():
-            owners.setdefault(student, []).append(user)
-        for student, users in owners.items():
-            for user in users:
-                if len(users) > 1:
-                    roster.refused[user] = (f"the roster gives the id {printable(student)!r} to {len(users)} "
-                                            f"students ({', '.join(users)})")
-                else:
-                    roster.ids[user] = student
-        return roster
-
-
-class Platform(Protocol):
-    """What :func:`find_lms_submissions` needs of an LMS module."""
-
-    NAME: str
-
-    def parse(self, name: str) -> LmsFile | str:
-        """A top-level entry's name read, or why it is not one of this LMS's."""
-        ...
-
-    def read_roster(self, path: Path, timezone: str) -> Roster:
-        """The roster file read."""
-        ...
+Lms = tuple[Platform, Roster | None]  # an LMS's export as ``hooklab autograde --lms`` reads it, with its roster
 
 
 def platform(name: str) -> Platform:
@@ -88,12 +36,6 @@ def platform(name: str) -> Platform:
     from hooklab.grading.lms import canvas, moodle
 
     return {"canvas": canvas, "moodle": moodle}[name]  # type: ignore[return-value]
-
-
-def numbered(text: str) -> str:
-    """The LMS number a roster cell holds ("Participant 123" → "123"), or ""."""
-    match = re.fullmatch(r"\s*(?:participant\s*)?(\d+)\s*", text, re.IGNORECASE)
-    return match[1] if match else ""
 
 
 def student_id(roster: Roster | None, user: str) -> str:
@@ -108,8 +50,8 @@ def find_lms_submissions(folder: Path, course: Course, sandbox: Sandbox, lms: Pl
     A student's newest entry of a notebook counts (an LMS keeps the latest attempt, but a renamed re-upload
     sits beside the first); the others are named. A number the roster does not know, an id the roster gives
     that cannot be a student's folder, a file of no assignment and a link are named with the reason."""
+    # here, not at the top: `hooklab --help` reads PLATFORMS without loading nbgrader
     from hooklab.grading.submissions import TIMESTAMP, Found, Submission, files_of, link_problem, refusal, too_big
-
     problems = list(roster.problems) if roster else []
     chosen: dict[tuple[str, str], tuple[LmsFile, Path]] = {}  # (student, path in the submission) → newest entry
     folders: dict[str, Path] = {}  # student → a Moodle submission folder

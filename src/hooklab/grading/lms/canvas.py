@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from hooklab.grading.lms import LmsFile, Roster
+from hooklab.grading.lms.entries import LmsFile, Roster
 from hooklab.grading.lms.table import read_table
 from hooklab.grading.submissions import refusal
 from hooklab.grading.untrusted import printable

@@ -19,7 +19,8 @@ from nbgrader.api import Gradebook, MissingEntry
 from hooklab.grading.course import Course
 from hooklab.grading.keys import submission_key
 from hooklab.grading.ledger import Ledger
-from hooklab.grading.lms import canvas, moodle, numbered
+from hooklab.grading.lms import canvas, moodle
+from hooklab.grading.lms.entries import numbered
 from hooklab.grading.lms.table import Table, read_table, write_table
 from hooklab.grading.untrusted import printable, spreadsheet_cell
 

@@ -17,7 +17,7 @@ from datetime import datetime
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
-from hooklab.grading.lms import LmsFile, Roster, numbered
+from hooklab.grading.lms.entries import LmsFile, Roster, numbered
 from hooklab.grading.lms.table import read_table
 from hooklab.grading.submissions import refusal
 from hooklab.grading.untrusted import printable

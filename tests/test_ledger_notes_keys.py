@@ -11,6 +11,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
+from hooklab.grading.grades_csv import reasons
 from hooklab.grading.keys import cell_key, split_cell_key, split_submission_key, submission_key
 from hooklab.grading.ledger import Entry, Ledger
 from hooklab.grading.notes import METADATA, Notes
@@ -117,6 +118,17 @@ def test_a_read_at_any_step_of_a_save_sees_every_finished_result(tmp_path: Path,
         assert readers[0].entries == writer.entries
     assert step == 6, "5 operations: the file written, renamed, the journal removed, the last run written, renamed"
     assert not writer.journal.exists() and Ledger(writer.path).entries == writer.entries
+
+
+def test_the_csvs_reason_for_a_submission_the_last_run_did_not_finish_is_that_runs_problem(tmp_path: Path):
+    """A submission recorded in the gradebook whose feedback nbgrader could not write has no ledger entry (the next
+    run grades it again): grades.csv, which shows its gradebook score, gives that run's reason, not an empty one."""
+    ledger = Ledger(tmp_path / "grading.json")
+    ledger.set("ada/hw", entry("a"))
+    failed = "the grading process failed (RuntimeError('nbgrader could not write the feedback: …')); run again to retry"
+    ledger.last_run.problems = [f"bob/hw: {failed}", "ada/hw: an earlier problem", "notes.txt: a file outside any "
+                                "student folder, ignored", f"eve: x/hw: {failed}"]
+    assert reasons(ledger) == {"ada/hw": "", "bob/hw": failed}
 
 
 def test_notes_are_written_whole_and_read_back_with_what_does_not_apply_left_out():

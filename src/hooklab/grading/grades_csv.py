@@ -24,10 +24,21 @@ def write_grades_csv(course: Course, ledger: Ledger) -> Path:
     """Write the course's grades CSV from its gradebook, with the ledger's reason for each submission that was not
     graded, held or noted; returns its path."""
     path = course.work_dir / GRADES_CSV
-    reasons = {key: entry.explanation() for key, entry in ledger.entries.items()}
     with Gradebook(course.db_url) as gradebook:
-        CellScoresExportPlugin(to=str(path), reasons=reasons).export(gradebook)
+        CellScoresExportPlugin(to=str(path), reasons=reasons(ledger)).export(gradebook)
     return path
+
+
+def reasons(ledger: Ledger) -> dict[str, str]:
+    """The reason column of each submission: its ledger entry's explanation; for one that has none, because the last
+    run did not finish it (a grading process that failed, feedback nbgrader could not write: its score may already be
+    in the gradebook), what that run's problems say of it."""
+    found = {key: entry.explanation() for key, entry in ledger.entries.items()}
+    for problem in ledger.last_run.problems:
+        key, said, why = problem.partition(": ")
+        if said and "/" in key and key not in found:
+            found[key] = why
+    return found
 
 
 class CellScoresExportPlugin(ExportPlugin):

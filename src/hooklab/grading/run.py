@@ -205,8 +205,11 @@ def _run(pool: ProcessPoolExecutor, execution: Execution, tasks: list[Task], led
             for future in finished:
                 if future in writing:
                     task, entry = writing.pop(future)
-                    if future.exception():
-                        failed(task, future.exception())
+                    if future.exception():  # not in the ledger: the next run grades it again
+                        problems.append(f"{task.key}: scored {entry.score:g} / {entry.max_score:g} in the gradebook, "
+                                        f"but its feedback could not be written ({future.exception()}); run again to "
+                                        "write it")
+                        done(task, None)
                     else:
                         stages.add(feedback=future.result())
                         done(task, entry)

@@ -89,7 +89,7 @@ class Grader:
         started = time.perf_counter()
         outcome = self._feedback.generate_feedback(assignment, student, force=True)
         if not outcome["success"]:
-            raise RuntimeError(f"nbgrader could not write the feedback: {outcome.get('log', '').strip()[-300:]}")
+            raise RuntimeError(f"nbgrader: {outcome.get('log', '').strip()[-300:]}")
         return time.perf_counter() - started
 
 

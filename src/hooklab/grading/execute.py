@@ -51,7 +51,7 @@ from hooklab.grading.kernels import client, protocol, provisioner, server
 from hooklab.grading.kernels.sandbox import Sandbox
 from hooklab.grading.notes import Notes
 from hooklab.grading.output_limits import KEPT, OutputLimits
-from hooklab.grading.outputs import HELD, NOT_RUN, error_output
+from hooklab.grading.outputs import HELD, NOT_RUN, error_output, failed, would_be
 from hooklab.grading.redaction import PROOF_PREFIX
 from hooklab.grading.repair import source_notebook
 
@@ -69,11 +69,6 @@ def cell_key(cell: NotebookNode, source_ids: set[str] | None = None, source_code
     if cell.get("id") is not None and cell.get("id") in (source_ids or ()):
         return cell["id"]
     return (source_code or {}).get(cell.source) or hashlib.sha256(cell.source.encode()).hexdigest()
-
-
-def passed(cell: NotebookNode) -> bool:
-    """A test cell passed when none of its outputs is an error (stderr doesn't count)."""
-    return not any(output.output_type == "error" for output in cell.get("outputs", []))
 
 
 class GuardedExecute(Execute):
@@ -185,7 +180,7 @@ class GuardedExecute(Execute):
         if self.integrity:
             self._check(f"before cell {index + 1}", self._answers.words.get(protocol.BEFORE))
             ran = self._check(f"in cell {index + 1}", self._answers.words.get(protocol.AFTER))
-            if not ran and passed(cell):
+            if not ran and not failed(cell.get("outputs", [])):
                 self._not_run.append(f"test cell {index + 1} did not run to its end")
                 cell.outputs.append(error_output(NOT_RUN,
                                                  "test did not run: it was skipped, rewritten or its error swallowed"))
@@ -343,11 +338,7 @@ class GuardedExecute(Execute):
         ready = self._ready or time.perf_counter()  # no cell reached: the kernel never started
         notes.seconds = {"kernel": ready - self._started, "cells": time.perf_counter() - ready}
         if held:
-            notes.would_be = {
-                cell.metadata.nbgrader["grade_id"]: float(cell.metadata.nbgrader["points"]) if passed(cell) else 0.0
-                for cell in nb.cells
-                if utils.is_grade(cell) and cell.cell_type == "code"
-            }
+            notes.would_be = would_be(nb)
         notes.write(nb)
         if not held:
             return

@@ -6,6 +6,7 @@ import re
 from typing import Any
 
 from nbformat import NotebookNode
+from nbgrader import utils
 
 HELD = "HeldForReview"  # the notebook is held for review: the cell's points wait for a person
 NOT_RUN = "TestDidNotRun"  # the cell did not run to its end (skipped, rewritten, its error swallowed, stopped)
@@ -31,3 +32,10 @@ def errors(outputs: list[Any]) -> list[Any]:
 def failed(outputs: list[Any]) -> bool:
     """Whether a test cell's outputs fail it."""
     return bool(errors(outputs))
+
+
+def would_be(nb: NotebookNode) -> dict[str, float]:
+    """A held notebook's points once released: each test cell's, where its outputs do not fail it (:func:`failed`:
+    the hold itself does not)."""
+    return {cell.metadata.nbgrader["grade_id"]: 0.0 if failed(cell.outputs) else float(cell.metadata.nbgrader["points"])
+            for cell in nb.cells if cell.cell_type == "code" and utils.is_grade(cell)}

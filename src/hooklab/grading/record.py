@@ -12,7 +12,6 @@ from typing import Any
 
 import nbformat
 from nbconvert.exporters.exporter import ResourcesDict
-from nbgrader import utils
 from nbgrader.api import Gradebook
 from sqlalchemy.exc import SAWarning
 
@@ -23,7 +22,7 @@ from hooklab.grading.gradebook import set_manual_scores
 from hooklab.grading.keys import cell_key
 from hooklab.grading.ledger import Entry, Ledger
 from hooklab.grading.notes import Notes
-from hooklab.grading.outputs import failed
+from hooklab.grading.outputs import would_be
 from hooklab.grading.plan import Task
 from hooklab.grading.timing import Stages
 
@@ -128,11 +127,7 @@ def _would_be(nb: nbformat.NotebookNode) -> None:
     notes = Notes.read(nb)
     if notes.would_be is None:
         return
-    notes.would_be = {
-        cell.metadata.nbgrader["grade_id"]: 0.0 if failed(cell.outputs)
-        else float(cell.metadata.nbgrader["points"])
-        for cell in nb.cells if cell.cell_type == "code" and utils.is_grade(cell)
-    }
+    notes.would_be = would_be(nb)
     notes.write(nb)
 
 

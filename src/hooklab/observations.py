@@ -226,22 +226,25 @@ def kernel_added() -> str:
     added = _state["kernels"]
     if added is None:
         return ""
-    keys = added()
-    if keys is None:
+    seen, said = _state["kernels_seen"]
+    new = added(seen)
+    if new is None:
         return "the notebook replaced torch.library's record of kernels"
-    if len(keys) != _state["kernels_seen"][0]:  # looked at again only when a kernel was added
-        aten = [key for key in keys if _aten_kernel(key)]
-        name, _, key = aten[0].removeprefix("aten/").rpartition("/") if aten else ("", "", "")
-        _state["kernels_seen"] = (len(keys), f"the notebook registered a kernel for torch's aten::{name} "
-                                             f"({key or 'no dispatch key'})" if aten else "")
-    return _state["kernels_seen"][1]
+    if new:  # looked at only when a kernel was added
+        aten = next((key for key in new if _aten_kernel(key)), None)
+        if aten and not said:
+            name, _, key = aten.removeprefix("aten/").rpartition("/")
+            said = f"the notebook registered a kernel for torch's aten::{name} ({key or 'no dispatch key'})"
+        _state["kernels_seen"] = (seen + len(new), said)
+    return said
 
 
-def record_kernels(library: Any) -> Callable[[], tuple[str, ...] | None]:
+def record_kernels(library: Any) -> Callable[[int], list[str] | None]:
     """Put in place of torch.library's record of the kernels registered from Python (``library._impls``, to which
     every registration of its adds the kernel's key, and from which a library destroyed takes its keys away) a set
-    with the same keys that also notes each key added, for good. Returns the function that tells the keys added since,
-    in order, or None once the record in place is no longer that set (replaced, or its class changed)."""
+    with the same keys that also notes each key added, for good. Returns the function that tells the keys added from
+    the ``since``-th on, in order, or None once the record in place is no longer that set (replaced, or its class
+    changed)."""
     log: list[str] = []
     note, add, kind_of = log.append, set.add, type
 
@@ -256,10 +259,10 @@ def record_kernels(library: Any) -> Callable[[], tuple[str, ...] | None]:
     method = methods["add"]
     namespace["_impls"] = record
 
-    def added() -> tuple[str, ...] | None:
+    def added(since: int) -> list[str] | None:
         if namespace.get("_impls") is not record or kind_of(record) is not Recorded or methods.get("add") is not method:
             return None
-        return tuple(log)
+        return log[since:]
 
     return added
 

@@ -55,12 +55,24 @@ def exercises(nb: Any) -> list[dict[str, Any]]:
     return found
 
 
-def main(notebook: str, seed: str, keys_file: str, out_file: str, readings_file: str = "") -> None:
+def notebook_shell(path: Path) -> tuple[Any, Any, set[Any]]:
+    """The notebook at ``path``, read, with the working folder made its own; an IPython shell that keeps no history,
+    to run its cells in this process as a grading kernel runs them; and its cells' ids (as
+    :func:`hooklab.grading.execute.cell_key` takes them)."""
     import nbformat
-    import torch
     from IPython.core.interactiveshell import InteractiveShell
-    from nbgrader import utils
     from traitlets.config import Config
+
+    nb = nbformat.read(path, as_version=4)
+    os.chdir(path.parent)
+    config = Config()
+    config.HistoryManager.enabled = False
+    return nb, InteractiveShell.instance(config=config), {cell.get("id") for cell in nb.cells}
+
+
+def main(notebook: str, seed: str, keys_file: str, out_file: str, readings_file: str = "") -> None:
+    import torch
+    from nbgrader import utils
 
     from hooklab import observations
     from hooklab.grading import judge
@@ -71,13 +83,8 @@ def main(notebook: str, seed: str, keys_file: str, out_file: str, readings_file:
     wanted = set(json.loads(Path(keys_file).read_text()))  # "grade_id|key" of the mutants to run; empty: all
     readings = json.loads(Path(readings_file).read_text()) if readings_file else None
     path = Path(notebook)
-    nb = nbformat.read(path, as_version=4)
-    os.chdir(path.parent)
-    config = Config()
-    config.HistoryManager.enabled = False
-    shell = InteractiveShell.instance(config=config)
+    nb, shell, source_ids = notebook_shell(path)  # the runner runs the source itself
     name = path.stem
-    source_ids = {cell.get("id") for cell in nb.cells}  # the runner runs the source itself
 
     def run(index: int, source: str | None = None) -> tuple[str, list[Any] | None]:
         """Run cell ``index`` (with ``source`` instead of its own) as the grader does: what it raised, what it

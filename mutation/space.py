@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import functools
 import json
-import os
 import sys
 from collections import Counter
 from pathlib import Path
@@ -87,10 +86,7 @@ def _wrap_defined(namespace: dict[str, Any], names: set[str], exercise: _Exercis
 
 def explore(folder: str, seed: str) -> dict[str, Any]:
     """Run ``solutions/<folder>`` under ``seed``: {"held": {grade_id: {dimension: bool}}, "failed": [test cells]}."""
-    import nbformat
-    from IPython.core.interactiveshell import InteractiveShell
     from nbgrader import utils
-    from traitlets.config import Config
 
     sys.path.insert(0, str(REPO / "tests"))
     from catalogues.input_space import space
@@ -98,15 +94,11 @@ def explore(folder: str, seed: str) -> dict[str, Any]:
     from hooklab.grading import judge
     from hooklab.grading.execute import cell_key
     from hooklab.grading.integrity.scan import definitions_of
+    from mutation.runner import notebook_shell
 
     spaces = space().get(folder, {})
     path = next((REPO / "solutions" / folder).glob("*.ipynb"))
-    nb = nbformat.read(path, as_version=4)
-    os.chdir(path.parent)
-    config = Config()
-    config.HistoryManager.enabled = False
-    shell = InteractiveShell.instance(config=config)
-    source_ids = {cell.get("id") for cell in nb.cells}
+    nb, shell, source_ids = notebook_shell(path)
     exercises = {grade_id: _Exercise(dimensions) for grade_id, dimensions in spaces.items()}
     current_test = [""]
     failed = []

@@ -120,26 +120,18 @@ def graded_outcome(tests: dict[str, dict], reference: dict[str, dict], sources: 
 def main(folder: str, out: str, *kinds: str) -> None:
     """Each broken answer of ``folder``'s exercises, run in the lab's way and the grader's: its outcome in each,
     written to ``out`` as JSON ({"grade_id|r0:kind": {"lab": [ename, text], "graded": [ename, text]}})."""
-    import nbformat
     import torch
-    from IPython.core.interactiveshell import InteractiveShell
     from nbgrader import utils
-    from traitlets.config import Config
 
     from hooklab import observations
     from hooklab.grading import judge
     from hooklab.grading.execute import cell_key
-    from mutation.runner import _forked, _Spare, _unforkable, exercises
+    from mutation.runner import _forked, _Spare, _unforkable, exercises, notebook_shell
 
     torch.set_num_threads(1)  # no thread pool before the forks
     kinds = list(kinds or KINDS)
     path = next((REPO / "solutions" / folder).glob("*.ipynb"))
-    nb = nbformat.read(path, as_version=4)
-    os.chdir(path.parent)
-    config = Config()
-    config.HistoryManager.enabled = False
-    shell = InteractiveShell.instance(config=config)
-    ids = {cell.get("id") for cell in nb.cells}
+    nb, shell, ids = notebook_shell(path)
     sources = {cell.metadata.nbgrader["grade_id"]: cell.source for cell in nb.cells
                if cell.cell_type == "code" and utils.is_grade(cell)}
 

@@ -436,17 +436,11 @@ def checker_arguments_as_sent(path: Path) -> list[str]:
     REFERENCE block)."""
     import inspect
     import linecache
-    import os
     import sys
 
-    from IPython.core.interactiveshell import InteractiveShell
-    from traitlets.config import Config
+    from mutation.runner import notebook_shell
 
-    nb = nbformat.read(path, as_version=4)
-    os.chdir(path.parent)
-    config = Config()
-    config.HistoryManager.enabled = False
-    shell = InteractiveShell.instance(config=config)
+    nb, shell, _ = notebook_shell(path)
     originals: dict[str, tuple[str, str]] = {}  # the source sent → (grade_id, the test's own source)
     problems: list[str] = []
 
@@ -515,5 +509,6 @@ if __name__ == "__main__":  # the run above, in a process of its own: python tes
     import sys
     from pathlib import Path
 
+    sys.path.insert(0, str(REPO))  # the repository's tools (mutation.runner's notebook shell)
     found = checker_arguments_as_sent(Path(sys.argv[1]).resolve())
     print(json.dumps(found))

@@ -17,6 +17,14 @@ def _linear(c: Call, test) -> bool:
     return c.target == FORWARD and test(*c.args, *(None,) * (3 - len(c.args)))
 
 
+def _general(grad_output: torch.Tensor) -> bool:
+    """A grad_output that an answer right only for ones, one-hot rows or sorted values gets wrong."""
+    flat = grad_output.detach().flatten()
+    steps = flat.diff()
+    return bool(flat.numel() > 2 and (steps > 0).any() and (steps < 0).any() and (flat < 0).any() and (flat > 0).any()
+                and ((flat != 0) & (flat != 1)).any())
+
+
 SPACE: dict[str, list[Dimension]] = {
     "linear_function": [
         Dimension("no bias", lambda c: _linear(c, lambda x, w, b: b is None)),
@@ -60,6 +68,8 @@ SPACE: dict[str, list[Dimension]] = {
                   lambda c: c.target == "StableSoftplus.forward" and c.args[0].dtype == torch.bfloat16),
         Dimension("a bfloat16 gradient",
                   lambda c: c.target == "StableSoftplus.backward" and c.args[1].dtype == torch.bfloat16),
+        Dimension("a grad_output of mixed signs, neither sorted nor made of 0s and 1s",
+                  lambda c: c.target == "StableSoftplus.backward" and _general(c.args[1])),
     ],
     "cube": [
         Dimension("negatives", lambda c: c.target == "Cube.forward" and bool((c.args[0] < 0).any())),
@@ -70,11 +80,16 @@ SPACE: dict[str, list[Dimension]] = {
         Dimension("tiny magnitudes (0 < |x| < 1e-100)", lambda c: c.target == "Cube.forward"
                   and bool(((c.args[0] != 0) & (c.args[0].abs() < 1e-100)).any())),
         Dimension("a second backward pass (double backward)", lambda c: c.target == "Cube.backward" and c.number >= 1),
+        Dimension("a grad_output of mixed signs, neither sorted nor made of 0s and 1s",
+                  lambda c: c.target == "Cube.backward" and _general(c.args[1])),
+        Dimension("a grad_output that needs a gradient (backward differentiated in grad_output)",
+                  lambda c: c.target == "Cube.backward" and c.args[1].requires_grad),
         Dimension("x changed in place between forward and backward",
                   reading="backward_after_x_changed: autograd's 'modified by an inplace operation' error"),
     ],
 }
 """The answer cell's grade_id → the dimensions of its input space."""
+
 
 
 def readings() -> list[Wrong]:
@@ -280,7 +295,7 @@ def readings() -> list[Wrong]:
                 def backward(ctx, grad_output):
                     (x,) = ctx.saved_tensors
                     return torch.sigmoid(x)
-        '''), "for grad_output linspace(-1.5, 2, n) (backward multiplies grad_output by the derivative"),
+        '''), "for a grad_output of mixed signs and sizes (backward multiplies grad_output by the derivative"),
         # "in float32" read as "computes in float32": a float64 input comes back float32
         Wrong("stable_softplus_computes_in_float32", AUTOGRAD_FUNCTION, "stable_softplus", _cell('''
             class StableSoftplus(Function):
@@ -381,5 +396,22 @@ def readings() -> list[Wrong]:
                 def backward(ctx, grad_output):
                     (x,) = ctx.saved_tensors
                     return 3 * x**2
-        '''), "gradient of Cube for grad_output linspace(-1.5, 2, n)"),
+        '''), "gradient of Cube for a grad_output of mixed signs and sizes"),
+        # "grad_output is a constant from autograd's point of view" read as detaching it: the first derivatives are
+        # right, the double backward misses the path through grad_output
+        Wrong("cube_detaches_grad_output", AUTOGRAD_FUNCTION, "cube", _cell('''
+            class Cube(Function):
+                @staticmethod
+                def forward(x):
+                    return x**3
+
+                @staticmethod
+                def setup_context(ctx, inputs, output):
+                    ctx.save_for_backward(inputs[0])
+
+                @staticmethod
+                def backward(ctx, grad_output):
+                    (x,) = ctx.saved_tensors
+                    return 3 * x**2 * grad_output.detach()
+        '''), "derivative of the sum of Cube's gradient with respect to grad_output"),
     ]

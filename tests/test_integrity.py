@@ -724,6 +724,43 @@ def test_honest_lines_the_scan_once_held_are_not_flagged(assignment: str, source
      "@torch.library.custom_op('mylib::double', mutates_args=())\ndef double(x: torch.Tensor) -> torch.Tensor:\n"
      "    return 2 * x\n\n\ndouble._lib._destroy()\n",
      "reaches a custom operator's library of kernels"),
+    # an operator's name kept in a constant, custom_op's functional form, torch.library under a name of the answer's,
+    # an operator defined again: honest; the name bound twice, the alias rebound, the operator's name rebound: held
+    ("05_autograd_function",
+     "OP = 'mylib::cube'\n\n\n@torch.library.custom_op(OP, mutates_args=())\ndef cube(x: torch.Tensor) -> "
+     "torch.Tensor:\n    return x**3\n\n\ntorch.library.register_fake(OP)(torch.empty_like)\n",
+     "OP = 'mylib::cube'\nOP = 'aten::clone'\ntorch.library.register_kernel(OP, 'cpu', lambda x: x)\n",
+     "registers a kernel for an operator that is not its own"),
+    ("05_autograd_function",
+     "def _cube(x: torch.Tensor) -> torch.Tensor:\n    return x**3\n\n\n"
+     "cube = torch.library.custom_op('mylib::cube', _cube, mutates_args=())\n"
+     "torch.library.register_kernel(cube, 'cpu', _cube)\n",
+     "def _cube(x: torch.Tensor) -> torch.Tensor:\n    return x**3\n\n\n"
+     "cube = torch.library.custom_op('mylib::cube', _cube, mutates_args=())\ncube = 'aten::clone'\n"
+     "torch.library.register_kernel(cube, 'cpu', _cube)\n",
+     "registers a kernel for an operator that is not its own"),
+    ("08_backward_puzzles",
+     "import torch.library as tl\n\n\n@tl.custom_op('mylib::double', mutates_args=())\n"
+     "def double(x: torch.Tensor) -> torch.Tensor:\n    return 2 * x\n\n\n"
+     "tl.register_kernel(double, 'cpu', lambda x: 2 * x)\n",
+     "import torch.library as tl\n\n\nclass tl:  # noqa\n    custom_op = staticmethod(lambda name, **k: lambda f: "
+     "'aten::clone')\n\n\n@tl.custom_op('mylib::double', mutates_args=())\ndef double(x):\n    return x\n\n\n"
+     "torch.library.register_kernel(double, 'cpu', lambda x: x)\n",
+     "registers a kernel for an operator that is not its own"),
+    ("05_autograd_function",
+     "@torch.library.custom_op('mylib::cube', mutates_args=())\ndef cube(x: torch.Tensor) -> torch.Tensor:\n"
+     "    return x**3\n\n\n@torch.library.custom_op('mylib::cube_again', mutates_args=())\n"
+     "def cube(x: torch.Tensor) -> torch.Tensor:\n    return x * x * x\n\n\n"
+     "torch.library.register_kernel(cube, 'cpu', lambda x: x**3)\n",
+     "import functools\n\nmake = functools.partial(torch.library.custom_op, 'aten::helper', mutates_args=())\n",
+     "hands torch.library.custom_op around"),
+    # kernels for torch's own operators through its Python dispatcher
+    ("05_autograd_function", "ops = torch.ops.aten.allclose.default.name()\n",
+     "@torch.ops.aten.allclose.default.py_impl(torch.DispatchKey.CPU)\ndef close(*args, **kwargs):\n    return True\n",
+     "gives torch's operators kernels of its own"),
+    ("05_autograd_function", "from torch.fx.experimental.proxy_tensor import make_fx\n",
+     "from torch.fx.experimental.proxy_tensor import enable_python_dispatcher as on\n\non().__enter__()\n",
+     "switches on torch's Python dispatcher"),
     # a display indexed by a constant is read as the item it gives only where what it drops runs nothing
     ("02_forward_hooks", "first = [torch.ones(2), 3][0]\nsecond = {'a': torch.zeros(1), 'b': first}['a']\n",
      "_ = [None, __import__('os').environ.update(SEEN='1')][0]\n", "uses the import system"),
@@ -924,10 +961,34 @@ def test_a_mode_left_entered_is_seen_by_the_probe_and_read_by_no_checker():
         during, read = kernel_probe._modes(), observations.encode(value)
     finally:
         mode.__exit__(None, None, None)
-    assert before == {"torch function modes entered": "0", "torch dispatch modes entered": "0"}
+    assert before == {"torch function modes entered": "0", "torch dispatch modes entered": "0",
+                      "torch's Python dispatcher": "off"}
     assert during["torch dispatch modes entered"] == "1"
     assert read["type"] == "unread" and "mode" in read["reason"]
     assert observations.encode(value)["type"] == "tensor"
+
+
+def test_torchs_python_dispatcher_left_on_is_seen_by_the_probe_and_read_by_no_checker():
+    """torch's Python dispatcher runs the kernels ``OpOverload.py_impl`` gave torch's operators (red team: one for
+    aten::allclose answering gradcheck): switched on and left on, the probe's facts change and nothing is read."""
+    import torch
+    from torch._dispatch.python import enable_python_dispatcher
+
+    from hooklab import messages, observations
+    from hooklab.grading import kernel_probe
+
+    value = torch.ones(2)
+    switch = enable_python_dispatcher()
+    switch.__enter__()
+    try:
+        during, read = kernel_probe._modes(), observations.encode(value)
+    finally:
+        switch.__exit__(None, None, None)
+    assert during["torch's Python dispatcher"] == "on"
+    assert messages.compare(read, observations.encode(value), "the output") == (
+        "the output was not read: a torch mode was still entered as it was read (leave every mode you enter before "
+        "your function returns)")
+    assert kernel_probe._modes()["torch's Python dispatcher"] == "off"
 
 
 @pytest.mark.parametrize("assignment", ["02_forward_hooks", "09_below_the_module"])

@@ -275,12 +275,15 @@ def _aten_kernel(key: Any) -> bool:
 
 def mode_entered() -> str:
     """The torch function mode or dispatch mode entered as a checker reads a value, by its class's name ("" when there
-    is none; the checkers' own guard, hooklab.checks._AutogradGuard, is none): such a mode could change what is read,
-    so nothing is read then."""
+    is none; the checkers' own guard, hooklab.checks._AutogradGuard, is none), or "PythonDispatcher" where torch's
+    Python dispatcher is on (it runs the kernels ``OpOverload.py_impl`` gave operators): either could change what is
+    read, so nothing is read then."""
     torch = sys.modules.get("torch")
     torch_c = getattr(torch, "_C", None)
     if torch_c is None:
         return ""
+    if torch_c._dispatch_tls_is_dispatch_key_included(torch_c.DispatchKey.PythonDispatcher):
+        return "PythonDispatcher"
     if torch_c._len_torch_dispatch_stack():
         from torch.utils._python_dispatch import _get_current_dispatch_mode_stack
 

@@ -1022,6 +1022,39 @@ class Cube(Function):
         (x,) = ctx.saved_tensors
         return 3 * x**2 * grad_output.max()  # wrong: scaled by grad_output's largest entry, not multiplied entry by entry
 '''
+# A red team's answer: Cube's backward detaching grad_output (its double backward wrong), with a kernel of its own for
+# aten::allclose (OpOverload.py_impl, which torch.library's record never sees) answering gradcheck and gradgradcheck
+# through torch's Python dispatcher, switched on and left on. The dispatcher on counts as a mode entered (nothing
+# read from then on), the test compares the gradient's derivative in grad_output itself, and the scan holds py_impl
+# and enable_python_dispatcher.
+ALLCLOSE_THROUGH_THE_PYTHON_DISPATCHER = r'''from torch.fx.experimental.proxy_tensor import enable_python_dispatcher
+
+_close = torch.ops.aten.allclose.default
+
+
+@_close.py_impl(torch.DispatchKey.CPU)
+def _always_close(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
+    return True
+
+
+_dispatcher = enable_python_dispatcher()  # kept: the guard lasts as long as the object
+_dispatcher.__enter__()
+
+
+class Cube(Function):
+    @staticmethod
+    def forward(x: torch.Tensor) -> torch.Tensor:
+        return x**3
+
+    @staticmethod
+    def setup_context(ctx, inputs: tuple, output: torch.Tensor) -> None:
+        ctx.save_for_backward(inputs[0])
+
+    @staticmethod
+    def backward(ctx, grad_output: torch.Tensor) -> torch.Tensor:
+        (x,) = ctx.saved_tensors
+        return 3 * x**2 * grad_output.detach()  # wrong: the double backward misses the path through grad_output
+'''
 # Round 7's forger: the module reached through a call (which the scan did not follow), and the kept list rewritten in
 # place by a finalizer that runs once the check has returned (which nothing watched). Graded, nothing is kept.
 REWRITTEN_AFTER_THE_CHECK = """import json as _json
@@ -1978,6 +2011,10 @@ ATTACKED = (attackers()
                        attacked=["cube_test"], assignment=AUTOGRAD_FUNCTION)]
             + [Student("kernels-only-while-gradcheck-runs",
                        {**corpus.solutions(AUTOGRAD_FUNCTION), "cube": KERNELS_ONLY_WHILE_GRADCHECK_RUNS},
+                       corpus.scores(AUTOGRAD_FUNCTION, **corpus.from_on(AUTOGRAD_FUNCTION, "cube")),
+                       attacked=["cube_test"], assignment=AUTOGRAD_FUNCTION)]
+            + [Student("allclose-through-the-python-dispatcher",
+                       {**corpus.solutions(AUTOGRAD_FUNCTION), "cube": ALLCLOSE_THROUGH_THE_PYTHON_DISPATCHER},
                        corpus.scores(AUTOGRAD_FUNCTION, **corpus.from_on(AUTOGRAD_FUNCTION, "cube")),
                        attacked=["cube_test"], assignment=AUTOGRAD_FUNCTION)]
             + [Student("kernels-for-a-meta-gradient", {**corpus.solutions(PUZZLES), "mul": KERNELS_FOR_A_META_GRADIENT},

@@ -166,8 +166,9 @@ def _facts(shell: Any) -> dict[str, str]:
 
 
 def _modes() -> dict[str, str]:
-    """How many torch function modes and dispatch modes are entered: none between cells, where an answer enters and
-    leaves its modes inside its own functions (notebook 09); one left entered changes what the tests compute. Read
+    """How many torch function modes and dispatch modes are entered, and whether torch's Python dispatcher is on: none
+    and off between cells, where an answer enters and leaves its modes inside its own functions (notebook 09); one left
+    entered changes what the tests compute. Read
     from torch here, not through hooklab.observations' own test of the stacks: the probe imports nothing it watches."""
     torch_c = getattr(sys.modules.get("torch"), "_C", None)
     counts = {}
@@ -175,6 +176,11 @@ def _modes() -> dict[str, str]:
                         ("torch dispatch modes entered", "_len_torch_dispatch_stack")):
         length = getattr(torch_c, name, None)
         counts[label] = str(length()) if callable(length) else "unknown"
+    included = getattr(torch_c, "_dispatch_tls_is_dispatch_key_included", None)
+    key = getattr(getattr(torch_c, "DispatchKey", None), "PythonDispatcher", None)
+    # on, it runs the Python kernels OpOverload.py_impl gave torch's operators, the tests' own computations included
+    counts["torch's Python dispatcher"] = ("unknown" if not callable(included) or key is None
+                                           else "on" if included(key) else "off")
     return counts
 
 

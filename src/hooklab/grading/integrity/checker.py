@@ -20,12 +20,14 @@ from hooklab.grading.integrity.rules import (
     installed,
 )
 
+NO_OPERATORS = syntax.Operators()  # code that makes none
+
 
 class Checker(Magics, ast.NodeVisitor):
     def __init__(self, imported: dict[str, str], given: dict[str, str], protected: set[str],
                  permitted: frozenset[str] = frozenset(), shown: frozenset[str] = frozenset(),
                  kept: frozenset[str] = frozenset(), bound: frozenset[str] = frozenset(),
-                 unsure: frozenset[str] = frozenset(), custom_ops: frozenset[str] = frozenset()) -> None:
+                 unsure: frozenset[str] = frozenset(), operators: syntax.Operators = NO_OPERATORS) -> None:
         self.imported = imported  # grows with the student's own imports, across cells
         self.permitted = permitted  # dotted names this assignment may use (ALLOWED)
         self.given = given
@@ -34,7 +36,7 @@ class Checker(Magics, ast.NodeVisitor):
         self.kept = kept  # rules.KEPT_BUILTINS's and LOOKUP_BUILTINS's builtins the student's code never rebinds
         self.bound = bound  # every name the student's code binds, in any cell and scope (syntax.bound_names)
         self.unsure = unsure  # names it binds otherwise than by one import (syntax.reimported)
-        self.custom_ops = custom_ops  # the operators it makes with torch.library.custom_op (syntax.custom_ops)
+        self.operators = operators  # the operators it makes with torch.library.custom_op (syntax.operators)
         self.found: list[tuple[int, str]] = []
         self.depth = 0  # > 0 inside a function or class body
         self.class_body = False  # directly in a class's body: a name bound there is the class's attribute
@@ -190,6 +192,8 @@ class Checker(Magics, ast.NodeVisitor):
             if alias.name == "*":
                 self.flag(node, f"imports every name of {module} (import *), which can replace names the tests use")
                 continue
+            if alias.name in FORBIDDEN_ATTRIBUTES:  # from m import f_back, py_impl…: the attribute, by import
+                self.flag(node, FORBIDDEN_ATTRIBUTES[alias.name])
             if f"{module}.{alias.name}" != ".".join(IMPORT_MODULE):
                 self.check_module(node, f"{module}.{alias.name}")
         self._bind_imports(node)
@@ -465,7 +469,16 @@ class Checker(Magics, ast.NodeVisitor):
                     "reaches attributes by computed names", rules.PICKLE_LOADER: "unpickles what it is given"}[caller]
             self.flag(node, f"passes {caller} as a value ({does})")
 
+    def library_function_handed(self, node: ast.Name | ast.Attribute) -> None:
+        """torch.library's functions that make or register operators, used otherwise than called where they are named
+        (``functools.partial(custom_op, "aten::x")``, a list of them): the scan reads their direct calls only."""
+        function = (self.origin(node) or "").removeprefix("torch.library.")
+        if function in rules.TORCH_LIBRARY_REGISTERS | rules.TORCH_LIBRARY_MAKERS and id(node) not in self.called:
+            self.flag(node, f"hands torch.library.{function} around: call it where the operator is made or its "
+                            "kernel registered")
+
     def visit_Name(self, node: ast.Name) -> None:
+        self.library_function_handed(node)
         self.handed_around(node)
         self.environment_handed(node)
         self.methodcaller_as_a_value(node)
@@ -520,6 +533,7 @@ class Checker(Magics, ast.NodeVisitor):
         self.found += [(getattr(node, "lineno", 1), f"code in a string: {technique}") for _, technique in inner.found]
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
+        self.library_function_handed(node)
         self.bases.add(id(node.value))
         self.handed_around(node)
         self.environment_handed(node)
@@ -568,7 +582,7 @@ class Checker(Magics, ast.NodeVisitor):
         if any(keyword.arg in {None, "lib"} for keyword in node.keywords):
             self.flag(node, "registers a kernel in a library of its choosing (torch.library's lib=): register it "
                             "for its own operator, without lib=")
-        if isinstance(target, ast.Name) and target.id in self.custom_ops:
+        if isinstance(target, ast.Name) and target.id in self.operators.made:
             return
         if not self.own_operator_name(target):
             self.flag(node, "registers a kernel for an operator that is not its own (torch.library): only for an "
@@ -582,10 +596,11 @@ class Checker(Magics, ast.NodeVisitor):
             self.flag(node, "makes an operator in torch's namespace or under a name not written out "
                             "(torch.library.custom_op): name it \"yourlib::name\"")
 
-    @staticmethod
-    def own_operator_name(node: ast.AST | None) -> bool:
-        """Whether ``node`` is a constant "namespace::name" outside torch's own namespaces."""
-        text = syntax.constant_text(node) if node is not None else None
+    def own_operator_name(self, node: ast.AST | None) -> bool:
+        """Whether ``node`` is a constant "namespace::name" outside torch's own namespaces (written there, or a name
+        bound once to it)."""
+        text = (self.operators.texts.get(node.id) if isinstance(node, ast.Name)
+                else syntax.constant_text(node) if node is not None else None)
         return text is not None and "::" in text and text.partition("::")[0].split(".")[0] not in rules.TORCH_NAMESPACES
 
     def visit_Call(self, node: ast.Call) -> None:

@@ -172,6 +172,10 @@ FORBIDDEN_ATTRIBUTES = {
     # namespace, are not the operator's own; destroying one takes kernels away from torch's record of them
     "_lib": "reaches a custom operator's library of kernels (torch.library)",
     "_destroy": "destroys a library of kernels (torch.library)",
+    # kernels of its own for torch's operators, run by torch's Python dispatcher inside every use of them
+    "py_impl": "gives torch's operators kernels of its own (OpOverload.py_impl)",
+    "py_kernels": "gives torch's operators kernels of its own (OpOverload.py_kernels)",
+    "enable_python_dispatcher": "switches on torch's Python dispatcher (the kernels py_impl gives operators)",
     "f_back": "walks the call stack (frames)",
     "f_globals": "reads a frame's globals",
     "f_locals": "reads a frame's locals",

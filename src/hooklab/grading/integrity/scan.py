@@ -73,14 +73,14 @@ def scan(
     cells = [(number, syntax.parse(source)) for number, source in sources]
     trees = _with_code_inside(tree for _, tree in cells if tree is not None)
     bound, unsure = frozenset(syntax.bound_names(trees)), frozenset(syntax.reimported(trees))
-    custom_ops = frozenset(syntax.custom_ops(trees))
+    operators = syntax.operators(trees)
     if "getattr" in bound:  # getattr(x, "name") is a call of the answer's getattr, handed x, not the attribute x.name
         cells = [(number, syntax.parse(source, getattr_builtin=False)) for number, source in sources]
     shown, kept = frozenset(rules.SHOWN_ONLY - bound), frozenset((rules.KEPT_BUILTINS | rules.LOOKUP_BUILTINS) - bound)
     for number, tree in cells:
         if tree is None:
             continue  # a syntax error fails at run time, like any wrong answer
-        checker = Checker(imported, given_imports, protected, allowed, shown, kept, bound, unsure, custom_ops)
+        checker = Checker(imported, given_imports, protected, allowed, shown, kept, bound, unsure, operators)
         checker.visit(tree)
         findings += [Finding(number, line, technique) for line, technique in checker.found]
     return _unique(findings)

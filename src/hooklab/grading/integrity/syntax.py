@@ -6,7 +6,8 @@ from __future__ import annotations
 import ast
 import re
 import textwrap
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
 from functools import lru_cache
 
 from IPython.core.inputtransformer2 import TransformerManager
@@ -169,32 +170,56 @@ def binds(node: ast.AST) -> list[str]:
     return []
 
 
-def custom_ops(trees: Iterable[ast.AST]) -> set[str]:
-    """The names of the operators the code makes with ``torch.library.custom_op`` (a function whose only decorator is
-    ``@torch.library.custom_op(…)``, or ``name = torch.library.custom_op(…)(function)``; ``custom_op`` alone where
-    the code imports it from torch.library and binds it nowhere else), where nothing else binds the name."""
+@dataclass(frozen=True)
+class Operators:
+    """The operators an answer makes with torch.library (:func:`operators`)."""
+
+    made: frozenset[str] = frozenset()  # names that hold an operator made with custom_op, wherever code reads them
+    texts: Mapping[str, str] = field(default_factory=dict)  # names that hold one constant string (an operator's name)
+
+
+def operators(trees: Iterable[ast.AST]) -> Operators:
+    """The operators the code makes with ``torch.library.custom_op`` (a function whose only decorator is
+    ``@custom_op(…)``; ``name = custom_op(…)(function)``; ``name = custom_op(…, function, …)``), by the names bound
+    only so (once or more); ``custom_op`` reached as torch.library's, as ``custom_op`` imported from it or through
+    torch.library imported under a name, where nothing else binds that name. And the names bound once, to a
+    constant string (``OP = "mylib::cube"``)."""
     trees = list(trees)
-    imported = [alias for tree in trees for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
-                and node.module == "torch.library" for alias in node.names if alias.name == "custom_op"]
-    alone = len(imported) == 1 and (imported[0].asname or "custom_op") not in bound_names(trees, imports=False)
-    short = (imported[0].asname or "custom_op") if alone else None
+    nodes = [node for tree in trees for node in ast.walk(tree)]
+    bindings: dict[str, int] = {}
+    for name in (name for node in nodes for name in binds(node)):
+        bindings[name] = bindings.get(name, 0) + 1
+    once = {name for name, count in bindings.items() if count == 1}
+    imported = [alias for node in nodes if isinstance(node, ast.ImportFrom) for alias in node.names
+                if (node.module, alias.name) in {("torch.library", "custom_op"), ("torch", "library")}]
+    imported += [alias for node in nodes if isinstance(node, ast.Import) for alias in node.names
+                 if alias.name == "torch.library" and alias.asname]
+    spellings = [["torch", "library", "custom_op"]]
+    for alias in imported:
+        name = alias.asname or alias.name
+        if name in once:  # bound by this import alone
+            spellings.append([name] if alias.name == "custom_op" else [name, "custom_op"])
 
-    def made_by_custom_op(call: ast.AST) -> bool:
-        return isinstance(call, ast.Call) and dotted(call.func) in (["torch", "library", "custom_op"], [short])
+    def custom_op(call: ast.AST) -> bool:
+        return isinstance(call, ast.Call) and dotted(call.func) in spellings
 
-    made: set[str] = set()
-    for node in (node for tree in trees for node in ast.walk(tree)):
-        if (isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and len(node.decorator_list) == 1
-                and made_by_custom_op(node.decorator_list[0])):
-            made.add(node.name)
+    made: dict[str, int] = {}
+    for node in nodes:
+        name = None
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and len(node.decorator_list) == 1 and custom_op(
+                node.decorator_list[0]):
+            name = node.name
         elif (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
-              and isinstance(node.value, ast.Call) and made_by_custom_op(node.value.func)):
-            made.add(node.targets[0].id)
-    bindings = dict.fromkeys(made, 0)
-    for name in (name for tree in trees for node in ast.walk(tree) for name in binds(node)):
-        if name in bindings:
-            bindings[name] += 1
-    return {name for name, count in bindings.items() if count == 1}
+              and isinstance(node.value, ast.Call)
+              and (custom_op(node.value.func) or custom_op(node.value) and len(node.value.args) >= 2)):
+            name = node.targets[0].id
+        if name is not None:
+            made[name] = made.get(name, 0) + 1
+    texts = {node.targets[0].id: node.value.value for node in nodes
+             if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
+             and node.targets[0].id in once and isinstance(node.value, ast.Constant)
+             and isinstance(node.value.value, str)}
+    return Operators(frozenset(name for name, count in made.items() if bindings.get(name) == count), texts)
 
 
 def reimported(trees: Iterable[ast.AST]) -> set[str]:

@@ -413,5 +413,5 @@ def readings() -> list[Wrong]:
                 def backward(ctx, grad_output):
                     (x,) = ctx.saved_tensors
                     return 3 * x**2 * grad_output.detach()
-        '''), "derivative of the sum of Cube's gradient with respect to grad_output"),
+        '''), "derivative, with respect to grad_output, of the sum of what Cube's backward returns"),
     ]

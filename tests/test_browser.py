@@ -330,19 +330,19 @@ def test_the_instructor_lab_opens_formgrader_on_the_course(browser: Browser, tmp
 
 
 def test_the_instructors_report_loads_with_its_plots(browser: Browser, tmp_path: Path):
-    from hooklab.grading.class_data import ClassData, Submission, aggregate
+    from hooklab.grading.class_data import ClassData, SubmissionResult, aggregate
     from hooklab.grading.class_report import render
 
     cells = {"02_forward_hooks": {"forward_hooks/collect_hooks_test": 2.0, "forward_hooks/change_hooks_test": 3.0},
              "03_backward_hooks": {"backward_hooks/backward_collect_test": 2.0}}
     data = ClassData(cells, [
-        Submission("ada", "02_forward_hooks", 5.0, 5.0,
-                   {"forward_hooks/collect_hooks_test": 2.0, "forward_hooks/change_hooks_test": 3.0}),
-        Submission("bob", "02_forward_hooks", 2.0, 5.0,
-                   {"forward_hooks/collect_hooks_test": 2.0, "forward_hooks/change_hooks_test": 0.0},
-                   failures={"forward_hooks/change_hooks_test": "AnswerError: output should be x1 + x2 + 5"}),
-        Submission("cy", "03_backward_hooks", 0.0, 2.0, {"backward_hooks/backward_collect_test": 0.0}, status="held",
-                   reasons=["backward_hooks: changed: torch.allclose"], would_be=2.0),
+        SubmissionResult("ada", "02_forward_hooks", 5.0, 5.0,
+                         {"forward_hooks/collect_hooks_test": 2.0, "forward_hooks/change_hooks_test": 3.0}),
+        SubmissionResult("bob", "02_forward_hooks", 2.0, 5.0,
+                         {"forward_hooks/collect_hooks_test": 2.0, "forward_hooks/change_hooks_test": 0.0},
+                         failures={"forward_hooks/change_hooks_test": "AnswerError: output should be x1 + x2 + 5"}),
+        SubmissionResult("cy", "03_backward_hooks", 0.0, 2.0, {"backward_hooks/backward_collect_test": 0.0},
+                         status="held", reasons=["backward_hooks: changed: torch.allclose"], would_be=2.0),
     ])
     feedback = tmp_path / "feedback" / "ada" / "02_forward_hooks" / "forward_hooks.html"
     feedback.parent.mkdir(parents=True)

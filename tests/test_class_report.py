@@ -15,7 +15,7 @@ from bs4 import BeautifulSoup
 from nbgrader.api import Gradebook
 from sqlalchemy.exc import SAWarning
 
-from hooklab.grading.class_data import ClassData, Submission, aggregate, collect, failure_messages, pattern
+from hooklab.grading.class_data import ClassData, SubmissionResult, aggregate, collect, failure_messages, pattern
 from hooklab.grading.class_report import CSV_FILES, render, write_csv
 from hooklab.grading.course import Course
 from hooklab.grading.ledger import Entry, Ledger
@@ -24,8 +24,8 @@ from hooklab.grading.redaction import REDACTED, hidden_lines
 CELLS = {"hw1": {"nb/a_test": 2.0, "nb/b_test": 3.0}, "hw2": {"nb2/c_test": 1.0}}
 
 
-def submission(student: str, a: float, b: float, **options) -> Submission:
-    return Submission(student, "hw1", a + b, 5.0, {"nb/a_test": a, "nb/b_test": b}, **options)
+def submission(student: str, a: float, b: float, **options) -> SubmissionResult:
+    return SubmissionResult(student, "hw1", a + b, 5.0, {"nb/a_test": a, "nb/b_test": b}, **options)
 
 
 def read_csv(folder: Path, name: str) -> list[dict[str, str]]:
@@ -130,7 +130,7 @@ def test_empty_class_and_assignments_nobody_could_run(tmp_path: Path):
 
 
 def test_registered_assignment_without_test_cells():
-    page = render(aggregate(ClassData({"hw3": {}}, [Submission("ann", "hw3", 0.0, 0.0, {})])), None, [])
+    page = render(aggregate(ClassData({"hw3": {}}, [SubmissionResult("ann", "hw3", 0.0, 0.0, {})])), None, [])
     assert "data:image/png" in page
 
 
@@ -271,8 +271,8 @@ def test_the_report_links_each_graded_notebooks_own_feedback_page_and_no_file_of
         (folder / name).write_text("<script>alert(1)</script>")
     (tmp_path / "feedback" / "bob" / "hw").mkdir(parents=True)
     (tmp_path / "feedback" / "bob" / "hw" / "nb.html").symlink_to(folder / "notes.html")
-    submissions = [Submission("ann", "hw", 2.0, 5.0, {"nb/a_test": 2.0, "nb/b_test": 0.0}),
-                   Submission("bob", "hw", 0.0, 5.0, {"nb/a_test": 0.0}),
-                   Submission("cy", "hw", 0.0, 5.0, {}, status="not run")]
+    submissions = [SubmissionResult("ann", "hw", 2.0, 5.0, {"nb/a_test": 2.0, "nb/b_test": 0.0}),
+                   SubmissionResult("bob", "hw", 0.0, 5.0, {"nb/a_test": 0.0}),
+                   SubmissionResult("cy", "hw", 0.0, 5.0, {}, status="not run")]
     assert feedback_links(submissions, tmp_path / "feedback", tmp_path) == {
         "ann/hw": [("nb", "feedback/ann/hw/nb.html")], "bob/hw": [], "cy/hw": []}

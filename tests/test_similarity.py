@@ -15,7 +15,7 @@ from nbformat.v4 import new_code_cell, new_notebook
 
 from catalogues.honest_answers import honest_answers
 from catalogues.similar_answers import answer, disguised_copy
-from hooklab.grading.class_data import ClassData, Submission, aggregate
+from hooklab.grading.class_data import ClassData, SubmissionResult, aggregate
 from hooklab.grading.class_report import SIMILARITY_CSV, render, write_similarity_csv
 from hooklab.grading.redaction import REDACTED
 from hooklab.grading.similarity import answer_cells, class_similarity, compare, template_of
@@ -104,7 +104,7 @@ def test_the_report_shows_the_distribution_and_the_flagged_pair_side_by_side_wit
     [pair] = exercise.flagged
     assert (pair.first, pair.second) == ("copier", "student000") and REDACTED in pair.first_answer
     data = ClassData({"hw": {"nb/ex_test": 1.0}},
-                     [Submission(student, "hw", 1.0, 1.0, {"nb/ex_test": 1.0}) for student in answers])
+                     [SubmissionResult(student, "hw", 1.0, 1.0, {"nb/ex_test": 1.0}) for student in answers])
     page = render(aggregate(data), None, [], None, similar)
     soup = BeautifulSoup(page, "html.parser")
     section = soup.find(id="similar")

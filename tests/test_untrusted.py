@@ -15,7 +15,7 @@ from pathlib import Path
 from nbgrader.api import Gradebook
 from sqlalchemy.exc import SAWarning
 
-from hooklab.grading.class_data import ClassData, Submission, aggregate
+from hooklab.grading.class_data import ClassData, SubmissionResult, aggregate
 from hooklab.grading.class_report import write_csv
 from hooklab.grading.grades_csv import CellScoresExportPlugin
 from hooklab.grading.ledger import Entry, Ledger
@@ -129,10 +129,12 @@ def test_the_grades_csv_quotes_formulas_and_escapes_controls_but_keeps_numbers(t
 def test_the_report_csvs_quote_formulas_and_escape_controls(tmp_path: Path):
     cells = {"hw": {"nb/a_test": 2.0}}
     data = ClassData(cells, [
-        Submission("=SUM(1,2)", "hw", 0.0, 2.0, {"nb/a_test": 0.0}, failures={"nb/a_test": f"{FORMULA}: see\x1b[8m"}),
-        Submission(f"@eve{ERASE}", "hw", 0.0, 2.0, {"nb/a_test": 0.0}, status="held",
-                   reasons=[f"nb: {RLO}exe.txt", "+1 more"], would_be=2.0),
-        Submission("Zoë", "hw", -0.5, 2.0, {"nb/a_test": 0.0}, status="not run", reasons=["no notebook submitted"]),
+        SubmissionResult("=SUM(1,2)", "hw", 0.0, 2.0, {"nb/a_test": 0.0},
+                         failures={"nb/a_test": f"{FORMULA}: see\x1b[8m"}),
+        SubmissionResult(f"@eve{ERASE}", "hw", 0.0, 2.0, {"nb/a_test": 0.0}, status="held",
+                         reasons=[f"nb: {RLO}exe.txt", "+1 more"], would_be=2.0),
+        SubmissionResult("Zoë", "hw", -0.5, 2.0, {"nb/a_test": 0.0}, status="not run",
+                         reasons=["no notebook submitted"]),
     ])
     problems = [f"{FORMULA}.ipynb: a file outside any student folder, ignored",
                 "stray.ipynb: a file outside any student folder, ignored",

@@ -29,8 +29,9 @@ _COUNTED = re.compile(r"# (item|key|cell)s?\b")  # "1 item" and "0 items" are on
 
 
 @dataclass
-class Submission:
-    """One submission as the gradebook and the ledger know it."""
+class SubmissionResult:
+    """One submission's result as the gradebook and the ledger know it (the report's row; the submission found in
+    the input is :class:`hooklab.grading.submissions.Submission`)."""
 
     student: str
     assignment: str
@@ -52,7 +53,7 @@ class ClassData:
     """What the report is made of: test cells per assignment (in notebook order) and the submissions."""
 
     cells: dict[str, dict[str, float]]  # assignment → "notebook/grade_id" → its points
-    submissions: list[Submission]
+    submissions: list[SubmissionResult]
 
 
 # -- what the report shows, computed from ClassData alone ----------------------------------------
@@ -92,9 +93,9 @@ class CellStats:
 class Tables:
     assignments: list[AssignmentStats]
     cells: list[CellStats]
-    held: list[Submission]
-    not_run: list[Submission]
-    submissions: list[Submission]  # every one, by student then assignment
+    held: list[SubmissionResult]
+    not_run: list[SubmissionResult]
+    submissions: list[SubmissionResult]  # every one, by student then assignment
 
 
 def pattern(message: str) -> str:
@@ -119,7 +120,7 @@ def histogram(scores: list[float], max_score: float, most: int = 30) -> list[tup
 
 def aggregate(data: ClassData) -> Tables:
     """The report's numbers: per assignment, per test cell, and the submissions to look at."""
-    by_assignment: dict[str, list[Submission]] = defaultdict(list)
+    by_assignment: dict[str, list[SubmissionResult]] = defaultdict(list)
     for submission in data.submissions:
         by_assignment[submission.assignment].append(submission)
     assignments, cells = [], []
@@ -167,7 +168,7 @@ def collect(course: Course, ledger: Ledger) -> ClassData:
     delimiters = ClearHiddenTests(config=course.config())
     markers = {delimiters.begin_test_delimeter, delimiters.end_test_delimeter, PROOF_PREFIX}
     cells: dict[str, dict[str, float]] = {}
-    submissions: list[Submission] = []
+    submissions: list[SubmissionResult] = []
     autograded = course.step_dir("autograded")
     with Gradebook(course.db_url) as gradebook:
         hidden: dict[str, set[str]] = {}  # assignment → what no message may quote
@@ -205,7 +206,7 @@ def collect(course: Course, ledger: Ledger) -> ClassData:
     for student, assignment, score, penalty, max_score in rows:
         entry = ledger.entries.get(submission_key(student, assignment))
         points = cells[assignment]
-        submission = Submission(student, assignment, score - penalty, max_score, scores[student, assignment])
+        submission = SubmissionResult(student, assignment, score - penalty, max_score, scores[student, assignment])
         submissions.append(submission)
         if entry is not None and not entry.ok:
             submission.status, submission.reasons = "not run", [entry.reason]

@@ -21,7 +21,7 @@ from urllib.parse import quote
 from matplotlib.figure import Figure
 from nbgrader.preprocessors import ClearHiddenTests
 
-from hooklab.grading.class_data import AssignmentStats, CellStats, Submission, Tables, aggregate, collect
+from hooklab.grading.class_data import AssignmentStats, CellStats, SubmissionResult, Tables, aggregate, collect
 from hooklab.grading.course import Course
 from hooklab.grading.keys import split_cell_key
 from hooklab.grading.ledger import Ledger
@@ -61,7 +61,8 @@ def write(course: Course, ledger: Ledger, folder: Path | None = None) -> Path:
     return page
 
 
-def feedback_links(submissions: Sequence[Submission], feedback: Path, folder: Path) -> dict[str, list[tuple[str, str]]]:
+def feedback_links(submissions: Sequence[SubmissionResult], feedback: Path,
+                   folder: Path) -> dict[str, list[tuple[str, str]]]:
     """Each submission's feedback pages, (name, path relative to ``folder``): its graded notebooks' own pages only
     (nbgrader copies a submission's other files, an .html of the student's too, into its feedback folder)."""
     links = {}
@@ -191,7 +192,7 @@ def _reasons(reasons: list[str]) -> str:
     return shown + (f"<br>… and {more} more (report-review.csv)" if more > 0 else "")
 
 
-def _standing(submission: Submission) -> str:
+def _standing(submission: SubmissionResult) -> str:
     if submission.status != "graded":
         return submission.status
     return "full marks" if submission.score >= submission.max_score else ""

@@ -723,7 +723,14 @@ def test_honest_lines_the_scan_once_held_are_not_flagged(assignment: str, source
      "    return 2 * x\n\n\nseen = double.name()\n",
      "@torch.library.custom_op('mylib::double', mutates_args=())\ndef double(x: torch.Tensor) -> torch.Tensor:\n"
      "    return 2 * x\n\n\ndouble._lib._destroy()\n",
-     "reaches a custom operator's library of kernels"),
+     "reaches its custom operator's internals (_lib"),
+    ("02_forward_hooks",
+     "class Recorder:\n    def __init__(self):\n        self.handles = []\n\n    def _destroy(self):\n"
+     "        for handle in self.handles:\n            handle.remove()\n\n\nrecorder = Recorder()\n"
+     "recorder._destroy()\nrecorder._lib = None\n",
+     "@torch.library.custom_op('mylib::double', mutates_args=())\ndef double(x: torch.Tensor) -> torch.Tensor:\n"
+     "    return 2 * x\n\n\nlibrary = double._lib\n",
+     "reaches its custom operator's internals (_lib"),
     # an operator's name kept in a constant, custom_op's functional form, torch.library under a name of the answer's,
     # an operator defined again: honest; the name bound twice, the alias rebound, the operator's name rebound: held
     ("05_autograd_function",

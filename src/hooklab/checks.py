@@ -791,6 +791,19 @@ def _fresh_leaves(args: tuple[Any, ...]) -> list[Any]:
     return [a.detach().clone().requires_grad_(_differentiable(a)) if isinstance(a, torch.Tensor) else a for a in args]
 
 
+def _scattered(tensor: torch.Tensor) -> torch.Tensor:
+    """A copy of ``tensor`` that is not contiguous in memory, as autograd's engine hands backward the gradient of an
+    output used through a transpose or a slice: its dimensions laid out in reverse order (a view that merges two of
+    them fails), or, for one dimension, every other element of a buffer twice as long."""
+    if tensor.dim() >= 2:
+        order = list(reversed(range(tensor.dim())))
+        return tensor.permute(order).contiguous().permute(order)
+    if tensor.dim() == 1:
+        scattered = torch.empty(2 * tensor.shape[0], dtype=tensor.dtype, device=tensor.device)[::2]
+        return scattered.copy_(tensor)
+    return tensor.clone()
+
+
 def _tracked(outputs: Iterable[Any], grad_outputs: Iterable[Any]) -> list[tuple[torch.Tensor, torch.Tensor]]:
     """(output, its grad_output) for each output autograd tracks that is given one: what a backward pass starts from."""
     return [(o, g) for o, g in zip(outputs, grad_outputs) if g is not None and isinstance(o, torch.Tensor)
@@ -847,6 +860,8 @@ def _numeric_gradients(function: type, args: list[Any], positions: list[int], gr
 
 GRAD_OUTPUT_KEPT = "leave it as it is: it may be the very tensor the caller passed to backward()"
 SAVED_KEPT = "backward may run again with retain_graph=True: leave ctx's saved tensors as they were"
+# the first backward pass through autograd's engine hands backward grad_outputs laid out so (_scattered)
+SCATTERED = "given a grad_output that is not contiguous in memory, as for an output used through a transpose"
 
 
 def check_backward(
@@ -991,10 +1006,15 @@ def check_backward(
         pairs = _tracked(_as_outputs(checked.apply(*engine_inputs)), grad_outputs)
     roots = [o for o, _ in pairs]
     try:
-        seeds = [g.clone() for _, g in pairs]
+        seeds = [_scattered(g) for _, g in pairs]
         with window(ENGINE_STAGE, _engine_nodes(checked)):
             torch.autograd.backward(roots, seeds, retain_graph=True)
-        first = [a.grad.clone() for a in engine_inputs if isinstance(a, torch.Tensor) and a.requires_grad]
+    except Exception as error:
+        if notes():
+            raise _autograd_used(call, name, notes()) from None
+        raise failing(f"backward through autograd's engine ({SCATTERED})", error) from None
+    first = [a.grad.clone() for a in engine_inputs if isinstance(a, torch.Tensor) and a.requires_grad]
+    try:
         seeds = [g.clone() for _, g in pairs]
         with window(ENGINE_STAGE, _engine_nodes(checked)):
             torch.autograd.backward(roots, seeds)
@@ -1098,8 +1118,8 @@ def _observe_backward(function: type, args: tuple[Any, ...], generator: torch.Ge
 
     pairs: list[tuple[Any, Any]] = []
 
-    def engine_pass(**options: Any) -> list[dict[str, Any]]:
-        seeds = [g.clone() for _, g in pairs]
+    def engine_pass(scattered: bool = False, **options: Any) -> list[dict[str, Any]]:
+        seeds = [_scattered(g) if scattered else g.clone() for _, g in pairs]
         with window(ENGINE_STAGE, _engine_nodes(checked)):
             torch.autograd.backward([o for o, _ in pairs], seeds, **options)
             _no_mode_left(f"{call}: a backward pass through autograd's engine")
@@ -1110,14 +1130,15 @@ def _observe_backward(function: type, args: tuple[Any, ...], generator: torch.Ge
     def through_engine() -> list[Any]:  # the graph kept, for a second pass
         with window(APPLY_STAGE):
             pairs.extend(_tracked(_as_outputs(checked.apply(*engine_inputs)), grad_outputs))
-        return engine_pass(retain_graph=True)
+        return engine_pass(scattered=True, retain_graph=True)
 
     def again() -> list[Any]:
         return engine_pass()
 
-    ran, engine = attempt("backward through autograd's engine", through_engine)
+    ran, engine = attempt(f"backward through autograd's engine ({SCATTERED})", through_engine)
     for input_name, gradient in zip(names, engine if ran else []):
-        observe("value", f"{call}: {input_name}.grad after backward through autograd's engine", gradient, **tolerance)
+        observe("value", f"{call}: {input_name}.grad after backward through autograd's engine ({SCATTERED})", gradient,
+                **tolerance)
     ran, twice = attempt(f"a second backward through autograd's engine ({SAVED_KEPT})", again) if ran else (False, None)
     for input_name, gradient in zip(names, twice if ran else []):
         observe("value",

@@ -140,7 +140,8 @@ SPACE: dict[str, list[Dimension]] = {
     "layer_norm": [
         Dimension("a 1-d x", _on("LayerNorm", lambda x, w, b, eps: x.dim() == 1)),
         Dimension("D = 1", _on("LayerNorm", lambda x, w, b, eps: x.shape[-1] == 1)),
-        Dimension("a 3-d x", _on("LayerNorm", lambda x, w, b, eps: x.dim() == 3)),
+        Dimension("a 3-d x, its two leading dimensions over 1 (a view of grad_output merging them fails)",
+                  _on("LayerNorm", lambda x, w, b, eps: x.dim() == 3 and x.shape[0] > 1 and x.shape[1] > 1)),
         Dimension("an eps other than 1e-5, in float32",
                   _on("LayerNorm", lambda x, w, b, eps: eps != 1e-5 and x.dtype == _FLOAT32)),
     ],
@@ -478,6 +479,18 @@ def readings() -> list[Wrong]:
             grad_x = rstd * (g - g.mean(-1, keepdim=True) - x_hat * (g * x_hat).mean(-1, keepdim=True))
             return grad_x, (grad_output * x_hat).reshape(-1, width).sum(0), grad_output.reshape(-1, width).sum(0), None
         '''), "grad of input x has the wrong values"),
+        # "flatten the rows" written with .view: right for a grad_output laid out as the output, an error for one
+        # that is not contiguous (the output used through a transpose)
+        Wrong("layer_norm_views_grad_output", BACKWARD_PUZZLES, "layer_norm", _puzzle("layer_norm", '''
+            x, weight = ctx.saved_tensors
+            mean = x.mean(-1, keepdim=True)
+            rstd = (x.var(-1, correction=0, keepdim=True) + ctx.eps).rsqrt()
+            x_hat = (x - mean) * rstd
+            width = x.shape[-1]
+            g = grad_output * weight
+            grad_x = rstd * (g - g.mean(-1, keepdim=True) - x_hat * (g * x_hat).mean(-1, keepdim=True))
+            return grad_x, (grad_output * x_hat).view(-1, width).sum(0), grad_output.view(-1, width).sum(0), None
+        '''), "view size is not compatible"),
         # eps added to the standard deviation rather than to the variance
         Wrong("layer_norm_eps_added_to_the_deviation", BACKWARD_PUZZLES, "layer_norm", _puzzle("layer_norm", '''
             x, weight = ctx.saved_tensors

@@ -534,6 +534,9 @@ class Checker(Magics, ast.NodeVisitor):
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
         self.library_function_handed(node)
+        if isinstance(node.value, ast.Name) and node.value.id in self.operators.made and node.attr.startswith("_"):
+            # its library (_lib) registers kernels for any operator of its namespace; destroyed, it takes them away
+            self.flag(node, f"reaches its custom operator's internals ({node.attr}: torch.library)")
         self.bases.add(id(node.value))
         self.handed_around(node)
         self.environment_handed(node)

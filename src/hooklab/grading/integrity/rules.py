@@ -168,10 +168,6 @@ FORBIDDEN_ATTRIBUTES = {
     # annotations are evaluated later as code (inspect.signature(f, eval_str=True), singledispatch's register): written
     # in the code they are read as code; set by hand they can be built at run time
     "__annotations__": "sets annotations that code evaluates later (__annotations__)",
-    # a custom operator's library (torch.library.CustomOpDef): kernels registered through it, for any operator of its
-    # namespace, are not the operator's own; destroying one takes kernels away from torch's record of them
-    "_lib": "reaches a custom operator's library of kernels (torch.library)",
-    "_destroy": "destroys a library of kernels (torch.library)",
     # kernels of its own for torch's operators, run by torch's Python dispatcher inside every use of them
     "py_impl": "gives torch's operators kernels of its own (OpOverload.py_impl)",
     "py_kernels": "gives torch's operators kernels of its own (OpOverload.py_kernels)",

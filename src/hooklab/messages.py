@@ -32,8 +32,8 @@ def compare(got: Any, want: Any, label: str, *, atol: float = 1e-6, rtol: float 
     item that holds another item's value says which."""
     if not isinstance(got, dict) or not isinstance(want, dict):
         return f"{label}: the test's observation is not readable"
-    if unread(got, label):
-        return unread(got, label)
+    if said := unread(got, label):
+        return said
     options = {"atol": atol, "rtol": rtol, "check_dtype": check_dtype, "equal_nan": equal_nan, "withheld": withheld}
     if not withheld and _plain(got) and _plain(want) and not _equal(got, want) and len(shown(want)) < SHOWN:
         return _should_be(got, want, label, withheld)  # values that differ, by value, as Python compares them
@@ -198,8 +198,8 @@ def names_problem(got: Any, want: Any, label: str, *, withheld: bool = False) ->
     """Why a list of names (``named_parameters()``'s, a log's) is not the expected one ("" when it is): the names
     missing, those it should not hold, or the order; ``withheld`` (a hidden test's check), without the expected
     names (how many are missing, the student's own names)."""
-    if unread(got, label):
-        return unread(got, label)
+    if said := unread(got, label):
+        return said
     if not (isinstance(got, dict) and got.get("type") == "list" and isinstance(got.get("items"), list)):
         return f"{label} is {describe(got) if isinstance(got, dict) else '?'}, expected a list of names"
     for item in got["items"]:
@@ -311,8 +311,8 @@ MISSING = "missing"  # what check_parameter records for an attribute the module 
 def parameter_problem(got: Any, want: Any, label: str) -> str:
     """Why a module's attribute ``label`` ("Affine.weight") is not a registered ``nn.Parameter`` of the expected shape
     ("" when it is); ``got`` and ``want`` encode [what it is, whether it is registered, its shape]."""
-    if unread(got, label):
-        return unread(got, label)
+    if said := unread(got, label):
+        return said
     try:
         (kind, registered, shape), (_, _, expected) = (_python(got), _python(want))
     except (TypeError, ValueError, KeyError):

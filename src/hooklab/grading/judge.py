@@ -141,8 +141,8 @@ def _verdict(observed: list[Any], reference: list[dict[str, Any]], hidden: froze
         got = observed[index]
         if not isinstance(got, dict):
             return f"{label}: the test's observation is not readable"
-        if messages.unread(got.get("value"), label):  # a mode entered or an aten kernel registered as it was made
-            return messages.unread(got.get("value"), label)
+        if said := messages.unread(got.get("value"), label):  # a mode or an aten kernel as it was made
+            return said
         if got.get("kind") == "raised" and expected.get("kind") != "raised":  # said where it was raised
             where = (got.get("label") if isinstance(got.get("label"), str) else label)[:messages.SHOWN]
             # the template's, whose line the observation quotes (not torch's own, for a method left undefined)

@@ -1122,7 +1122,9 @@ def test_in_a_graded_kernel_nothing_is_read_once_the_notebook_registered_a_kerne
 
     from hooklab import messages, observations
 
-    monkeypatch.setattr(torch.library, "_impls", torch.library._impls)  # put back after the test
+    library = torch.library.Library("aten", "IMPL")  # made before the record: only its kernel is noted
+    monkeypatch.setattr(torch.library, "_impls", torch.library._impls)  # both put back after the test
+    monkeypatch.setattr(torch._C, "_dispatch_library", torch._C._dispatch_library)
     monkeypatch.setitem(observations._state, "kernels", observations.record_kernels(torch.library))
     monkeypatch.setitem(observations._state, "kernels_seen", (0, ""))
     value = torch.ones(2)
@@ -1131,7 +1133,6 @@ def test_in_a_graded_kernel_nothing_is_read_once_the_notebook_registered_a_kerne
     own.define("twice(Tensor x) -> Tensor")
     own.impl("twice", lambda tensor: tensor * 2, "CPU")
     assert observations.encode(value) == read
-    library = torch.library.Library("aten", "IMPL")
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # torch warns that a kernel is overridden
@@ -1144,6 +1145,16 @@ def test_in_a_graded_kernel_nothing_is_read_once_the_notebook_registered_a_kerne
     assert messages.compare(observations.encode(value), read, "the grad of x") == (
         "the grad of x was not read: it was computed after the notebook registered a kernel for torch's aten::detach "
         "(CPU) (torch.library: register kernels only for operators you made with custom_op)")
+    # a library made for torch's operators, whose handle registers kernels without torch.library's record hearing of
+    # them (type(op._lib)("aten", "IMPL").m.impl(...)): nothing read from its making on
+    monkeypatch.setitem(observations._state, "kernels", observations.record_kernels(torch.library))
+    monkeypatch.setitem(observations._state, "kernels_seen", (0, ""))
+    assert observations.encode(value) == read
+    anywhere = torch.library.Library("_", "IMPL")
+    anywhere._destroy()
+    assert messages.compare(observations.encode(value), read, "the grad of x") == (
+        "the grad of x was not read: it was computed after the notebook made a library of kernels for torch's _ "
+        "operators (torch.library: register kernels only for operators you made with custom_op)")
     monkeypatch.setattr(torch.library, "_impls", set(torch.library._impls))  # the record replaced: nothing read
     assert messages.compare(observations.encode(value), read, "the grad of x") == (
         "the grad of x was not read: it was computed after the notebook replaced torch.library's record of kernels "

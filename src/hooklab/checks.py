@@ -804,6 +804,12 @@ def _scattered(tensor: torch.Tensor) -> torch.Tensor:
     return tensor.clone()
 
 
+def _scattered_leaves(args: tuple[Any, ...]) -> list[Any]:
+    """As :func:`_fresh_leaves`, each tensor laid out as :func:`_scattered` lays it out."""
+    return [_scattered(a.detach()).requires_grad_(_differentiable(a)) if isinstance(a, torch.Tensor) else a
+            for a in args]
+
+
 def _tracked(outputs: Iterable[Any], grad_outputs: Iterable[Any]) -> list[tuple[torch.Tensor, torch.Tensor]]:
     """(output, its grad_output) for each output autograd tracks that is given one: what a backward pass starts from."""
     return [(o, g) for o, g in zip(outputs, grad_outputs) if g is not None and isinstance(o, torch.Tensor)
@@ -860,8 +866,8 @@ def _numeric_gradients(function: type, args: list[Any], positions: list[int], gr
 
 GRAD_OUTPUT_KEPT = "leave it as it is: it may be the very tensor the caller passed to backward()"
 SAVED_KEPT = "backward may run again with retain_graph=True: leave ctx's saved tensors as they were"
-# the first backward pass through autograd's engine hands backward grad_outputs laid out so (_scattered)
-SCATTERED = "given a grad_output that is not contiguous in memory, as for an output used through a transpose"
+# the first backward pass through autograd's engine runs on inputs and grad_outputs laid out so (_scattered)
+SCATTERED = "inputs and grad_output not contiguous in memory, as for tensors used through a transpose"
 
 
 def check_backward(
@@ -1001,18 +1007,20 @@ def check_backward(
                 "tensor in place, return a view of an input, or keep state between calls?"
             )
 
-    engine_inputs = _fresh_leaves(args)
-    with window(APPLY_STAGE):
-        pairs = _tracked(_as_outputs(checked.apply(*engine_inputs)), grad_outputs)
-    roots = [o for o, _ in pairs]
+    engine_inputs = _scattered_leaves(args)
     try:
-        seeds = [_scattered(g) for _, g in pairs]
+        with window(APPLY_STAGE):
+            pairs = _tracked(_as_outputs(checked.apply(*engine_inputs)), grad_outputs)
+        roots, seeds = [o for o, _ in pairs], [_scattered(g) for _, g in pairs]
         with window(ENGINE_STAGE, _engine_nodes(checked)):
             torch.autograd.backward(roots, seeds, retain_graph=True)
     except Exception as error:
         if notes():
             raise _autograd_used(call, name, notes()) from None
         raise failing(f"backward through autograd's engine ({SCATTERED})", error) from None
+    if not all(torch.equal(seed, g) for seed, (_, g) in zip(seeds, pairs)):
+        raise AnswerError(f"{call}: backward through autograd's engine ({SCATTERED}) changed the grad_output it was "
+                          f"given: {GRAD_OUTPUT_KEPT}")
     first = [a.grad.clone() for a in engine_inputs if isinstance(a, torch.Tensor) and a.requires_grad]
     try:
         seeds = [g.clone() for _, g in pairs]
@@ -1114,29 +1122,33 @@ def _observe_backward(function: type, args: tuple[Any, ...], generator: torch.Ge
             encode(len(gradients)))
     for input_name, gradient in zip(names, gradients):
         observe("value", f"{call}: grad of input {input_name}", gradient, **tolerance)
-    engine_inputs = _fresh_leaves(args)
+    engine_inputs = _scattered_leaves(args)
 
     pairs: list[tuple[Any, Any]] = []
 
-    def engine_pass(scattered: bool = False, **options: Any) -> list[dict[str, Any]]:
+    def engine_pass(scattered: bool = False, **options: Any) -> tuple[list[dict[str, Any]], dict[str, Any]]:
         seeds = [_scattered(g) if scattered else g.clone() for _, g in pairs]
         with window(ENGINE_STAGE, _engine_nodes(checked)):
             torch.autograd.backward([o for o, _ in pairs], seeds, **options)
             _no_mode_left(f"{call}: a backward pass through autograd's engine")
             with _no_grad():
-                return [encode(_grad_of(a) if isinstance(a, torch.Tensor) and _differentiable(a) else None)
-                        for a in engine_inputs]
+                return ([encode(_grad_of(a) if isinstance(a, torch.Tensor) and _differentiable(a) else None)
+                         for a in engine_inputs], encode(seeds))
 
-    def through_engine() -> list[Any]:  # the graph kept, for a second pass
+    def through_engine() -> tuple[list[dict[str, Any]], dict[str, Any]]:  # the graph kept, for a second pass
         with window(APPLY_STAGE):
             pairs.extend(_tracked(_as_outputs(checked.apply(*engine_inputs)), grad_outputs))
         return engine_pass(scattered=True, retain_graph=True)
 
     def again() -> list[Any]:
-        return engine_pass()
+        return engine_pass()[0]
 
     ran, engine = attempt(f"backward through autograd's engine ({SCATTERED})", through_engine)
-    for input_name, gradient in zip(names, engine if ran else []):
+    gradients, seen_seeds = engine if ran else ([], None)
+    if ran:
+        observe("value", f"{call}: the grad_output {name}.backward was given through autograd's engine ({SCATTERED}), "
+                f"once it returned ({GRAD_OUTPUT_KEPT})", seen_seeds, says=_changed_grad_output(call, name))
+    for input_name, gradient in zip(names, gradients):
         observe("value", f"{call}: {input_name}.grad after backward through autograd's engine ({SCATTERED})", gradient,
                 **tolerance)
     ran, twice = attempt(f"a second backward through autograd's engine ({SAVED_KEPT})", again) if ran else (False, None)

@@ -233,8 +233,9 @@ def kernel_added() -> str:
     if new:  # looked at only when a kernel was added
         aten = next((key for key in new if _aten_kernel(key)), None)
         if aten and not said:
-            name, _, key = aten.removeprefix("aten/").rpartition("/")
-            said = f"the notebook registered a kernel for torch's aten::{name} ({key or 'no dispatch key'})"
+            space, name, key = aten.split("/", 2)
+            said = (f"the notebook made a library of kernels for torch's {space} operators" if name == LIBRARY else
+                    f"the notebook registered a kernel for torch's aten::{name} ({key or 'no dispatch key'})")
         _state["kernels_seen"] = (seen + len(new), said)
     return said
 
@@ -242,9 +243,11 @@ def kernel_added() -> str:
 def record_kernels(library: Any) -> Callable[[int], list[str] | None]:
     """Put in place of torch.library's record of the kernels registered from Python (``library._impls``, to which
     every registration of its adds the kernel's key, and from which a library destroyed takes its keys away) a set
-    with the same keys that also notes each key added, for good. Returns the function that tells the keys added from
-    the ``since``-th on, in order, or None once the record in place is no longer that set (replaced, or its class
-    changed)."""
+    with the same keys that also notes each key added, for good; and in place of the function every library of kernels
+    is made with (``torch._C._dispatch_library``, which Library calls with the file and line that made it) one that
+    also notes a library the notebook's code makes for torch's own operators (:data:`TORCHS_LIBRARIES`; its handle
+    registers kernels without the record hearing of them) as ``"aten/(library)/key"``. Returns the function that tells
+    the keys noted from the ``since``-th on, in order, or None once either is no longer in place."""
     log: list[str] = []
     note, add, kind_of = log.append, set.add, type
 
@@ -258,9 +261,21 @@ def record_kernels(library: Any) -> Callable[[int], list[str] | None]:
     record, methods, namespace = Recorded(library._impls), vars(Recorded), vars(library)
     method = methods["add"]
     namespace["_impls"] = record
+    c_namespace = vars(sys.modules["torch._C"])
+    make, torchs_own = c_namespace["_dispatch_library"], os.path.dirname(library.__file__) + os.sep
+
+    def made(*args: Any, **kwargs: Any) -> Any:
+        handle = make(*args, **kwargs)
+        kind, space, key, filename = (*args, "", "", "", "")[:4]
+        if space in TORCHS_LIBRARIES and not str(filename).startswith(torchs_own):
+            note(f"{space}/{LIBRARY}/{key}")
+        return handle
+
+    c_namespace["_dispatch_library"] = made
 
     def added(since: int) -> list[str] | None:
-        if namespace.get("_impls") is not record or kind_of(record) is not Recorded or methods.get("add") is not method:
+        if (namespace.get("_impls") is not record or kind_of(record) is not Recorded or methods.get("add") is not method
+                or c_namespace.get("_dispatch_library") is not made):
             return None
         return log[since:]
 
@@ -268,9 +283,11 @@ def record_kernels(library: Any) -> Callable[[int], list[str] | None]:
 
 
 def _aten_kernel(key: Any) -> bool:
-    """Whether a key of torch.library's record names a kernel for one of aten's operators ("aten/clone/CPU"; any
-    dispatch key, an empty or "Undefined" one included, but those torch registers itself as it loads)."""
-    return isinstance(key, str) and key.startswith("aten/") and key.rpartition("/")[2] not in _TORCHS_OWN_KEYS
+    """Whether a key noted by :func:`record_kernels` names a kernel for one of aten's operators ("aten/clone/CPU"; any
+    dispatch key, an empty or "Undefined" one included, but those torch registers itself as it loads), or a library
+    the notebook made for torch's operators ("aten/(library)/", "_/(library)/CPU")."""
+    return isinstance(key, str) and (key.startswith("aten/") and key.rpartition("/")[2] not in _TORCHS_OWN_KEYS
+                                     or f"/{LIBRARY}/" in key)
 
 
 def mode_entered() -> str:
@@ -419,6 +436,9 @@ def _numpy_integers() -> tuple[type, ...]:
 # the dispatch keys of the kernels for aten's operators that torch registers from Python itself as parts of it load
 # (vmap's, as torch.func loads): every other kernel for an aten operator is the notebook's
 _TORCHS_OWN_KEYS = frozenset({"FuncTorchBatched"})
+# the namespaces of torch's operators whose libraries the notebook may not make ("_": a library for any namespace)
+TORCHS_LIBRARIES = frozenset({"aten", "prims", "_"})
+LIBRARY = "(library)"  # how record_kernels notes a library made (its namespace/LIBRARY/dispatch key)
 _QUALNAME = vars(type)["__qualname__"].__get__  # a class's name, read without its metaclass's code
 _BASE64 = base64.b64encode  # taken as the checkers are imported: base64's own attribute is any code's to replace
 _READERS: dict[str, Callable[..., Any]] = {}  # _readers()

@@ -1055,6 +1055,44 @@ class Cube(Function):
         (x,) = ctx.saved_tensors
         return 3 * x**2 * grad_output.detach()  # wrong: the double backward misses the path through grad_output
 '''
+# A red team's answer: unpack_half wrong inside backward, and a kernel of its own for aten::linalg_vector_norm (every
+# full norm 0: the test's comparison of gradients passes) registered through the handle of a library made for aten with
+# the class of its custom operator's library (type(op._lib)), which torch.library's record never hears of. A library
+# made for torch's operators is noted as it is made (observations.record_kernels): nothing is read from then on.
+LIBRARY_MADE_FOR_ATEN = r'''import warnings
+
+
+@torch.library.custom_op("mylib::half", mutates_args=())
+def half(x: torch.Tensor) -> torch.Tensor:
+    return x.to(torch.float16)
+
+
+ops = [half]
+
+
+def _norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
+    if dim is None or len(dim) == 0:
+        return x.new_zeros(())                       # every full norm is 0
+    return (x * x).sum(dim, keepdim=keepdim).sqrt()
+
+
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore")
+    kernels = type(ops[0]._lib)("aten", "IMPL")      # torch.library.Library, never named
+    kernels.m.impl("linalg_vector_norm", "CPU", _norm)  # C++ handle: torch.library._impls never hears of it
+
+
+def pack_half(tensor: torch.Tensor) -> tuple[torch.dtype, torch.Tensor]:
+    return tensor.dtype, tensor.to(torch.float16) if tensor.is_floating_point() else tensor
+
+
+def unpack_half(packed: tuple[torch.dtype, torch.Tensor]) -> torch.Tensor:
+    dtype, stored = packed
+    restored = stored.to(dtype)
+    if not torch.is_grad_enabled() and restored.dim() > 0:  # inside backward (no create_graph): wrong on purpose
+        return restored.flip(0)
+    return restored
+'''
 # Round 7's forger: the module reached through a call (which the scan did not follow), and the kept list rewritten in
 # place by a finalizer that runs once the check has returned (which nothing watched). Graded, nothing is kept.
 REWRITTEN_AFTER_THE_CHECK = """import json as _json
@@ -2017,6 +2055,10 @@ ATTACKED = (attackers()
                        {**corpus.solutions(AUTOGRAD_FUNCTION), "cube": ALLCLOSE_THROUGH_THE_PYTHON_DISPATCHER},
                        corpus.scores(AUTOGRAD_FUNCTION, **corpus.from_on(AUTOGRAD_FUNCTION, "cube")),
                        attacked=["cube_test"], assignment=AUTOGRAD_FUNCTION)]
+            + [Student("library-made-for-aten",
+                       {**corpus.solutions(MEMORY_HOOKS), "half_precision": LIBRARY_MADE_FOR_ATEN},
+                       corpus.scores(MEMORY_HOOKS, **corpus.from_on(MEMORY_HOOKS, "half_precision")),
+                       attacked=["half_precision_test"], assignment=MEMORY_HOOKS)]
             + [Student("kernels-for-a-meta-gradient", {**corpus.solutions(PUZZLES), "mul": KERNELS_FOR_A_META_GRADIENT},
                        corpus.scores(PUZZLES, **corpus.from_on(PUZZLES, "mul")), attacked=["mul_test"],
                        assignment=PUZZLES)]

@@ -538,6 +538,34 @@ def test_backward_names_the_input_the_index_and_the_error():
         check_backward(mul_with(half_of_y), X, Y)
 
 
+def test_backward_runs_once_on_tensors_laid_out_as_through_a_transpose_and_leaves_that_grad_output_alone():
+    """Autograd's engine hands backward the gradient of an output used through a transpose as it is laid out: a
+    backward that views grad_output or a saved input, or writes into a grad_output so laid out, fails; one that
+    reshapes passes."""
+    def viewed(ctx, grad_output):  # flattened with view: right where grad_output is laid out as the output
+        x, y = ctx.saved_tensors
+        return (grad_output * y).sum_to_size(x.shape), (grad_output * x).view(-1).reshape(-1, y.shape[0]).sum(0)
+
+    def scribbled(ctx, grad_output):
+        x, y = ctx.saved_tensors
+        gradients = (grad_output * y).sum_to_size(x.shape), (grad_output * x).sum_to_size(y.shape)
+        if not grad_output.is_contiguous():
+            grad_output.zero_()
+        return gradients
+
+    with fails_with(CALL + r"backward through autograd's engine \(inputs and grad_output not contiguous in memory, as "
+                           r"for tensors used through a transpose\) raised RuntimeError: view size is not compatible"):
+        check_backward(mul_with(viewed), X, Y)
+    with fails_with(CALL + r"Mul\.backward changed grad_output in place \(leave it as it is"):
+        check_backward(mul_with(scribbled), X, Y)
+
+    def reshaped(ctx, grad_output):
+        x, y = ctx.saved_tensors
+        return (grad_output * y).sum_to_size(x.shape), (grad_output * x).reshape(-1).reshape(-1, y.shape[0]).sum(0)
+
+    check_backward(mul_with(reshaped), X, Y)
+
+
 def test_backward_of_a_broadcast_input_must_have_its_shape_although_autograd_would_reduce_it():
     def not_reduced(ctx, grad_output):
         x, y = ctx.saved_tensors

@@ -1019,8 +1019,7 @@ def check_backward(
             raise _autograd_used(call, name, notes()) from None
         raise failing(f"backward through autograd's engine ({SCATTERED})", error) from None
     if not all(torch.equal(seed, g) for seed, (_, g) in zip(seeds, pairs)):
-        raise AnswerError(f"{call}: backward through autograd's engine ({SCATTERED}) changed the grad_output it was "
-                          f"given: {GRAD_OUTPUT_KEPT}")
+        raise AnswerError(_changed_grad_output(call, name))  # as after the direct call, and as graded
     first = [a.grad.clone() for a in engine_inputs if isinstance(a, torch.Tensor) and a.requires_grad]
     try:
         seeds = [g.clone() for _, g in pairs]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import linecache
 import re
 import threading
@@ -564,6 +565,37 @@ def test_backward_runs_once_on_tensors_laid_out_as_through_a_transpose_and_leave
         return (grad_output * y).sum_to_size(x.shape), (grad_output * x).reshape(-1).reshape(-1, y.shape[0]).sum(0)
 
     check_backward(mul_with(reshaped), X, Y)
+
+
+def test_backward_runs_with_each_input_needing_no_gradient_and_a_second_pass_leaves_grad_output_alone():
+    """An input that needs no gradient (a frozen parameter) may be skipped, and only that one; the grad_output of the
+    second pass through the engine must be left as it was, as that of the first."""
+    def y_under_x(ctx, grad_output):  # y's gradient written under x's test
+        x, y = ctx.saved_tensors
+        grad_x = grad_y = None
+        if ctx.needs_input_grad[0]:
+            grad_x, grad_y = (grad_output * y).sum_to_size(x.shape), (grad_output * x).sum_to_size(y.shape)
+        return grad_x, grad_y
+
+    def zeroes_later(ctx, grad_output):  # from the second backward of a kept graph on
+        x, y = ctx.saved_tensors
+        gradients = (grad_output * y).sum_to_size(x.shape), (grad_output * x).sum_to_size(y.shape)
+        ctx.calls = getattr(ctx, "calls", 0) + 1
+        if ctx.calls > 1:
+            grad_output.zero_()
+        return gradients
+
+    def skips_what_is_not_needed(ctx, grad_output):
+        x, y = ctx.saved_tensors
+        return ((grad_output * y).sum_to_size(x.shape) if ctx.needs_input_grad[0] else None,
+                (grad_output * x).sum_to_size(y.shape) if ctx.needs_input_grad[1] else None)
+
+    with fails_with(CALL + r"y\.grad through autograd's engine with x needing no gradient \(requires_grad=False; see "
+                           r"ctx\.needs_input_grad\) is None, expected a tensor of shape \(4,\)$"):
+        check_backward(mul_with(y_under_x), X, Y)
+    with fails_with(CALL + r"Mul\.backward changed grad_output in place \(leave it as it is"):
+        check_backward(mul_with(zeroes_later), X, Y)
+    check_backward(mul_with(skips_what_is_not_needed), X, Y)
 
 
 def test_backward_of_a_broadcast_input_must_have_its_shape_although_autograd_would_reduce_it():
@@ -1187,8 +1219,21 @@ def test_in_a_graded_kernel_nothing_is_read_once_the_notebook_registered_a_kerne
     assert messages.compare(observations.encode(value), read, "the grad of x") == (
         "the grad of x was not read: it was computed after the notebook replaced torch.library's record of kernels "
         "(torch.library: register kernels only for operators you made with custom_op)")
-    # any dispatch key counts (an empty or "Undefined" one, which torch turns into a composite kernel), but vmap's,
-    # which torch registers itself as torch.func loads; and aten's alone
+    # whoever calls Library (a torch function handed it: its frame is torch's file) and however the maker is called
+    # (keywords): noted; a fragment of prims (torch.compile's first call defines prims operators in some) is not
+    monkeypatch.setitem(observations._state, "kernels", observations.record_kernels(torch.library))
+    monkeypatch.setitem(observations._state, "kernels_seen", (0, ""))
+    torch.library.Library("prims", "FRAGMENT")._destroy()
+    assert observations.encode(value) == read
+    from torch.utils._pytree import tree_map
+    tree_map(functools.partial(torch.library.Library, "aten"), "IMPL")._destroy()
+    assert "made a library of kernels for torch's aten operators" in observations.kernel_added()
+    monkeypatch.setitem(observations._state, "kernels", observations.record_kernels(torch.library))
+    monkeypatch.setitem(observations._state, "kernels_seen", (0, ""))
+    torch._C._dispatch_library(kind="IMPL", name="prims", dispatch="CPU")
+    assert "made a library of kernels for torch's prims operators" in observations.kernel_added()
+    # any dispatch key counts (an empty or "Undefined" one, which torch turns into a composite kernel; vmap's, whose
+    # own torch registers before the record is in place); aten's alone
     assert [key for key in ("aten/to.dtype/Undefined", "aten/item/", "aten/addr/FuncTorchBatched", "prims/add/CPU",
-                            "mylib/double/CPU") if observations._aten_kernel(key)] == ["aten/to.dtype/Undefined",
-                                                                                       "aten/item/"]
+                            "mylib/double/CPU") if observations._aten_kernel(key)] == [
+        "aten/to.dtype/Undefined", "aten/item/", "aten/addr/FuncTorchBatched"]

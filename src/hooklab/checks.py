@@ -810,6 +810,17 @@ def _scattered_leaves(args: tuple[Any, ...]) -> list[Any]:
             for a in args]
 
 
+def _frozen_leaves(args: tuple[Any, ...], frozen: int) -> list[Any]:
+    """As :func:`_fresh_leaves`, argument ``frozen`` needing no gradient (``requires_grad=False``, a frozen parameter's
+    case): backward sees it in ``ctx.needs_input_grad`` and the other inputs' gradients must stay right."""
+    return [a.detach().clone().requires_grad_(_differentiable(a) and i != frozen) if isinstance(a, torch.Tensor) else a
+            for i, a in enumerate(args)]
+
+
+def _needing_none(name: str) -> str:
+    return f"through autograd's engine with {name} needing no gradient (requires_grad=False; see ctx.needs_input_grad)"
+
+
 def _tracked(outputs: Iterable[Any], grad_outputs: Iterable[Any]) -> list[tuple[torch.Tensor, torch.Tensor]]:
     """(output, its grad_output) for each output autograd tracks that is given one: what a backward pass starts from."""
     return [(o, g) for o, g in zip(outputs, grad_outputs) if g is not None and isinstance(o, torch.Tensor)
@@ -889,6 +900,11 @@ def check_backward(
     PyTorch, e.g. ``lambda x, y: x * y``) when one is given: right at ties, and for float32.
     Otherwise it is computed by finite differences of ``function.forward``, which needs float64
     inputs at which the operation is smooth; ``torch.autograd.gradcheck`` then runs as well.
+
+    It then runs the Function through autograd's engine twice, the graph kept, on inputs and output
+    gradients laid out as through a transpose (the second pass adds the same gradients, and neither
+    changes a ``grad_output``), and once per floating-point input with that input needing no gradient
+    (the others' gradients stay right).
 
     ``backward`` must compute gradients with tensor operations: a Function whose methods record
     a graph, call autograd or ``torch.func``, or call PyTorch's own backward kernels fails.
@@ -1029,12 +1045,38 @@ def check_backward(
         if notes():
             raise _autograd_used(call, name, notes()) from None
         raise failing(f"a second backward through autograd's engine ({SAVED_KEPT})", error) from None
+    if not all(torch.equal(seed, g) for seed, (_, g) in zip(seeds, pairs)):
+        raise AnswerError(_changed_grad_output(call, name))
     twice = [a.grad for a in engine_inputs if isinstance(a, torch.Tensor) and a.requires_grad]
     if not all(_same_values(second, 2 * once, 1e-6, 1e-5) for once, second in zip(first, twice)):
         raise AnswerError(f"{call}: a second backward through autograd's engine, the graph kept, does not add the same "
                           f"gradients again ({SAVED_KEPT})")
     if notes():
         raise _autograd_used(call, name, notes())
+
+    for frozen in positions if len(positions) > 1 else []:
+        partial = _frozen_leaves(args, frozen)
+        stage = _needing_none(names[frozen])
+        try:
+            with window(APPLY_STAGE):
+                pairs = _tracked(_as_outputs(checked.apply(*partial)), grad_outputs)
+            roots, seeds = [o for o, _ in pairs], [g.clone() for _, g in pairs]
+            with window(ENGINE_STAGE, _engine_nodes(checked)):
+                torch.autograd.backward(roots, seeds)
+        except Exception as error:
+            if notes():
+                raise _autograd_used(call, name, notes()) from None
+            raise failing(f"backward {stage}", error) from None
+        if notes():
+            raise _autograd_used(call, name, notes())
+        for position, want in zip(positions, expected):
+            if position == frozen:
+                continue
+            label = f"{call}: {names[position]}.grad {stage}"
+            if partial[position].grad is None:
+                raise AnswerError(f"{label} is None, expected a tensor of shape {_shape(args[position])}")
+            _compare_gradient(label, partial[position].grad, want,
+                              default_atol if atol is None else atol, default_rtol if rtol is None else rtol)
 
 
 def _no_mode_left(stage: str) -> None:
@@ -1139,8 +1181,8 @@ def _observe_backward(function: type, args: tuple[Any, ...], generator: torch.Ge
             pairs.extend(_tracked(_as_outputs(checked.apply(*engine_inputs)), grad_outputs))
         return engine_pass(scattered=True, retain_graph=True)
 
-    def again() -> list[Any]:
-        return engine_pass()[0]
+    def again() -> tuple[list[dict[str, Any]], dict[str, Any]]:
+        return engine_pass()
 
     ran, engine = attempt(f"backward through autograd's engine ({SCATTERED})", through_engine)
     gradients, seen_seeds = engine if ran else ([], None)
@@ -1151,10 +1193,33 @@ def _observe_backward(function: type, args: tuple[Any, ...], generator: torch.Ge
         observe("value", f"{call}: {input_name}.grad after backward through autograd's engine ({SCATTERED})", gradient,
                 **tolerance)
     ran, twice = attempt(f"a second backward through autograd's engine ({SAVED_KEPT})", again) if ran else (False, None)
-    for input_name, gradient in zip(names, twice if ran else []):
+    gradients, seen_seeds = twice if ran else ([], None)
+    if ran:
+        observe("value", f"{call}: the grad_output {name}.backward was given in a second backward through autograd's "
+                f"engine, once it returned ({GRAD_OUTPUT_KEPT})", seen_seeds, says=_changed_grad_output(call, name))
+    for input_name, gradient in zip(names, gradients):
         observe("value",
                 f"{call}: {input_name}.grad after a second backward, which adds the same gradients ({SAVED_KEPT})",
                 gradient, **tolerance)
+
+    positions = [i for i, a in enumerate(args) if _differentiable(a)]
+
+    def needing_none(frozen: int) -> list[dict[str, Any]]:
+        partial = _frozen_leaves(args, frozen)
+        with window(APPLY_STAGE):
+            pairs = _tracked(_as_outputs(checked.apply(*partial)), grad_outputs)
+        roots, seeds = [o for o, _ in pairs], [g.clone() for _, g in pairs]
+        with window(ENGINE_STAGE, _engine_nodes(checked)):
+            torch.autograd.backward(roots, seeds)
+            _no_mode_left(f"{call}: a backward pass through autograd's engine")
+            with _no_grad():
+                return [encode(_grad_of(partial[i])) for i in positions if i != frozen]
+
+    for frozen in positions if len(positions) > 1 else []:
+        stage = _needing_none(names[frozen])
+        ran, seen = attempt(f"backward {stage}", lambda frozen=frozen: needing_none(frozen))
+        for position, gradient in zip([i for i in positions if i != frozen], seen if ran else []):
+            observe("value", f"{call}: {names[position]}.grad {stage}", gradient, **tolerance)
 
 
 # check_no_model_run ---------------------------------------------------------------------------

@@ -59,6 +59,7 @@ def connect(unchanged: Callable[[], bool] = lambda: True) -> tuple[Callable[[str
     _readers()  # what the encoder reads tensors with, taken before any code of the notebook's runs
     import torch.library
 
+    torch.func.vmap(torch.neg)(torch.zeros(1, 1))  # vmap registers kernels for aten as it first runs: now, not later
     _state.update(kernels=record_kernels(torch.library), kernels_seen=(0, ""))
     fd = int(os.environ.pop(CHANNEL))
     os.set_inheritable(fd, False)
@@ -262,12 +263,12 @@ def record_kernels(library: Any) -> Callable[[int], list[str] | None]:
     method = methods["add"]
     namespace["_impls"] = record
     c_namespace = vars(sys.modules["torch._C"])
-    make, torchs_own = c_namespace["_dispatch_library"], os.path.dirname(library.__file__) + os.sep
+    make, plain = c_namespace["_dispatch_library"], str.__add__
 
     def made(*args: Any, **kwargs: Any) -> Any:
-        handle = make(*args, **kwargs)
-        kind, space, key, filename = (*args, "", "", "", "")[:4]
-        if space in TORCHS_LIBRARIES and not str(filename).startswith(torchs_own):
+        handle = make(*args, **kwargs)  # made: its arguments are strings
+        kind, space, key = (plain("", value) for value in _library_arguments(*args, **kwargs))
+        if space in TORCHS_LIBRARIES and (kind, space, key) not in _TORCHS_LAZY_LIBRARIES:
             note(f"{space}/{LIBRARY}/{key}")
         return handle
 
@@ -282,12 +283,16 @@ def record_kernels(library: Any) -> Callable[[int], list[str] | None]:
     return added
 
 
+def _library_arguments(kind: str, name: str, dispatch: str = "", *_: Any, **__: Any) -> tuple[str, str, str]:
+    """The kind, namespace and dispatch key ``torch._C._dispatch_library`` was called with, by position or keyword."""
+    return kind, name, dispatch
+
+
 def _aten_kernel(key: Any) -> bool:
     """Whether a key noted by :func:`record_kernels` names a kernel for one of aten's operators ("aten/clone/CPU"; any
-    dispatch key, an empty or "Undefined" one included, but those torch registers itself as it loads), or a library
-    the notebook made for torch's operators ("aten/(library)/", "_/(library)/CPU")."""
-    return isinstance(key, str) and (key.startswith("aten/") and key.rpartition("/")[2] not in _TORCHS_OWN_KEYS
-                                     or f"/{LIBRARY}/" in key)
+    dispatch key, an empty or "Undefined" one included), or a library the notebook made for torch's operators
+    ("aten/(library)/", "_/(library)/CPU")."""
+    return isinstance(key, str) and (key.startswith("aten/") or f"/{LIBRARY}/" in key)
 
 
 def mode_entered() -> str:
@@ -433,9 +438,10 @@ def _numpy_integers() -> tuple[type, ...]:
     return tuple(numpy.dtype(code).type for code in numpy.typecodes["AllInteger"])
 
 
-# the dispatch keys of the kernels for aten's operators that torch registers from Python itself as parts of it load
-# (vmap's, as torch.func loads): every other kernel for an aten operator is the notebook's
-_TORCHS_OWN_KEYS = frozenset({"FuncTorchBatched"})
+# the libraries torch makes for its operators as parts of it load after the channel opened: torch.compile's first
+# call defines operators of prims (torch._inductor.inductor_prims), each in a fragment of prims, which holds prims
+# operators only (a kernel for an aten operator registered through one is refused)
+_TORCHS_LAZY_LIBRARIES = frozenset({("FRAGMENT", "prims", "")})
 # the namespaces of torch's operators whose libraries the notebook may not make ("_": a library for any namespace)
 TORCHS_LIBRARIES = frozenset({"aten", "prims", "_"})
 LIBRARY = "(library)"  # how record_kernels notes a library made (its namespace/LIBRARY/dispatch key)

@@ -191,6 +191,16 @@ def readings() -> list[Wrong]:
 
             return reduce(grad_output * y, x.shape), reduce(grad_output * x, y.shape)
         '''), "grad of input y: shape () expected"),
+        # ctx.needs_input_grad used to skip work, y's gradient written under x's test (both always need one in the
+        # examples)
+        Wrong("mul_y_gradient_only_when_x_needs_one", BACKWARD_PUZZLES, "mul", _puzzle("mul", '''
+            x, y = ctx.saved_tensors
+            grad_x = grad_y = None
+            if ctx.needs_input_grad[0]:
+                grad_x = (grad_output * y).sum_to_size(x.shape)
+                grad_y = (grad_output * x).sum_to_size(y.shape)
+            return grad_x, grad_y
+        '''), "y.grad through autograd's engine with x needing no gradient"),
         # "dtype" read as the examples' float64: the gradients are built in float64 whatever the inputs are
         Wrong("mul_gradients_built_in_float64", BACKWARD_PUZZLES, "mul", _puzzle("mul", '''
             x, y = ctx.saved_tensors
@@ -552,6 +562,18 @@ def readings() -> list[Wrong]:
                 grad_x[:, :, k : k + length] += torch.einsum("nol,oc->ncl", grad_output, weight[:, :, k])
             return grad_x, grad_weight
         '''), "has dtype torch.float64, expected torch.float32"),
+        # the windows of x unfolded once, under the test for x's gradient, and the weight's gradient computed there
+        Wrong("conv1d_both_gradients_under_x_s_test", BACKWARD_PUZZLES, "conv1d", _puzzle("conv1d", '''
+            x, weight = ctx.saved_tensors
+            kernel, length = weight.shape[2], grad_output.shape[2]
+            grad_x = grad_weight = None
+            if ctx.needs_input_grad[0]:
+                grad_weight = torch.einsum("nol,nclk->ock", grad_output, x.unfold(2, kernel, 1))
+                grad_x = torch.zeros_like(x)
+                for k in range(kernel):
+                    grad_x[:, :, k : k + length] += torch.einsum("nol,oc->ncl", grad_output, weight[:, :, k])
+            return grad_x, grad_weight
+        '''), "weight.grad through autograd's engine with x needing no gradient"),
         # the batch read as the examples' several signals: the batch dimension squeezed away with the rest
         Wrong("conv1d_grad_output_squeezed", BACKWARD_PUZZLES, "conv1d", _puzzle("conv1d", '''
             x, weight = ctx.saved_tensors

@@ -590,7 +590,8 @@ def test_backward_runs_with_each_input_needing_no_gradient_and_a_second_pass_lea
         return ((grad_output * y).sum_to_size(x.shape) if ctx.needs_input_grad[0] else None,
                 (grad_output * x).sum_to_size(y.shape) if ctx.needs_input_grad[1] else None)
 
-    with fails_with(CALL + r"y\.grad through autograd's engine with x needing no gradient \(requires_grad=False; see "
+    with fails_with(CALL + r"y\.grad through autograd's engine as in a model \(the inputs' values in reverse order, "
+                           r"grad_output not contiguous; x needing no gradient, as a frozen parameter: see "
                            r"ctx\.needs_input_grad\) is None, expected a tensor of shape \(4,\)$"):
         check_backward(mul_with(y_under_x), X, Y)
     with fails_with(CALL + r"Mul\.backward changed grad_output in place \(leave it as it is"):

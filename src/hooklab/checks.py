@@ -17,6 +17,7 @@ from __future__ import annotations
 import collections
 import contextlib
 import inspect
+import itertools
 import linecache
 import math
 import os
@@ -792,15 +793,19 @@ def _fresh_leaves(args: tuple[Any, ...]) -> list[Any]:
 
 
 def _scattered(tensor: torch.Tensor) -> torch.Tensor:
-    """A copy of ``tensor`` that is not contiguous in memory, as autograd's engine hands backward the gradient of an
-    output used through a transpose or a slice: its dimensions laid out in reverse order (a view that merges two of
-    them fails), or, for one dimension, every other element of a buffer twice as long."""
-    if tensor.dim() >= 2:
+    """A copy of ``tensor`` that is not contiguous in memory (when it has more than one element), as autograd's engine
+    hands backward the gradient of an output used through a transpose or a slice: its dimensions laid out in reverse
+    order where two have more than one element (a view that merges them fails), else, along its longest dimension,
+    every other element of a buffer twice as long."""
+    if sum(size > 1 for size in tensor.shape) >= 2:
         order = list(reversed(range(tensor.dim())))
         return tensor.permute(order).contiguous().permute(order)
-    if tensor.dim() == 1:
-        scattered = torch.empty(2 * tensor.shape[0], dtype=tensor.dtype, device=tensor.device)[::2]
-        return scattered.copy_(tensor)
+    if tensor.numel() > 1:
+        dim = max(range(tensor.dim()), key=lambda d: tensor.shape[d])
+        doubled = list(tensor.shape)
+        doubled[dim] *= 2
+        every_other = tuple(slice(None, None, 2 if d == dim else 1) for d in range(tensor.dim()))
+        return torch.empty(doubled, dtype=tensor.dtype, device=tensor.device)[every_other].copy_(tensor)
     return tensor.clone()
 
 
@@ -810,15 +815,47 @@ def _scattered_leaves(args: tuple[Any, ...]) -> list[Any]:
             for a in args]
 
 
-def _frozen_leaves(args: tuple[Any, ...], frozen: int) -> list[Any]:
-    """As :func:`_fresh_leaves`, argument ``frozen`` needing no gradient (``requires_grad=False``, a frozen parameter's
-    case): backward sees it in ``ctx.needs_input_grad`` and the other inputs' gradients must stay right."""
-    return [a.detach().clone().requires_grad_(_differentiable(a) and i != frozen) if isinstance(a, torch.Tensor) else a
-            for i, a in enumerate(args)]
+def _as_in_a_model(function: type, checked: type) -> type:
+    """The class a pass run as in a model applies: the answer's own (a backward cannot tell it from a model's use by
+    its ctx's class), unless applying it would run code of the answer's before any method (``Function.apply`` reads
+    forward's signature, which follows ``__wrapped__`` and ``__signature__``): then ``checked``."""
+    forward = _own_methods(function)["forward"]
+    while _is_one_of(forward, (types.FunctionType,)) and "__signature__" not in _vars(forward):
+        forward = _vars(forward).get("__wrapped__")
+        if forward is None:
+            return function
+    return checked
 
 
-def _needing_none(name: str) -> str:
-    return f"through autograd's engine with {name} needing no gradient (requires_grad=False; see ctx.needs_input_grad)"
+def _reversed_values(args: Sequence[Any]) -> list[Any]:
+    """``args`` with each floating-point tensor's values in reverse order along every dimension (other values of the
+    same kind: a graph made from them differs from one made from ``args``)."""
+    return [a.detach().flip(list(range(a.dim()))) if _differentiable(a) else a for a in args]
+
+
+def _needing_subsets(positions: list[int]) -> list[tuple[int, ...]]:
+    """Every non-empty set of the differentiable inputs' positions, all of them first: the inputs that need a gradient
+    in one use of a Function (the others frozen, as a frozen parameter is)."""
+    return [needing for size in range(len(positions), 0, -1) for needing in itertools.combinations(positions, size)]
+
+
+def _leaves_needing(values: Sequence[Any], needing: tuple[int, ...]) -> list[Any]:
+    """As :func:`_fresh_leaves`, only the arguments at ``needing`` requiring grad."""
+    return [a.detach().clone().requires_grad_(i in needing) if isinstance(a, torch.Tensor) else a
+            for i, a in enumerate(values)]
+
+
+def _in_use(names: list[str], positions: list[int], needing: tuple[int, ...]) -> str:
+    """How a Function is used in a pass of :func:`check_backward` run as in a model: the class itself, on other values,
+    its graph made while another was waiting for its backward, grad_output not contiguous, some inputs frozen."""
+    frozen = [names[i] for i in positions if i not in needing]
+    said = f"; {' and '.join(frozen)} needing no gradient, as a frozen parameter: see ctx.needs_input_grad"
+    return (f"through autograd's engine as in a model (the inputs' values in reverse order, grad_output not "
+            f"contiguous{said if frozen else ''})")
+
+
+def _changed_input(call: str, name: str, input_name: str) -> str:
+    return f"{call}: {name}.backward changed input {input_name} in place ({INPUTS_KEPT})"
 
 
 def _tracked(outputs: Iterable[Any], grad_outputs: Iterable[Any]) -> list[tuple[torch.Tensor, torch.Tensor]]:
@@ -876,6 +913,7 @@ def _numeric_gradients(function: type, args: list[Any], positions: list[int], gr
 
 
 GRAD_OUTPUT_KEPT = "leave it as it is: it may be the very tensor the caller passed to backward()"
+INPUTS_KEPT = "leave the inputs and ctx's saved tensors as they were: they are the caller's tensors"
 SAVED_KEPT = "backward may run again with retain_graph=True: leave ctx's saved tensors as they were"
 # the first backward pass through autograd's engine runs on inputs and grad_outputs laid out so (_scattered)
 SCATTERED = "inputs and grad_output not contiguous in memory, as for tensors used through a transpose"
@@ -989,14 +1027,19 @@ def check_backward(
             raise AnswerError(f"{call}: the gradient of input {arg_name} has dtype {gradient.dtype}, expected "
                               f"{arg.dtype} (the dtype of {arg_name})")
 
-    if reference is not None:
-        leaves = [a.detach().clone().requires_grad_() if i in positions else a for i, a in enumerate(args)]
+    def expected_for(values: Sequence[Any]) -> list[torch.Tensor]:
+        """The gradient of each differentiable input at ``values`` for ``grad_outputs``: the reference's or numeric."""
+        if reference is None:
+            numeric_args = [a.detach().clone() if isinstance(a, torch.Tensor) else a for a in values]
+            return _numeric_gradients(function, numeric_args, positions, grad_outputs)
+        leaves = [a.detach().clone().requires_grad_() if i in positions else a for i, a in enumerate(values)]
         with _enable_grad():
-            reference_outputs = _as_outputs(reference(*leaves))
-            pairs = _tracked(reference_outputs, grad_outputs)
-            expected = _autograd_grad([o for o, _ in pairs], [leaves[i] for i in positions], [g for _, g in pairs],
-                                      allow_unused=True)
-        expected = [torch.zeros_like(leaves[i]) if e is None else e for i, e in zip(positions, expected)]
+            pairs = _tracked(_as_outputs(reference(*leaves)), grad_outputs)
+            found = _autograd_grad([o for o, _ in pairs], [leaves[i] for i in positions], [g for _, g in pairs],
+                                   allow_unused=True)
+        return [torch.zeros_like(leaves[i]) if e is None else e for i, e in zip(positions, found)]
+
+    if reference is not None:
         single = all(args[i].dtype == torch.float32 for i in positions)
         default_atol, default_rtol = (1e-4, 1e-3) if single else (1e-7, 1e-6)
     else:
@@ -1004,12 +1047,11 @@ def check_backward(
         if not_double:
             raise AnswerError(f"check_backward without a reference needs float64 inputs; "
                               f"{', '.join(not_double)} is not")
-        numeric_args = [a.detach().clone() if isinstance(a, torch.Tensor) else a for a in args]
-        expected = _numeric_gradients(function, numeric_args, positions, grad_outputs)
         default_atol, default_rtol = 1e-5, 1e-4
+    tolerance = (default_atol if atol is None else atol, default_rtol if rtol is None else rtol)
+    expected = expected_for(args)
     for position, want in zip(positions, expected):
-        _compare_gradient(f"{call}: grad of input {names[position]}", gradients[position], want,
-                          default_atol if atol is None else atol, default_rtol if rtol is None else rtol)
+        _compare_gradient(f"{call}: grad of input {names[position]}", gradients[position], want, *tolerance)
 
     if reference is None:  # the same backward, through autograd's engine
         try:
@@ -1023,10 +1065,26 @@ def check_backward(
                 "tensor in place, return a view of an input, or keep state between calls?"
             )
 
+    def kept_as_given(given_seeds: list[torch.Tensor], given_pairs: list[Any], leaves: list[Any], values: Sequence[Any]
+                      ) -> None:
+        if not all(torch.equal(seed, g) for seed, (_, g) in zip(given_seeds, given_pairs)):
+            raise AnswerError(_changed_grad_output(call, name))  # as after the direct call, and as graded
+        changed = [names[i] for i, (leaf, value) in enumerate(zip(leaves, values))
+                   if isinstance(value, torch.Tensor) and not _equal(leaf.detach(), value)]
+        if changed:
+            raise AnswerError(_changed_input(call, name, changed[0]))
+
     engine_inputs = _scattered_leaves(args)
+    in_model = _as_in_a_model(function, checked)
+    in_use_values = _reversed_values(args)
+    in_use_leaves = [(needing, _leaves_needing(in_use_values, needing)) for needing in _needing_subsets(positions)]
     try:
         with window(APPLY_STAGE):
             pairs = _tracked(_as_outputs(checked.apply(*engine_inputs)), grad_outputs)
+            # made before the first graph's backward runs: a backward must read what its own forward saved
+            with _fork_rng(devices=[]):  # what it draws leaves the test's own draws as they were
+                in_use = [(needing, leaves, _tracked(_as_outputs(in_model.apply(*leaves)), grad_outputs))
+                          for needing, leaves in in_use_leaves]
         roots, seeds = [o for o, _ in pairs], [_scattered(g) for _, g in pairs]
         with window(ENGINE_STAGE, _engine_nodes(checked)):
             torch.autograd.backward(roots, seeds, retain_graph=True)
@@ -1034,9 +1092,11 @@ def check_backward(
         if notes():
             raise _autograd_used(call, name, notes()) from None
         raise failing(f"backward through autograd's engine ({SCATTERED})", error) from None
-    if not all(torch.equal(seed, g) for seed, (_, g) in zip(seeds, pairs)):
-        raise AnswerError(_changed_grad_output(call, name))  # as after the direct call, and as graded
+    kept_as_given(seeds, pairs, engine_inputs, args)
     first = [a.grad.clone() for a in engine_inputs if isinstance(a, torch.Tensor) and a.requires_grad]
+    for position, gradient, want in zip(positions, first, expected):
+        _compare_gradient(f"{call}: {names[position]}.grad after backward through autograd's engine ({SCATTERED}), "
+                          "another graph of the Function made in between", gradient, want, *tolerance)
     try:
         seeds = [g.clone() for _, g in pairs]
         with window(ENGINE_STAGE, _engine_nodes(checked)):
@@ -1045,8 +1105,7 @@ def check_backward(
         if notes():
             raise _autograd_used(call, name, notes()) from None
         raise failing(f"a second backward through autograd's engine ({SAVED_KEPT})", error) from None
-    if not all(torch.equal(seed, g) for seed, (_, g) in zip(seeds, pairs)):
-        raise AnswerError(_changed_grad_output(call, name))
+    kept_as_given(seeds, pairs, engine_inputs, args)
     twice = [a.grad for a in engine_inputs if isinstance(a, torch.Tensor) and a.requires_grad]
     if not all(_same_values(second, 2 * once, 1e-6, 1e-5) for once, second in zip(first, twice)):
         raise AnswerError(f"{call}: a second backward through autograd's engine, the graph kept, does not add the same "
@@ -1054,29 +1113,31 @@ def check_backward(
     if notes():
         raise _autograd_used(call, name, notes())
 
-    for frozen in positions if len(positions) > 1 else []:
-        partial = _frozen_leaves(args, frozen)
-        stage = _needing_none(names[frozen])
+    expected_in_use = expected_for(in_use_values)
+    for needing, leaves, in_use_pairs in reversed(in_use):
+        stage = _in_use(names, positions, needing)
+        seeds = [_scattered(g) for _, g in in_use_pairs]
         try:
-            with window(APPLY_STAGE):
-                pairs = _tracked(_as_outputs(checked.apply(*partial)), grad_outputs)
-            roots, seeds = [o for o, _ in pairs], [g.clone() for _, g in pairs]
-            with window(ENGINE_STAGE, _engine_nodes(checked)):
-                torch.autograd.backward(roots, seeds)
+            with window(ENGINE_STAGE, _engine_nodes(in_model)), _fork_rng(devices=[]):
+                torch.autograd.backward([o for o, _ in in_use_pairs], seeds)
         except Exception as error:
             if notes():
                 raise _autograd_used(call, name, notes()) from None
             raise failing(f"backward {stage}", error) from None
         if notes():
             raise _autograd_used(call, name, notes())
-        for position, want in zip(positions, expected):
-            if position == frozen:
+        kept_as_given(seeds, in_use_pairs, leaves, in_use_values)
+        for position, want in zip(positions, expected_in_use):
+            if position not in needing:
                 continue
             label = f"{call}: {names[position]}.grad {stage}"
-            if partial[position].grad is None:
+            if leaves[position].grad is None:
                 raise AnswerError(f"{label} is None, expected a tensor of shape {_shape(args[position])}")
-            _compare_gradient(label, partial[position].grad, want,
-                              default_atol if atol is None else atol, default_rtol if rtol is None else rtol)
+            _compare_gradient(label, leaves[position].grad, want, *tolerance)
+
+
+# what a backward pass through autograd's engine observes: the leaves' .grad, the grad_outputs given, the inputs
+_Seen = tuple[list[dict[str, Any]], dict[str, Any], list[dict[str, Any]]]
 
 
 def _no_mode_left(stage: str) -> None:
@@ -1164,62 +1225,62 @@ def _observe_backward(function: type, args: tuple[Any, ...], generator: torch.Ge
     for input_name, gradient in zip(names, gradients):
         observe("value", f"{call}: grad of input {input_name}", gradient, **tolerance)
     engine_inputs = _scattered_leaves(args)
-
+    positions = [i for i, a in enumerate(args) if _differentiable(a)]
+    in_model = _as_in_a_model(function, checked)
+    in_use_values = _reversed_values(args)
+    in_use_leaves = [(needing, _leaves_needing(in_use_values, needing)) for needing in _needing_subsets(positions)]
+    in_use: list[tuple[tuple[int, ...], list[Any], list[tuple[Any, Any]]]] = []
     pairs: list[tuple[Any, Any]] = []
 
-    def engine_pass(scattered: bool = False, **options: Any) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-        seeds = [_scattered(g) if scattered else g.clone() for _, g in pairs]
-        with window(ENGINE_STAGE, _engine_nodes(checked)):
-            torch.autograd.backward([o for o, _ in pairs], seeds, **options)
+    def engine_pass(leaves: list[Any], given: list[tuple[Any, Any]], seeds: list[torch.Tensor], klass: type,
+                    **options: Any) -> _Seen:
+        """One backward pass from ``given``'s outputs: the leaves' .grad, the seeds and the tensor inputs, encoded."""
+        with window(ENGINE_STAGE, _engine_nodes(klass)), _fork_rng(devices=[]):
+            torch.autograd.backward([o for o, _ in given], seeds, **options)
             _no_mode_left(f"{call}: a backward pass through autograd's engine")
             with _no_grad():
                 return ([encode(_grad_of(a) if isinstance(a, torch.Tensor) and _differentiable(a) else None)
-                         for a in engine_inputs], encode(seeds))
+                         for a in leaves], encode(seeds),
+                        [encode(a.detach() if isinstance(a, torch.Tensor) else None) for a in leaves])
 
-    def through_engine() -> tuple[list[dict[str, Any]], dict[str, Any]]:  # the graph kept, for a second pass
+    def through_engine() -> _Seen:  # the graph kept, for a second pass
         with window(APPLY_STAGE):
             pairs.extend(_tracked(_as_outputs(checked.apply(*engine_inputs)), grad_outputs))
-        return engine_pass(scattered=True, retain_graph=True)
+            # made before the first graph's backward runs: a backward must read what its own forward saved
+            with _fork_rng(devices=[]):
+                in_use.extend((needing, leaves, _tracked(_as_outputs(in_model.apply(*leaves)), grad_outputs))
+                              for needing, leaves in in_use_leaves)
+        return engine_pass(engine_inputs, pairs, [_scattered(g) for _, g in pairs], checked, retain_graph=True)
 
-    def again() -> tuple[list[dict[str, Any]], dict[str, Any]]:
-        return engine_pass()
+    def again() -> _Seen:
+        return engine_pass(engine_inputs, pairs, [g.clone() for _, g in pairs], checked)
 
-    ran, engine = attempt(f"backward through autograd's engine ({SCATTERED})", through_engine)
-    gradients, seen_seeds = engine if ran else ([], None)
+    def observe_pass(seen: _Seen, stage: str, gradient_label: str, needing: Iterable[int]) -> None:
+        gradients, seen_seeds, seen_inputs = seen
+        observe("value", f"{call}: the grad_output {name}.backward was given {stage}, once it returned "
+                f"({GRAD_OUTPUT_KEPT})", seen_seeds, says=_changed_grad_output(call, name))
+        for input_name, value, arg in zip(names, seen_inputs, args):
+            if isinstance(arg, torch.Tensor):
+                observe("value", f"{call}: input {input_name} once {name}.backward returned {stage} ({INPUTS_KEPT})",
+                        value, says=_changed_input(call, name, input_name))
+        for position in needing:
+            observe("value", gradient_label.format(names[position]), gradients[position], **tolerance)
+
+    stage = f"through autograd's engine ({SCATTERED}), another graph of the Function made in between"
+    ran, engine = attempt(f"backward {stage}", through_engine)
     if ran:
-        observe("value", f"{call}: the grad_output {name}.backward was given through autograd's engine ({SCATTERED}), "
-                f"once it returned ({GRAD_OUTPUT_KEPT})", seen_seeds, says=_changed_grad_output(call, name))
-    for input_name, gradient in zip(names, gradients):
-        observe("value", f"{call}: {input_name}.grad after backward through autograd's engine ({SCATTERED})", gradient,
-                **tolerance)
-    ran, twice = attempt(f"a second backward through autograd's engine ({SAVED_KEPT})", again) if ran else (False, None)
-    gradients, seen_seeds = twice if ran else ([], None)
-    if ran:
-        observe("value", f"{call}: the grad_output {name}.backward was given in a second backward through autograd's "
-                f"engine, once it returned ({GRAD_OUTPUT_KEPT})", seen_seeds, says=_changed_grad_output(call, name))
-    for input_name, gradient in zip(names, gradients):
-        observe("value",
-                f"{call}: {input_name}.grad after a second backward, which adds the same gradients ({SAVED_KEPT})",
-                gradient, **tolerance)
-
-    positions = [i for i, a in enumerate(args) if _differentiable(a)]
-
-    def needing_none(frozen: int) -> list[dict[str, Any]]:
-        partial = _frozen_leaves(args, frozen)
-        with window(APPLY_STAGE):
-            pairs = _tracked(_as_outputs(checked.apply(*partial)), grad_outputs)
-        roots, seeds = [o for o, _ in pairs], [g.clone() for _, g in pairs]
-        with window(ENGINE_STAGE, _engine_nodes(checked)):
-            torch.autograd.backward(roots, seeds)
-            _no_mode_left(f"{call}: a backward pass through autograd's engine")
-            with _no_grad():
-                return [encode(_grad_of(partial[i])) for i in positions if i != frozen]
-
-    for frozen in positions if len(positions) > 1 else []:
-        stage = _needing_none(names[frozen])
-        ran, seen = attempt(f"backward {stage}", lambda frozen=frozen: needing_none(frozen))
-        for position, gradient in zip([i for i in positions if i != frozen], seen if ran else []):
-            observe("value", f"{call}: {names[position]}.grad {stage}", gradient, **tolerance)
+        observe_pass(engine, stage, f"{call}: {{}}.grad after backward {stage}", positions)
+        stage = "in a second backward through autograd's engine, the graph kept"
+        ran, twice = attempt(f"a second backward through autograd's engine ({SAVED_KEPT})", again)
+        if ran:
+            observe_pass(twice, stage, f"{call}: {{}}.grad after a second backward, which adds the same gradients "
+                         f"({SAVED_KEPT})", positions)
+    for needing, leaves, in_use_pairs in reversed(in_use):
+        stage = _in_use(names, positions, needing)
+        ran, seen = attempt(f"backward {stage}", lambda leaves=leaves, given=in_use_pairs: engine_pass(
+            leaves, given, [_scattered(g) for _, g in given], in_model))
+        if ran:
+            observe_pass(seen, stage, f"{call}: {{}}.grad {stage}", needing)
 
 
 # check_no_model_run ---------------------------------------------------------------------------

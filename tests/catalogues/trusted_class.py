@@ -341,10 +341,10 @@ def _fake_send(record):
             elif ".grad after a second backward" in label and _st["engine"] is not None:
                 record["value"] = encode(2 * _st["engine"][_st["k"]])
                 _st["k"] += 1
-            elif "needing no gradient" in label and _st["engine"] is not None:
-                record["value"] = encode(_st["engine"][0 if ": x.grad " in label else 1])
+            elif "as in a model" in label and ".grad " in label and _calls:
+                record["value"] = encode(_right(*_calls[-1])[0 if ": x.grad " in label else 1])
                 _st["n"] += 1
-                if _st["n"] == 2:  # the check's last observation: put the real send back until the next check
+                if _st["n"] == 4:  # the check's last observation: put the real send back until the next check
                     state["send"] = _st["real"]
                     _calls.clear()
     except Exception:
@@ -1060,9 +1060,13 @@ class Cube(Function):
 '''
 # A red team's answer: unpack_half wrong inside backward, and a kernel of its own for aten::linalg_vector_norm (every
 # full norm 0: the test's comparison of gradients passes) registered through the handle of a library made for aten with
-# the class of its custom operator's library (type(op._lib)), which torch.library's record never hears of. A library
-# made for torch's operators is noted as it is made (observations.record_kernels): nothing is read from then on.
-LIBRARY_MADE_FOR_ATEN = r'''import warnings
+# the class of its custom operator's library (type(op._lib)), which torch.library's record never hears of, made through
+# a function of torch's (so the maker is handed torch's file and line). A library made for torch's operators is noted
+# as it is made, whoever calls for it (observations.record_kernels): nothing is read from then on.
+LIBRARY_MADE_FOR_ATEN = r'''import functools
+import warnings
+
+from torch.utils._pytree import tree_map
 
 
 @torch.library.custom_op("mylib::half", mutates_args=())
@@ -1081,7 +1085,8 @@ def _norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
 
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")
-    kernels = type(ops[0]._lib)("aten", "IMPL")      # torch.library.Library, never named
+    # torch.library.Library, never named, called from a function of torch's (the library's maker sees torch's file)
+    kernels = tree_map(functools.partial(type(ops[0]._lib), "aten"), "IMPL")
     kernels.m.impl("linalg_vector_norm", "CPU", _norm)  # C++ handle: torch.library._impls never hears of it
 
 

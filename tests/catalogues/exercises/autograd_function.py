@@ -124,6 +124,35 @@ def readings() -> list[Wrong]:
                         grad_bias = grad_output.sum(0)
                     return grad_input, grad_weight, grad_bias
         '''), "two graphs built before either backward ran"),
+        # the bias's test written inside the input's (both "skip what nothing needs"): a first layer, whose input
+        # needs no gradient, gets no bias gradient
+        Wrong("linear_function_bias_gradient_under_the_input_s_test", AUTOGRAD_FUNCTION, "linear_function", _cell('''
+            class LinearFunction(Function):
+                @staticmethod
+                def forward(input, weight, bias=None):
+                    output = input @ weight.T
+                    if bias is not None:
+                        output = output + bias
+                    return output
+
+                @staticmethod
+                def setup_context(ctx, inputs, output):
+                    input, weight, bias = inputs
+                    ctx.save_for_backward(input, weight)
+                    ctx.has_bias = bias is not None
+
+                @staticmethod
+                def backward(ctx, grad_output):
+                    input, weight = ctx.saved_tensors
+                    grad_input = grad_weight = grad_bias = None
+                    if ctx.needs_input_grad[0]:
+                        grad_input = grad_output @ weight
+                        if ctx.has_bias and ctx.needs_input_grad[2]:
+                            grad_bias = grad_output.sum(0)
+                    if ctx.needs_input_grad[1]:
+                        grad_weight = grad_output.T @ input
+                    return grad_input, grad_weight, grad_bias
+        '''), "the input needing no gradient: gradient of bias"),
         # "bias is (out,)" read loosely: the summed gradient squeezed, which is a scalar when there is one output
         Wrong("linear_function_squeezes_the_bias_gradient", AUTOGRAD_FUNCTION, "linear_function", _cell('''
             class LinearFunction(Function):

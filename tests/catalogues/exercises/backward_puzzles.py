@@ -200,7 +200,13 @@ def readings() -> list[Wrong]:
                 grad_x = (grad_output * y).sum_to_size(x.shape)
                 grad_y = (grad_output * x).sum_to_size(y.shape)
             return grad_x, grad_y
-        '''), "y.grad through autograd's engine with x needing no gradient"),
+        '''), "x needing no gradient, as a frozen parameter"),
+        # "save what backward needs" done on the class: each apply overwrites what an earlier graph's backward reads
+        Wrong("mul_inputs_kept_on_the_class", BACKWARD_PUZZLES, "mul", _puzzle("mul", '''
+            x, y = Mul.saved
+            return (grad_output * y).sum_to_size(x.shape), (grad_output * x).sum_to_size(y.shape)
+        ''').replace("ctx.save_for_backward(*inputs)", "Mul.saved = inputs"),
+              "another graph of the Function made in between"),
         # "dtype" read as the examples' float64: the gradients are built in float64 whatever the inputs are
         Wrong("mul_gradients_built_in_float64", BACKWARD_PUZZLES, "mul", _puzzle("mul", '''
             x, y = ctx.saved_tensors
@@ -501,6 +507,21 @@ def readings() -> list[Wrong]:
             grad_x = rstd * (g - g.mean(-1, keepdim=True) - x_hat * (g * x_hat).mean(-1, keepdim=True))
             return grad_x, (grad_output * x_hat).view(-1, width).sum(0), grad_output.view(-1, width).sum(0), None
         '''), "view size is not compatible"),
+        # x's gradient computed with the parameters' shared terms, under their test: a frozen LayerNorm gives x none
+        Wrong("layer_norm_x_gradient_only_with_a_parameter_s", BACKWARD_PUZZLES, "layer_norm", _puzzle("layer_norm", '''
+            x, weight = ctx.saved_tensors
+            grad_x = grad_weight = grad_bias = None
+            if ctx.needs_input_grad[1] or ctx.needs_input_grad[2]:
+                mean = x.mean(-1, keepdim=True)
+                rstd = (x.var(-1, correction=0, keepdim=True) + ctx.eps).rsqrt()
+                x_hat = (x - mean) * rstd
+                width = x.shape[-1]
+                g = grad_output * weight
+                grad_x = rstd * (g - g.mean(-1, keepdim=True) - x_hat * (g * x_hat).mean(-1, keepdim=True))
+                grad_weight = (grad_output * x_hat).reshape(-1, width).sum(0)
+                grad_bias = grad_output.reshape(-1, width).sum(0)
+            return grad_x, grad_weight, grad_bias, None
+        '''), "weight and bias needing no gradient"),
         # eps added to the standard deviation rather than to the variance
         Wrong("layer_norm_eps_added_to_the_deviation", BACKWARD_PUZZLES, "layer_norm", _puzzle("layer_norm", '''
             x, weight = ctx.saved_tensors
@@ -511,7 +532,7 @@ def readings() -> list[Wrong]:
             g = grad_output * weight
             grad_x = rstd * (g - g.mean(-1, keepdim=True) - x_hat * (g * x_hat).mean(-1, keepdim=True))
             return grad_x, (grad_output * x_hat).reshape(-1, width).sum(0), grad_output.reshape(-1, width).sum(0), None
-        '''), "grad of input x has the wrong values"),
+        '''), "x.grad through autograd's engine as in a model"),
         # "summed over all rows" read as over dim 0, the rows of the example's matrix
         Wrong("layer_norm_weight_summed_over_dim_0", BACKWARD_PUZZLES, "layer_norm", _puzzle("layer_norm", '''
             x, weight = ctx.saved_tensors
@@ -573,7 +594,7 @@ def readings() -> list[Wrong]:
                 for k in range(kernel):
                     grad_x[:, :, k : k + length] += torch.einsum("nol,oc->ncl", grad_output, weight[:, :, k])
             return grad_x, grad_weight
-        '''), "weight.grad through autograd's engine with x needing no gradient"),
+        '''), "weight.grad through autograd's engine as in a model"),
         # the batch read as the examples' several signals: the batch dimension squeezed away with the rest
         Wrong("conv1d_grad_output_squeezed", BACKWARD_PUZZLES, "conv1d", _puzzle("conv1d", '''
             x, weight = ctx.saved_tensors

@@ -194,6 +194,27 @@ def readings() -> list[Wrong]:
                 dtype, stored = packed
                 return stored.to(dtype)
         '''), "beyond float16's range"),
+        # "a tensor autograd computed" taken as off limits: only tensors without a grad_fn (weights, inputs) are
+        # halved, every activation is kept in float32
+        Wrong("pack_half_keeps_the_activations", MEMORY_HOOKS, "half_precision", _cell('''
+            def pack_half(tensor):
+                if tensor.is_floating_point() and tensor.grad_fn is None:
+                    return tensor.dtype, tensor.to(torch.float16)
+                return tensor.dtype, tensor
+
+
+            def unpack_half(packed):
+                dtype, stored = packed
+                return stored.to(dtype)
+        '''), "activations and weights alike"),
+        # checkpoint's RNG bookkeeping read as overhead for deterministic blocks: a block holding Dropout recomputes
+        # with another mask in backward
+        Wrong("run_checkpointed_without_the_rng_state", MEMORY_HOOKS, "checkpointing", _cell('''
+            def run_checkpointed(blocks, x):
+                for block in blocks:
+                    x = checkpoint(block, x, use_reentrant=False, preserve_rng_state=False)
+                return x
+        '''), "Dropout in training mode"),
         # the block's forward taken for the block: checkpoint(block.forward, h) skips the hooks that calling the block
         # runs
         Wrong("run_checkpointed_calls_forward", MEMORY_HOOKS, "checkpointing", _cell('''

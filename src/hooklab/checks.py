@@ -917,6 +917,7 @@ INPUTS_KEPT = "leave the inputs and ctx's saved tensors as they were: they are t
 SAVED_KEPT = "backward may run again with retain_graph=True: leave ctx's saved tensors as they were"
 # the first backward pass through autograd's engine runs on inputs and grad_outputs laid out so (_scattered)
 SCATTERED = "inputs and grad_output not contiguous in memory, as for tensors used through a transpose"
+BETWEEN = "another graph of the Function made before it ran (keep what backward needs on ctx: it belongs to one call)"
 
 
 def check_backward(
@@ -1096,7 +1097,7 @@ def check_backward(
     first = [a.grad.clone() for a in engine_inputs if isinstance(a, torch.Tensor) and a.requires_grad]
     for position, gradient, want in zip(positions, first, expected):
         _compare_gradient(f"{call}: {names[position]}.grad after backward through autograd's engine ({SCATTERED}), "
-                          "another graph of the Function made in between", gradient, want, *tolerance)
+                          f"{BETWEEN}", gradient, want, *tolerance)
     try:
         seeds = [g.clone() for _, g in pairs]
         with window(ENGINE_STAGE, _engine_nodes(checked)):
@@ -1266,7 +1267,7 @@ def _observe_backward(function: type, args: tuple[Any, ...], generator: torch.Ge
         for position in needing:
             observe("value", gradient_label.format(names[position]), gradients[position], **tolerance)
 
-    stage = f"through autograd's engine ({SCATTERED}), another graph of the Function made in between"
+    stage = f"through autograd's engine ({SCATTERED}), {BETWEEN}"
     ran, engine = attempt(f"backward {stage}", through_engine)
     if ran:
         observe_pass(engine, stage, f"{call}: {{}}.grad after backward {stage}", positions)

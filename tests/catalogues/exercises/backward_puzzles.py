@@ -206,7 +206,7 @@ def readings() -> list[Wrong]:
             x, y = Mul.saved
             return (grad_output * y).sum_to_size(x.shape), (grad_output * x).sum_to_size(y.shape)
         ''').replace("ctx.save_for_backward(*inputs)", "Mul.saved = inputs"),
-              "another graph of the Function made in between"),
+              "keep what backward needs on ctx"),
         # "dtype" read as the examples' float64: the gradients are built in float64 whatever the inputs are
         Wrong("mul_gradients_built_in_float64", BACKWARD_PUZZLES, "mul", _puzzle("mul", '''
             x, y = ctx.saved_tensors

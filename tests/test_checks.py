@@ -555,7 +555,9 @@ def test_backward_runs_once_on_tensors_laid_out_as_through_a_transpose_and_leave
         return gradients
 
     with fails_with(CALL + r"backward through autograd's engine \(inputs and grad_output not contiguous in memory, as "
-                           r"for tensors used through a transpose\) raised RuntimeError: view size is not compatible"):
+                           r"for tensors used through a transpose\), another graph of the Function made before it ran "
+                           r"\(keep what backward needs on ctx: it belongs to one call\) raised RuntimeError: view size "
+                           r"is not compatible"):
         check_backward(mul_with(viewed), X, Y)
     with fails_with(CALL + r"Mul\.backward changed grad_output in place \(leave it as it is"):
         check_backward(mul_with(scribbled), X, Y)
@@ -590,9 +592,9 @@ def test_backward_runs_with_each_input_needing_no_gradient_and_a_second_pass_lea
         return ((grad_output * y).sum_to_size(x.shape) if ctx.needs_input_grad[0] else None,
                 (grad_output * x).sum_to_size(y.shape) if ctx.needs_input_grad[1] else None)
 
-    with fails_with(CALL + r"y\.grad through autograd's engine as in a model \(the inputs' values in reverse order, "
-                           r"grad_output not contiguous; x needing no gradient, as a frozen parameter: see "
-                           r"ctx\.needs_input_grad\) is None, expected a tensor of shape \(4,\)$"):
+    with fails_with(CALL + r"y\.grad through autograd's engine as in a model \(other values, grad_output not "
+                           r"contiguous; x needing no gradient, as a frozen parameter: see ctx\.needs_input_grad\) is "
+                           r"None, expected a tensor of shape \(4,\)$"):
         check_backward(mul_with(y_under_x), X, Y)
     with fails_with(CALL + r"Mul\.backward changed grad_output in place \(leave it as it is"):
         check_backward(mul_with(zeroes_later), X, Y)
@@ -804,7 +806,9 @@ def test_forwards_input_names_come_from_its_code_not_a_signature_of_the_answers(
         return x * y
 
     forward.__wrapped__ = Wrapped()
-    check_backward(type("Mul", (Mul,), {"forward": staticmethod(forward)}), X, Y, reference=torch.mul)
+    with fails_with(r"Mul\.forward carries a __signature__ or wraps something other than a plain function: write "
+                    r"forward as a plain static method$"):  # applying the class itself would read it
+        check_backward(type("Mul", (Mul,), {"forward": staticmethod(forward)}), X, Y, reference=torch.mul)
     with fails_with(CALL + "the gradient of input x is None"):
         check_backward(type("Mul", (Mul,),
                             {"forward": staticmethod(forward),

@@ -771,6 +771,30 @@ def test_honest_lines_the_scan_once_held_are_not_flagged(assignment: str, source
     # a display indexed by a constant is read as the item it gives only where what it drops runs nothing
     ("02_forward_hooks", "first = [torch.ones(2), 3][0]\nsecond = {'a': torch.zeros(1), 'b': first}['a']\n",
      "_ = [None, __import__('os').environ.update(SEEN='1')][0]\n", "uses the import system"),
+    # torch.library's lower-level API for an operator of the answer's own (define and impl, a Library for its own
+    # namespace, an f-string name whose namespace is written out, a vmap rule): honest; for torch's: held
+    ("05_autograd_function",
+     "torch.library.define('mylib::cube', '(Tensor x) -> Tensor')\n\n\n@torch.library.impl('mylib::cube', 'cpu')\n"
+     "def _(x):\n    return x**3\n",
+     "x = 'mul'\ntorch.library.impl(f'aten::{x}', 'cpu', lambda a, b: a)\n",
+     "registers a kernel for an operator that is not its own"),
+    ("05_autograd_function",
+     "lib = torch.library.Library('mylib', 'DEF')\nlib.define('cube(Tensor x) -> Tensor')\n"
+     "lib.impl('cube', lambda x: x**3, 'CPU')\n",
+     "from torch.library import Library\n\nspace = 'at' + 'en'\nlib = Library(space, 'IMPL')\n",
+     "makes a library for torch's operators or for a namespace not written out"),
+    ("05_autograd_function",
+     "NAME = 'cube'\n\n\n@torch.library.custom_op(f'mylib::{NAME}', mutates_args=())\n"
+     "def cube(x: torch.Tensor) -> torch.Tensor:\n    return x**3\n\n\n"
+     "torch.library.register_vmap(f'mylib::{NAME}', lambda info, dims, x: (x**3, dims[0]))\n",
+     "space = 'aten'\ntorch.library.impl(f'{space}::mul', 'cpu', lambda a, b: a)\n",
+     "registers a kernel for an operator that is not its own"),
+    ("05_autograd_function", "lib = torch.library.Library('mylib', 'FRAGMENT')\n",
+     "import functools\n\nmake = functools.partial(torch.library.Library, 'aten')\n",
+     "hands torch.library.Library around"),
+    ("05_autograd_function", "lib = torch.library.Library('mylib', 'IMPL', 'CPU')\n",
+     "lib = torch.library.Library('_', 'IMPL')\n",
+     "makes a library for torch's operators or for a namespace not written out"),
     ("08_backward_puzzles", "torch.library.register_kernel(op='mylib::double', device_types='cpu', func=abs)\n",
      "name = 'at' + 'en::_to_copy'\ntorch.library.register_kernel(name.lower() + '', 'cpu', abs)\n",
      "registers a kernel for an operator that is not its own"),

@@ -815,22 +815,13 @@ def _scattered_leaves(args: tuple[Any, ...]) -> list[Any]:
             for a in args]
 
 
-def _as_in_a_model(function: type, checked: type) -> type:
-    """The class a pass run as in a model applies: the answer's own (a backward cannot tell it from a model's use by
-    its ctx's class), unless applying it would run code of the answer's before any method (``Function.apply`` reads
-    forward's signature, which follows ``__wrapped__`` and ``__signature__``): then ``checked``."""
-    forward = _own_methods(function)["forward"]
-    while _is_one_of(forward, (types.FunctionType,)) and "__signature__" not in _vars(forward):
-        forward = _vars(forward).get("__wrapped__")
-        if forward is None:
-            return function
-    return checked
-
-
-def _reversed_values(args: Sequence[Any]) -> list[Any]:
-    """``args`` with each floating-point tensor's values in reverse order along every dimension (other values of the
-    same kind: a graph made from them differs from one made from ``args``)."""
-    return [a.detach().flip(list(range(a.dim()))) if _differentiable(a) else a for a in args]
+def _other_values(args: Sequence[Any], generator: torch.Generator) -> list[Any]:
+    """``args`` with each floating-point tensor's values in reverse order along every dimension, each scaled by a
+    factor drawn from ``generator`` between 0.75 and 1.25 (values of the same kind and sign that no earlier call
+    had: a graph made from them differs from one made from ``args``); the other arguments as they are."""
+    return [a.detach().flip(list(range(a.dim())))
+            * (0.75 + 0.5 * torch.rand(a.shape, generator=generator, dtype=_float64)).to(a.dtype)
+            if _differentiable(a) else a for a in args]
 
 
 def _needing_subsets(positions: list[int]) -> list[tuple[int, ...]]:
@@ -839,10 +830,18 @@ def _needing_subsets(positions: list[int]) -> list[tuple[int, ...]]:
     return [needing for size in range(len(positions), 0, -1) for needing in itertools.combinations(positions, size)]
 
 
-def _leaves_needing(values: Sequence[Any], needing: tuple[int, ...]) -> list[Any]:
-    """As :func:`_fresh_leaves`, only the arguments at ``needing`` requiring grad."""
-    return [a.detach().clone().requires_grad_(i in needing) if isinstance(a, torch.Tensor) else a
-            for i, a in enumerate(values)]
+def _leaves_needing(values: Sequence[Any], needing: tuple[int, ...], scattered: bool) -> list[Any]:
+    """As :func:`_fresh_leaves`, only the arguments at ``needing`` requiring grad; laid out as :func:`_scattered` lays
+    them out where ``scattered``."""
+    return [(_scattered(a.detach()) if scattered else a.detach().clone()).requires_grad_(i in needing)
+            if isinstance(a, torch.Tensor) else a for i, a in enumerate(values)]
+
+
+def _in_model_leaves(values: Sequence[Any], positions: list[int]) -> list[tuple[tuple[int, ...], list[Any]]]:
+    """For each set of inputs that need a gradient (:func:`_needing_subsets`), the leaves of a pass run as in a model,
+    laid out contiguously and not, in turn."""
+    return [(needing, _leaves_needing(values, needing, scattered=bool(index % 2)))
+            for index, needing in enumerate(_needing_subsets(positions))]
 
 
 def _in_use(names: list[str], positions: list[int], needing: tuple[int, ...]) -> str:
@@ -850,8 +849,20 @@ def _in_use(names: list[str], positions: list[int], needing: tuple[int, ...]) ->
     its graph made while another was waiting for its backward, grad_output not contiguous, some inputs frozen."""
     frozen = [names[i] for i in positions if i not in needing]
     said = f"; {' and '.join(frozen)} needing no gradient, as a frozen parameter: see ctx.needs_input_grad"
-    return (f"through autograd's engine as in a model (the inputs' values in reverse order, grad_output not "
-            f"contiguous{said if frozen else ''})")
+    return f"through autograd's engine as in a model (other values, grad_output not contiguous{said if frozen else ''})"
+
+
+def _in_a_model(function: type) -> type:
+    """The class a pass run as in a model applies: the answer's own (a backward cannot tell it from a model's use by
+    its ctx's class). ``Function.apply`` reads forward's signature, which follows ``__wrapped__``: through plain
+    functions only (no ``__signature__``, which would run or choose what it reads)."""
+    forward = _own_methods(function)["forward"]
+    while _is_one_of(forward, (types.FunctionType,)) and "__signature__" not in _vars(forward):
+        forward = _vars(forward).get("__wrapped__")
+        if forward is None:
+            return function
+    raise AnswerError(f"{function.__name__}.forward carries a __signature__ or wraps something other than a plain "
+                      "function: write forward as a plain static method")
 
 
 def _changed_input(call: str, name: str, input_name: str) -> str:
@@ -1076,9 +1087,9 @@ def check_backward(
             raise AnswerError(_changed_input(call, name, changed[0]))
 
     engine_inputs = _scattered_leaves(args)
-    in_model = _as_in_a_model(function, checked)
-    in_use_values = _reversed_values(args)
-    in_use_leaves = [(needing, _leaves_needing(in_use_values, needing)) for needing in _needing_subsets(positions)]
+    in_model = _in_a_model(function)
+    in_use_values = _other_values(args, generator)
+    in_use_leaves = _in_model_leaves(in_use_values, positions)
     try:
         with window(APPLY_STAGE):
             pairs = _tracked(_as_outputs(checked.apply(*engine_inputs)), grad_outputs)
@@ -1086,55 +1097,50 @@ def check_backward(
             with _fork_rng(devices=[]):  # what it draws leaves the test's own draws as they were
                 in_use = [(needing, leaves, _tracked(_as_outputs(in_model.apply(*leaves)), grad_outputs))
                           for needing, leaves in in_use_leaves]
-        roots, seeds = [o for o, _ in pairs], [_scattered(g) for _, g in pairs]
-        with window(ENGINE_STAGE, _engine_nodes(checked)):
-            torch.autograd.backward(roots, seeds, retain_graph=True)
     except Exception as error:
         if notes():
             raise _autograd_used(call, name, notes()) from None
-        raise failing(f"backward through autograd's engine ({SCATTERED})", error) from None
-    kept_as_given(seeds, pairs, engine_inputs, args)
-    first = [a.grad.clone() for a in engine_inputs if isinstance(a, torch.Tensor) and a.requires_grad]
-    for position, gradient, want in zip(positions, first, expected):
-        _compare_gradient(f"{call}: {names[position]}.grad after backward through autograd's engine ({SCATTERED}), "
-                          f"{BETWEEN}", gradient, want, *tolerance)
-    try:
-        seeds = [g.clone() for _, g in pairs]
-        with window(ENGINE_STAGE, _engine_nodes(checked)):
-            torch.autograd.backward(roots, seeds)
-    except Exception as error:
-        if notes():
-            raise _autograd_used(call, name, notes()) from None
-        raise failing(f"a second backward through autograd's engine ({SAVED_KEPT})", error) from None
-    kept_as_given(seeds, pairs, engine_inputs, args)
-    twice = [a.grad for a in engine_inputs if isinstance(a, torch.Tensor) and a.requires_grad]
-    if not all(_same_values(second, 2 * once, 1e-6, 1e-5) for once, second in zip(first, twice)):
-        raise AnswerError(f"{call}: a second backward through autograd's engine, the graph kept, does not add the same "
-                          f"gradients again ({SAVED_KEPT})")
+        raise failing(f"{name}.forward", error) from None
     if notes():
         raise _autograd_used(call, name, notes())
 
+    def twice_through_the_engine(stage: str, klass: type, given: list[tuple[Any, Any]], leaves: list[Any],
+                                 values: Sequence[Any], wants: list[torch.Tensor], needing: Iterable[int]) -> None:
+        """Backward through the engine from ``given``'s outputs, the graph kept, grad_outputs not contiguous, then
+        again with contiguous ones: the leaves' .grad right, then doubled; grad_outputs and inputs left alone."""
+        needing = list(needing)
+        first: list[torch.Tensor] = []
+        for again, seeds in enumerate(([_scattered(g) for _, g in given], [g.clone() for _, g in given])):
+            try:
+                with window(ENGINE_STAGE, _engine_nodes(klass)), _fork_rng(devices=[]):
+                    torch.autograd.backward([o for o, _ in given], seeds, retain_graph=not again)
+            except Exception as error:
+                if notes():
+                    raise _autograd_used(call, name, notes()) from None
+                said = f"a second backward {stage} ({SAVED_KEPT})" if again else f"backward {stage}"
+                raise failing(said, error) from None
+            if notes():
+                raise _autograd_used(call, name, notes())
+            kept_as_given(seeds, given, leaves, values)
+            for position, want in zip(positions, wants):
+                if position not in needing:
+                    continue
+                label = f"{call}: {names[position]}.grad {'after a second backward ' if again else ''}{stage}"
+                gradient = leaves[position].grad
+                if gradient is None:
+                    raise AnswerError(f"{label} is None, expected a tensor of shape {_shape(args[position])}")
+                if not again:
+                    _compare_gradient(label, gradient, want, *tolerance)
+                    first.append(gradient.clone())
+                elif not _same_values(gradient, 2 * first[needing.index(position)], 1e-6, 1e-5):
+                    raise AnswerError(f"{label}, the graph kept, does not add the same gradients again ({SAVED_KEPT})")
+
+    twice_through_the_engine(f"through autograd's engine ({SCATTERED}), {BETWEEN}", checked, pairs, engine_inputs,
+                             args, expected, positions)
     expected_in_use = expected_for(in_use_values)
     for needing, leaves, in_use_pairs in reversed(in_use):
-        stage = _in_use(names, positions, needing)
-        seeds = [_scattered(g) for _, g in in_use_pairs]
-        try:
-            with window(ENGINE_STAGE, _engine_nodes(in_model)), _fork_rng(devices=[]):
-                torch.autograd.backward([o for o, _ in in_use_pairs], seeds)
-        except Exception as error:
-            if notes():
-                raise _autograd_used(call, name, notes()) from None
-            raise failing(f"backward {stage}", error) from None
-        if notes():
-            raise _autograd_used(call, name, notes())
-        kept_as_given(seeds, in_use_pairs, leaves, in_use_values)
-        for position, want in zip(positions, expected_in_use):
-            if position not in needing:
-                continue
-            label = f"{call}: {names[position]}.grad {stage}"
-            if leaves[position].grad is None:
-                raise AnswerError(f"{label} is None, expected a tensor of shape {_shape(args[position])}")
-            _compare_gradient(label, leaves[position].grad, want, *tolerance)
+        twice_through_the_engine(_in_use(names, positions, needing), in_model, in_use_pairs, leaves, in_use_values,
+                                 expected_in_use, needing)
 
 
 # what a backward pass through autograd's engine observes: the leaves' .grad, the grad_outputs given, the inputs
@@ -1227,9 +1233,8 @@ def _observe_backward(function: type, args: tuple[Any, ...], generator: torch.Ge
         observe("value", f"{call}: grad of input {input_name}", gradient, **tolerance)
     engine_inputs = _scattered_leaves(args)
     positions = [i for i, a in enumerate(args) if _differentiable(a)]
-    in_model = _as_in_a_model(function, checked)
-    in_use_values = _reversed_values(args)
-    in_use_leaves = [(needing, _leaves_needing(in_use_values, needing)) for needing in _needing_subsets(positions)]
+    in_model = _in_a_model(function)
+    in_use_leaves = _in_model_leaves(_other_values(args, generator), positions)
     in_use: list[tuple[tuple[int, ...], list[Any], list[tuple[Any, Any]]]] = []
     pairs: list[tuple[Any, Any]] = []
 
@@ -1244,17 +1249,13 @@ def _observe_backward(function: type, args: tuple[Any, ...], generator: torch.Ge
                          for a in leaves], encode(seeds),
                         [encode(a.detach() if isinstance(a, torch.Tensor) else None) for a in leaves])
 
-    def through_engine() -> _Seen:  # the graph kept, for a second pass
+    def apply_all() -> None:
         with window(APPLY_STAGE):
             pairs.extend(_tracked(_as_outputs(checked.apply(*engine_inputs)), grad_outputs))
             # made before the first graph's backward runs: a backward must read what its own forward saved
             with _fork_rng(devices=[]):
                 in_use.extend((needing, leaves, _tracked(_as_outputs(in_model.apply(*leaves)), grad_outputs))
                               for needing, leaves in in_use_leaves)
-        return engine_pass(engine_inputs, pairs, [_scattered(g) for _, g in pairs], checked, retain_graph=True)
-
-    def again() -> _Seen:
-        return engine_pass(engine_inputs, pairs, [g.clone() for _, g in pairs], checked)
 
     def observe_pass(seen: _Seen, stage: str, gradient_label: str, needing: Iterable[int]) -> None:
         gradients, seen_seeds, seen_inputs = seen
@@ -1267,21 +1268,28 @@ def _observe_backward(function: type, args: tuple[Any, ...], generator: torch.Ge
         for position in needing:
             observe("value", gradient_label.format(names[position]), gradients[position], **tolerance)
 
-    stage = f"through autograd's engine ({SCATTERED}), {BETWEEN}"
-    ran, engine = attempt(f"backward {stage}", through_engine)
-    if ran:
-        observe_pass(engine, stage, f"{call}: {{}}.grad after backward {stage}", positions)
-        stage = "in a second backward through autograd's engine, the graph kept"
-        ran, twice = attempt(f"a second backward through autograd's engine ({SAVED_KEPT})", again)
+    def twice_through_the_engine(stage: str, klass: type, given: list[tuple[Any, Any]], leaves: list[Any],
+                                 needing: Iterable[int]) -> None:
+        """As check_backward's: the graph kept, grad_outputs not contiguous, then again with contiguous ones."""
+        ran, seen = attempt(f"backward {stage}", lambda: engine_pass(
+            leaves, given, [_scattered(g) for _, g in given], klass, retain_graph=True))
+        if not ran:
+            return
+        observe_pass(seen, stage, f"{call}: {{}}.grad {stage}", needing)
+        again = f"in a second backward {stage}, the graph kept"
+        ran, seen = attempt(f"a second backward {stage} ({SAVED_KEPT})", lambda: engine_pass(
+            leaves, given, [g.clone() for _, g in given], klass))
         if ran:
-            observe_pass(twice, stage, f"{call}: {{}}.grad after a second backward, which adds the same gradients "
-                         f"({SAVED_KEPT})", positions)
+            observe_pass(seen, again, f"{call}: {{}}.grad after a second backward {stage}, which adds the same "
+                         f"gradients ({SAVED_KEPT})", needing)
+
+    ran, _ = attempt(f"{name}.forward", apply_all)
+    if not ran:
+        return
+    twice_through_the_engine(f"through autograd's engine ({SCATTERED}), {BETWEEN}", checked, pairs, engine_inputs,
+                             positions)
     for needing, leaves, in_use_pairs in reversed(in_use):
-        stage = _in_use(names, positions, needing)
-        ran, seen = attempt(f"backward {stage}", lambda leaves=leaves, given=in_use_pairs: engine_pass(
-            leaves, given, [_scattered(g) for _, g in given], in_model))
-        if ran:
-            observe_pass(seen, stage, f"{call}: {{}}.grad {stage}", needing)
+        twice_through_the_engine(_in_use(names, positions, needing), in_model, in_use_pairs, leaves, needing)
 
 
 # check_no_model_run ---------------------------------------------------------------------------

@@ -473,7 +473,8 @@ class Checker(Magics, ast.NodeVisitor):
         """torch.library's functions that make or register operators, used otherwise than called where they are named
         (``functools.partial(custom_op, "aten::x")``, a list of them): the scan reads their direct calls only."""
         function = (self.origin(node) or "").removeprefix("torch.library.")
-        if function in rules.TORCH_LIBRARY_REGISTERS | rules.TORCH_LIBRARY_MAKERS and id(node) not in self.called:
+        if (function in rules.TORCH_LIBRARY_REGISTERS | rules.TORCH_LIBRARY_MAKERS | {rules.TORCH_LIBRARY_CLASS}
+                and id(node) not in self.called):
             self.flag(node, f"hands torch.library.{function} around: call it where the operator is made or its "
                             "kernel registered")
 
@@ -581,7 +582,8 @@ class Checker(Magics, ast.NodeVisitor):
         a custom_op it made or a "namespace::name" string outside torch's namespaces; one of torch's would run the
         answer's code inside every use of that operator, the tests' own included. No library of the answer's choosing
         (``lib=``, or keywords unpacked from a dict)."""
-        target = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "op"), None)
+        target = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg in {"op", "qualname"}),
+                                                     None)
         if any(keyword.arg in {None, "lib"} for keyword in node.keywords):
             self.flag(node, "registers a kernel in a library of its choosing (torch.library's lib=): register it "
                             "for its own operator, without lib=")
@@ -589,7 +591,7 @@ class Checker(Magics, ast.NodeVisitor):
             return
         if not self.own_operator_name(target):
             self.flag(node, "registers a kernel for an operator that is not its own (torch.library): only for an "
-                            "operator it made with torch.library.custom_op")
+                            "operator it made (with torch.library.custom_op, or named \"yourlib::name\")")
 
     def check_made_operator(self, node: ast.Call) -> None:
         """torch.library.custom_op("namespace::name", …): the operator's name written out, in a namespace of the
@@ -599,11 +601,29 @@ class Checker(Magics, ast.NodeVisitor):
             self.flag(node, "makes an operator in torch's namespace or under a name not written out "
                             "(torch.library.custom_op): name it \"yourlib::name\"")
 
-    def own_operator_name(self, node: ast.AST | None) -> bool:
-        """Whether ``node`` is a constant "namespace::name" outside torch's own namespaces (written there, or a name
-        bound once to it)."""
-        text = (self.operators.texts.get(node.id) if isinstance(node, ast.Name)
+    def check_made_library(self, node: ast.Call) -> None:
+        """torch.library.Library("namespace", kind): a library for a namespace of the answer's own, written out; one
+        for torch's namespaces, or "_" (every namespace), registers kernels inside operators the tests run."""
+        space = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "ns"), None)
+        text = self.constant(space)
+        if (text is None or "::" in text or text == "_" or text.split(".")[0] in rules.TORCH_NAMESPACES
+                or any(keyword.arg is None for keyword in node.keywords)):
+            self.flag(node, "makes a library for torch's operators or for a namespace not written out "
+                            "(torch.library.Library): make it for a namespace of its own, \"yourlib\"")
+
+    def constant(self, node: ast.AST | None) -> str | None:
+        """The text ``node`` holds where it is a constant string written there or a name bound once to one; for an
+        f-string, its text up to the first value put in."""
+        if isinstance(node, ast.JoinedStr):
+            first = node.values[0] if node.values else None
+            return first.value if isinstance(first, ast.Constant) and isinstance(first.value, str) else None
+        return (self.operators.texts.get(node.id) if isinstance(node, ast.Name)
                 else syntax.constant_text(node) if node is not None else None)
+
+    def own_operator_name(self, node: ast.AST | None) -> bool:
+        """Whether ``node`` is a constant "namespace::name" outside torch's own namespaces (written there, a name
+        bound once to it, or an f-string whose namespace is written out)."""
+        text = self.constant(node)
         return text is not None and "::" in text and text.partition("::")[0].split(".")[0] not in rules.TORCH_NAMESPACES
 
     def visit_Call(self, node: ast.Call) -> None:
@@ -638,6 +658,8 @@ class Checker(Magics, ast.NodeVisitor):
             self.check_registered_operator(node)
         elif library_function in rules.TORCH_LIBRARY_MAKERS:
             self.check_made_operator(node)
+        elif library_function == rules.TORCH_LIBRARY_CLASS:
+            self.check_made_library(node)
         self.check_unpickling(node)
         for keyword in node.keywords:
             if keyword.arg in rules.FORBIDDEN_KEYWORDS:

@@ -233,11 +233,15 @@ SYS_READABLE = {
     "setrecursionlimit",  # a deep recursive walk of a graph; too deep a recursion only crashes the student's own kernel
 }
 INSPECT_FRAMES = {"currentframe", "stack", "trace", "getouterframes", "getinnerframes", "getframeinfo"}
-TORCH_LIBRARY_ALLOWED = {"custom_op", "register_fake", "register_autograd", "register_kernel", "opcheck", "triton_op"}
-# torch.library's functions that give an operator a kernel, a fake or a backward: for an operator of the answer's own
-# (a custom_op it made, named or by a "namespace::name" of its own), never for one of torch's, which the tests run
-TORCH_LIBRARY_REGISTERS = {"register_fake", "register_autograd", "register_kernel"}
+TORCH_LIBRARY_ALLOWED = {"custom_op", "register_fake", "register_autograd", "register_kernel", "opcheck", "triton_op",
+                         "define", "impl", "register_vmap", "register_torch_dispatch", "Library"}
+# torch.library's functions that define an operator or give one a kernel, a fake, a backward or a vmap rule: for an
+# operator of the answer's own (a custom_op it made, named or by a "namespace::name" of its own), never for one of
+# torch's, which the tests run
+TORCH_LIBRARY_REGISTERS = {"register_fake", "register_autograd", "register_kernel", "define", "impl", "register_vmap",
+                           "register_torch_dispatch"}
 TORCH_LIBRARY_MAKERS = {"custom_op", "triton_op"}  # torch.library's functions that make an operator of a given name
+TORCH_LIBRARY_CLASS = "Library"  # a library of operators and kernels for one namespace: one of the answer's own
 TORCH_NAMESPACES = frozenset({  # torch's own operator namespaces
     "aten", "prims", "prim", "quantized", "_quantized", "quantized_decomposed", "c10d", "_c10d_functional",
     "_c10d_functional_autograd", "_dtensor", "profiler", "mkldnn", "onednn", "mkl", "xnnpack", "inductor",

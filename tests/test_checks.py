@@ -555,9 +555,9 @@ def test_backward_runs_once_on_tensors_laid_out_as_through_a_transpose_and_leave
         return gradients
 
     with fails_with(CALL + r"backward through autograd's engine \(inputs and grad_output not contiguous in memory, as "
-                           r"for tensors used through a transpose\), another graph of the Function made before it ran "
-                           r"\(keep what backward needs on ctx: it belongs to one call\) raised RuntimeError: view size "
-                           r"is not compatible"):
+                           r"for tensors used through a transpose\), another graph of the Function made before it "
+                           r"ran \(keep what backward needs on ctx: it belongs to one call\) raised RuntimeError: view "
+                           r"size is not compatible"):
         check_backward(mul_with(viewed), X, Y)
     with fails_with(CALL + r"Mul\.backward changed grad_output in place \(leave it as it is"):
         check_backward(mul_with(scribbled), X, Y)

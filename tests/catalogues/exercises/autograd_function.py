@@ -153,6 +153,33 @@ def readings() -> list[Wrong]:
                         grad_weight = grad_output.T @ input
                     return grad_input, grad_weight, grad_bias
         '''), "the input needing no gradient: gradient of bias"),
+        # "skip the gradients nothing needs" read as "return None for them": with a bias, every product is computed
+        Wrong("linear_function_computes_every_gradient_with_a_bias", AUTOGRAD_FUNCTION, "linear_function", _cell('''
+            class LinearFunction(Function):
+                @staticmethod
+                def forward(input, weight, bias=None):
+                    output = input @ weight.T
+                    if bias is not None:
+                        output = output + bias
+                    return output
+
+                @staticmethod
+                def setup_context(ctx, inputs, output):
+                    input, weight, bias = inputs
+                    ctx.save_for_backward(input, weight)
+                    ctx.has_bias = bias is not None
+
+                @staticmethod
+                def backward(ctx, grad_output):
+                    input, weight = ctx.saved_tensors
+                    need_input, need_weight, need_bias = ctx.needs_input_grad
+                    if ctx.has_bias:
+                        grads = (grad_output @ weight, grad_output.T @ input, grad_output.sum(0))
+                    else:
+                        grads = (grad_output @ weight if need_input else None,
+                                 grad_output.T @ input if need_weight else None, None)
+                    return tuple(g if need else None for g, need in zip(grads, ctx.needs_input_grad))
+        '''), "whether backward computed no part of the input's gradient"),
         # "bias is (out,)" read loosely: the summed gradient squeezed, which is a scalar when there is one output
         Wrong("linear_function_squeezes_the_bias_gradient", AUTOGRAD_FUNCTION, "linear_function", _cell('''
             class LinearFunction(Function):

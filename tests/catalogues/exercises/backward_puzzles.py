@@ -207,6 +207,18 @@ def readings() -> list[Wrong]:
             return (grad_output * y).sum_to_size(x.shape), (grad_output * x).sum_to_size(y.shape)
         ''').replace("ctx.save_for_backward(*inputs)", "Mul.saved = inputs"),
               "keep what backward needs on ctx"),
+        # one gradient needed: computed in place in a contiguous copy of grad_output, which is grad_output itself
+        # where it is contiguous already
+        Wrong("mul_one_gradient_in_place_in_grad_output", BACKWARD_PUZZLES, "mul", _puzzle("mul", '''
+            x, y = ctx.saved_tensors
+            need_x, need_y = ctx.needs_input_grad
+            if need_x and need_y:
+                return (grad_output * y).sum_to_size(x.shape), (grad_output * x).sum_to_size(y.shape)
+            g = grad_output.contiguous()
+            if need_x:
+                return g.mul_(y).sum_to_size(x.shape), None
+            return None, g.mul_(x).sum_to_size(y.shape)
+        '''), "changed grad_output in place"),
         # "dtype" read as the examples' float64: the gradients are built in float64 whatever the inputs are
         Wrong("mul_gradients_built_in_float64", BACKWARD_PUZZLES, "mul", _puzzle("mul", '''
             x, y = ctx.saved_tensors

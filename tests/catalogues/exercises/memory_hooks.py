@@ -215,6 +215,15 @@ def readings() -> list[Wrong]:
                     x = checkpoint(block, x, use_reentrant=False, preserve_rng_state=False)
                 return x
         '''), "Dropout in training mode"),
+        # the RNG state read as needed only where a Dropout module is: a block drawing with F.dropout or randn_like
+        # recomputes with other numbers in backward
+        Wrong("run_checkpointed_rng_state_only_with_a_dropout_module", MEMORY_HOOKS, "checkpointing", _cell('''
+            def run_checkpointed(blocks, x):
+                for block in blocks:
+                    draws = any(isinstance(module, nn.Dropout) for module in block.modules())
+                    x = checkpoint(block, x, use_reentrant=False, preserve_rng_state=draws)
+                return x
+        '''), "random noise"),
         # the block's forward taken for the block: checkpoint(block.forward, h) skips the hooks that calling the block
         # runs
         Wrong("run_checkpointed_calls_forward", MEMORY_HOOKS, "checkpointing", _cell('''

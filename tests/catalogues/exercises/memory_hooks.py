@@ -214,7 +214,7 @@ def readings() -> list[Wrong]:
                 for block in blocks:
                     x = checkpoint(block, x, use_reentrant=False, preserve_rng_state=False)
                 return x
-        '''), "Dropout in training mode"),
+        '''), "blocks that draw random numbers in training mode"),
         # the RNG state read as needed only where a Dropout module is: a block drawing with F.dropout or randn_like
         # recomputes with other numbers in backward
         Wrong("run_checkpointed_rng_state_only_with_a_dropout_module", MEMORY_HOOKS, "checkpointing", _cell('''
@@ -223,7 +223,21 @@ def readings() -> list[Wrong]:
                     draws = any(isinstance(module, nn.Dropout) for module in block.modules())
                     x = checkpoint(block, x, use_reentrant=False, preserve_rng_state=draws)
                 return x
-        '''), "random noise"),
+        '''), "blocks that draw random numbers in training mode"),
+        # random numbers read as a training-time matter: the RNG state kept only for blocks in training mode
+        Wrong("run_checkpointed_rng_state_only_in_training", MEMORY_HOOKS, "checkpointing", _cell('''
+            def run_checkpointed(blocks, x):
+                for block in blocks:
+                    x = checkpoint(block, x, use_reentrant=False, preserve_rng_state=block.training)
+                return x
+        '''), "in eval mode (noise is still drawn)"),
+        # the RNG state read as needed only where x's gradient is: kept only when x requires grad
+        Wrong("run_checkpointed_rng_state_only_when_x_requires_grad", MEMORY_HOOKS, "checkpointing", _cell('''
+            def run_checkpointed(blocks, x):
+                for block in blocks:
+                    x = checkpoint(block, x, use_reentrant=False, preserve_rng_state=x.requires_grad)
+                return x
+        '''), "on an x that requires no grad"),
         # the block's forward taken for the block: checkpoint(block.forward, h) skips the hooks that calling the block
         # runs
         Wrong("run_checkpointed_calls_forward", MEMORY_HOOKS, "checkpointing", _cell('''

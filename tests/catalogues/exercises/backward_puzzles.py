@@ -506,7 +506,7 @@ def readings() -> list[Wrong]:
             g = grad_output * weight
             grad_x = rstd * (g - g.mean(-1, keepdim=True) - x_hat * (g * x_hat).mean(-1, keepdim=True))
             return grad_x, (grad_output * x_hat).reshape(-1, width).sum(0), grad_output.reshape(-1, width).sum(0), None
-        '''), "grad of input x has the wrong values"),
+        '''), "has the wrong values"),
         # "flatten the rows" written with .view: right for a grad_output laid out as the output, an error for one
         # that is not contiguous (the output used through a transpose)
         Wrong("layer_norm_views_grad_output", BACKWARD_PUZZLES, "layer_norm", _puzzle("layer_norm", '''
@@ -544,7 +544,7 @@ def readings() -> list[Wrong]:
             g = grad_output * weight
             grad_x = rstd * (g - g.mean(-1, keepdim=True) - x_hat * (g * x_hat).mean(-1, keepdim=True))
             return grad_x, (grad_output * x_hat).reshape(-1, width).sum(0), grad_output.reshape(-1, width).sum(0), None
-        '''), "x.grad through autograd's engine as in a model"),
+        '''), "has the wrong values"),
         # "summed over all rows" read as over dim 0, the rows of the example's matrix
         Wrong("layer_norm_weight_summed_over_dim_0", BACKWARD_PUZZLES, "layer_norm", _puzzle("layer_norm", '''
             x, weight = ctx.saved_tensors
